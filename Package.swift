@@ -1,0 +1,62 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// Cadence: drive a Linux DRM/KMS display, pace frames against the real vblank,
+/// and report exactly which frames reached the panel.
+///
+/// Layers (each target imports only the ones above it):
+///   CDRM, CGBM, CCadenceShim   C interop (libdrm, libgbm, fourcc + dumb-buffer ioctls)
+///   DRM                         Swift wrapper over the kernel API, with a fake device seam
+///   CadenceCore                 pacing core, statistics, fake display (imports no libdrm)
+///   KMSDisplay                  the KMS implementation of CadenceCore's DisplayBackend
+///   Raster, Scenes              CPU rasterizer and the test scenes (shaders-cpu/)
+///   cadence                     the command-line tool
+let package = Package(
+    name: "Cadence",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "cadence", targets: ["cadence"]),
+        .library(name: "CadenceCore", targets: ["CadenceCore"]),
+        .library(name: "DRM", targets: ["DRM"]),
+        .library(name: "Raster", targets: ["Raster"]),
+        .library(name: "Scenes", targets: ["Scenes"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
+    ],
+    targets: [
+        .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev"])]),
+        .systemLibrary(name: "CGBM", pkgConfig: "gbm", providers: [.apt(["libgbm-dev"])]),
+        .target(name: "CCadenceShim", dependencies: ["CDRM"]),
+        .target(
+            name: "DRM",
+            dependencies: [
+                "CDRM", "CGBM", "CCadenceShim",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        .target(
+            name: "CadenceCore",
+            dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")]
+        ),
+        .target(name: "KMSDisplay", dependencies: ["DRM", "CadenceCore"]),
+        .target(name: "Raster"),
+        .target(name: "Scenes", dependencies: ["Raster"], path: "shaders-cpu"),
+        .executableTarget(
+            name: "cadence",
+            dependencies: [
+                "DRM", "CadenceCore", "KMSDisplay", "Raster", "Scenes",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "DRMTests", dependencies: ["DRM"]),
+        .testTarget(name: "CadenceCoreTests", dependencies: ["CadenceCore"]),
+        .testTarget(name: "KMSDisplayTests", dependencies: ["KMSDisplay", "DRM", "CadenceCore"]),
+        .testTarget(name: "RasterTests", dependencies: ["Raster"]),
+        .testTarget(name: "ScenesTests", dependencies: ["Scenes", "Raster"]),
+        .testTarget(name: "CLITests", dependencies: ["cadence"]),
+    ],
+    swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,2 @@
+import DRM
+import CadenceCore

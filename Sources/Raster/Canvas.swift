@@ -1,0 +1,2 @@
+/// The CPU rasterizer. (Filled in by the rasterizer issue.)
+public enum RasterPlaceholder {}
