@@ -1,2 +1,21 @@
-import DRM
-print("cadence: XRGB8888 = \(String(DRMFourCC.xrgb8888, radix: 16))")
+import ArgumentParser
+
+/// `cadence`: drive a DRM/KMS display, pace frames against the real vblank, report drops.
+struct Cadence: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cadence",
+        abstract: "Measure a display's real cadence and report exactly which frames were dropped and why.",
+        discussion: """
+            Examples:
+              cadence list                      devices, connectors, modes with exact Hz
+              cadence measure --duration 10     the panel's real refresh from kernel timestamps
+              cadence run                       pace a test scene (fake display when no DRM device)
+            """,
+        subcommands: [
+            ListCommand.self, MeasureCommand.self, RunCommand.self,
+            ScenesCommand.self, RenderCommand.self, BenchCommand.self,
+        ]
+    )
+}
+
+Cadence.main()
