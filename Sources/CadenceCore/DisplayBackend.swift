@@ -1,8 +1,26 @@
 /// The one seam between the pacing core and a display.
 ///
-/// The pacing core (``DisplayLink``, presentation, accounting) talks only to this protocol.
+/// The pacing core (``DisplayLink``, ``FramePacer``, accounting) talks only to this protocol.
 /// `KMSDisplay` implements it over a real DRM/KMS device; ``FakeDisplay`` implements it on
 /// virtual time so that every pacing rule is tested without sleeping.
+///
+/// The contract is the kernel's page-flip model, so that the fake display and KMS behave alike:
+///
+/// - **Fixed refresh** (``DisplayBackend/vrrRange`` is nil): vblanks come every
+///   ``DisplayBackend/refreshInterval``. A flip submitted at time *t* latches at the first
+///   vblank after *t* (plus whatever the driver needs to arm it) and completes there: the
+///   backend then reports `.presented` with that vblank's kernel timestamp and sequence.
+///   There is no way to ask for a later vblank: the pacing core holds a frame and submits it
+///   in the refresh period before the vblank it wants (it learns about vblanks with
+///   ``DisplayBackend/requestVBlank(after:)``).
+/// - **Variable refresh** (``DisplayBackend/vrrRange`` non-nil): a flip starts a new refresh
+///   as soon as it is submitted, but never sooner than `1/max` after the previous refresh; when
+///   no flip comes within `1/min`, the panel repeats the current frame (a vblank without a
+///   flip). Every refresh, repeated or not, advances the sequence.
+/// - **One flip in flight per CRTC**: ``DisplayBackend/submit(frame:)`` while a flip is still
+///   pending throws ``BackendFailure/busy`` (EBUSY), and the frame is not queued.
+/// - Completion events for flips arrive in submission order. A flip whose event never comes
+///   is the backend's fault; the pacing core times it out.
 ///
 /// All times are nanoseconds on `CLOCK_MONOTONIC` (or the fake display's virtual clock).
 
@@ -30,7 +48,8 @@ public enum BackendFailure: Error, Equatable, Sendable {
     case busy
     /// The device went away (ENODEV, unplug, lost DRM master).
     case deviceLost(String)
-    /// The mode changed under us; refresh values must be re-read.
+    /// The mode changed under us; ``DisplayBackend/refreshInterval`` and
+    /// ``DisplayBackend/vrrRange`` must be re-read.
     case modeChanged
     /// Anything else, with a one-line description.
     case other(String)
@@ -44,7 +63,8 @@ public enum BackendEvent: Equatable, Sendable {
     case discarded(frame: FrameID)
     /// A vblank passed (reported when one was requested with ``DisplayBackend/requestVBlank(after:)``).
     case vblank(VBlank)
-    /// A submitted frame (or the display itself, when `frame` is nil) failed.
+    /// A submitted frame (or the display itself, when `frame` is nil) failed. After
+    /// `.failed(frame: nil, .deviceLost)` the backend accepts nothing more.
     case failed(frame: FrameID?, BackendFailure)
 }
 
@@ -63,32 +83,42 @@ public struct PixelSurface: @unchecked Sendable {
     }
 }
 
-/// A display the pacing core can drive.
+/// A display the pacing core can drive. See the top of this file for the flip model.
+///
+/// The pacing core calls it from one thread; implementations need no locking for that use.
 public protocol DisplayBackend: AnyObject {
     /// Short name for reports: "kms" or "fake".
     var name: String { get }
+    /// The CRTC being driven (KMS object id; 0 on the fake display). Goes into every log record.
+    var crtcID: UInt32 { get }
     /// Nominal refresh duration in nanoseconds, exact from the mode (16_683_350.0 for 59.94 Hz).
+    /// Under VRR this is the shortest refresh (1/max of ``vrrRange``).
     var refreshInterval: Double { get }
-    /// Variable-refresh range in Hz, if the panel has one.
+    /// Variable-refresh range in Hz when VRR is active, nil on a fixed-refresh mode.
     var vrrRange: ClosedRange<Double>? { get }
     /// False when the driver has no vblank interrupt (bochs, virtio-gpu): flip timestamps are
     /// then commit-completion times and sequence numbers carry no information.
     var hasHardwareVBlank: Bool { get }
     /// The shadow surface the next frame is drawn into, or nil when the backend keeps no pixels.
+    /// Its contents are what ``submit(frame:)`` puts on screen.
     var surface: PixelSurface? { get }
 
     /// The current time.
     func now() -> Nanoseconds
     /// The most recent vblank.
     func lastVBlank() throws -> VBlank
-    /// Queue `frame` (the current contents of ``surface``) for vblank `targetSequence`, or for
-    /// the next vblank when nil. A target already in the past means "as soon as possible".
-    /// Completion arrives later as `.presented`, `.discarded` or `.failed`.
-    func submit(frame: FrameID, targetSequence: UInt64?) throws
-    /// Ask for a `.vblank` event for the first vblank whose sequence is greater than `sequence`.
+    /// Flip to `frame` (the current contents of ``surface``) at the next vblank (fixed refresh)
+    /// or as soon as the panel allows (VRR). Throws ``BackendFailure/busy`` when a flip is still
+    /// pending, ``BackendFailure/deviceLost(_:)`` when the device is gone. Completion arrives
+    /// later as `.presented`, `.discarded` or `.failed`.
+    func submit(frame: FrameID) throws
+    /// Ask for one `.vblank` event for the first vblank whose sequence is greater than
+    /// `sequence` (delivered at once, with the latest vblank, if that one has already passed).
     func requestVBlank(after sequence: UInt64) throws
-    /// Wait until at least one event is ready or `deadline` passes; returns the events in order.
-    func waitForEvents(until deadline: Nanoseconds) throws -> [BackendEvent]
+    /// Wait until at least one event is ready or `deadline` passes, and append the ready events
+    /// in order to `events` (the caller empties it and keeps its capacity, so that waiting does
+    /// not allocate). Returns at `deadline` with nothing appended when nothing happened.
+    func waitForEvents(until deadline: Nanoseconds, into events: inout [BackendEvent]) throws
     /// Occupy the CPU until `deadline` (stands for rendering work): virtual time on the fake
     /// display, a real busy wait on KMS.
     func spin(until deadline: Nanoseconds)

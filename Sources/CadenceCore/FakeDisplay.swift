@@ -1,0 +1,372 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A fault the fake display injects at a scripted point. Submissions are counted from 0 in the
+/// order ``FakeDisplay/submit(frame:)`` is called (rejected calls count too); vblanks are
+/// counted from 1 after the display starts.
+public enum FakeFault: Equatable, Sendable {
+    /// The completion event of submission `submission` reaches the client `by` ns late.
+    case lateEvent(submission: Int, by: Nanoseconds)
+    /// Submission `submission` flips normally but its completion event is never delivered.
+    case missingEvent(submission: Int)
+    /// Submission `submission` is rejected with EBUSY although no flip is pending.
+    case busy(submission: Int)
+    /// The device disappears at vblank number `afterVBlanks`.
+    case deviceGone(afterVBlanks: Int)
+    /// The mode switches to `refreshHz` (fixed refresh) at vblank number `afterVBlanks`.
+    case modeChange(afterVBlanks: Int, refreshHz: Double)
+}
+
+/// How the fake display's clock relates to real time.
+public enum FakeClock: Equatable, Sendable {
+    /// Virtual time: waiting and spinning jump the clock forward at once (tests, fast runs).
+    case virtual
+    /// Wall speed: waiting sleeps and spinning busy-waits, so a run takes as long as on a panel.
+    case wall
+}
+
+/// Everything that shapes a ``FakeDisplay``.
+public struct FakeDisplayConfiguration: Equatable, Sendable {
+    /// Nominal refresh rate (from the "mode"): 59.94, 60, 120, 144, 240…
+    public var refreshHz: Double = 60
+    /// Variable-refresh range in Hz; nil for a fixed-refresh mode.
+    public var vrrRange: ClosedRange<Double>? = nil
+    /// Reported kernel timestamps deviate from the true vblank by up to ± this (uniform, seeded).
+    public var jitter: Nanoseconds = 0
+    /// The real vblank period is the nominal one times (1 + driftPPM / 10⁶).
+    public var driftPPM: Double = 0
+    /// A flip must be committed at least this long before a vblank to latch at it.
+    public var flipLatency: Nanoseconds = 0
+    /// Time from a vblank to the delivery of its events.
+    public var eventLatency: Nanoseconds = 0
+    /// Virtual time of the first vblank.
+    public var startTime: Nanoseconds = 1_000_000_000
+    /// Sequence number of the first vblank.
+    public var startSequence: UInt64 = 1_000
+    /// Seed for jitter.
+    public var seed: UInt64 = 0
+    /// Scripted faults.
+    public var faults: [FakeFault] = []
+    /// Virtual or wall-speed clock.
+    public var clock: FakeClock = .virtual
+    /// When set, the display owns a zeroed XRGB8888 surface of this size.
+    public var surfaceWidth: Int = 0
+    public var surfaceHeight: Int = 0
+
+    public init(refreshHz: Double = 60, vrrRange: ClosedRange<Double>? = nil, seed: UInt64 = 0) {
+        self.refreshHz = refreshHz
+        self.vrrRange = vrrRange
+        self.seed = seed
+    }
+}
+
+/// A small seeded generator (SplitMix64): deterministic across platforms.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z &>> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z &>> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z &>> 31)
+    }
+}
+
+/// A display on virtual time that behaves like a KMS CRTC: vblanks on a grid (or VRR
+/// refreshes), one flip in flight, a flip submitted after a vblank shows at the next one,
+/// completion events with timestamps and sequences, and scripted faults. Deterministic for a
+/// given configuration.
+public final class FakeDisplay: DisplayBackend {
+    public let configuration: FakeDisplayConfiguration
+    public var name: String { "fake" }
+    public var crtcID: UInt32 { 0 }
+    public private(set) var refreshInterval: Double
+    public private(set) var vrrRange: ClosedRange<Double>?
+    public var hasHardwareVBlank: Bool { true }
+    public let surface: PixelSurface?
+
+    // Clock.
+    private var clockNow: Nanoseconds
+    private let wallOrigin: Nanoseconds
+
+    // Fixed-refresh grid: vblank k (since the last rebase) at gridBase + k·period.
+    private var period: Double
+    private var gridBase: Nanoseconds
+    private var gridIndex: Int64 = 0
+    /// Time of the next vblank (fixed) or forced repeat (VRR).
+    private var nextVBlankTime: Nanoseconds
+    private var last: VBlank
+    private var vblankCount = 0
+
+    // VRR state.
+    private var lastRefreshStart: Nanoseconds
+    private var lastFlipStart: Nanoseconds = -1
+    private var lastFlipDuration: Nanoseconds = 0
+    private var repeatIndex: Int64 = 0
+
+    // Flip state.
+    private var pending: (frame: FrameID, committed: Nanoseconds, submission: Int)?
+    private var submissions = 0
+    private var vblankRequests: [UInt64] = []
+    private var gone = false
+
+    // Events waiting for delivery, ascending by time.
+    private var outbox: [(at: Nanoseconds, event: BackendEvent)] = []
+
+    private var rng: SplitMix64
+    private var faults: [FakeFault]
+
+    public init(_ configuration: FakeDisplayConfiguration = .init()) {
+        precondition(configuration.refreshHz > 0, "refresh must be positive")
+        self.configuration = configuration
+        faults = configuration.faults
+        rng = SplitMix64(seed: configuration.seed)
+        vrrRange = configuration.vrrRange
+        if let vrr = configuration.vrrRange {
+            refreshInterval = 1e9 / vrr.upperBound
+        } else {
+            refreshInterval = 1e9 / configuration.refreshHz
+        }
+        period = refreshInterval * (1 + configuration.driftPPM / 1e6)
+        clockNow = configuration.startTime
+        gridBase = configuration.startTime
+        last = VBlank(sequence: configuration.startSequence, timestamp: configuration.startTime)
+        lastRefreshStart = configuration.startTime
+        wallOrigin = FakeDisplay.monotonicNow()
+        if configuration.surfaceWidth > 0 && configuration.surfaceHeight > 0 {
+            let stride = configuration.surfaceWidth * 4
+            let bytes = stride * configuration.surfaceHeight
+            let base = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
+            base.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
+            surface = PixelSurface(base: base, width: configuration.surfaceWidth, height: configuration.surfaceHeight, stride: stride)
+        } else {
+            surface = nil
+        }
+        outbox.reserveCapacity(64)
+        vblankRequests.reserveCapacity(8)
+        nextVBlankTime = 0
+        nextVBlankTime = computeNextVBlankTime()
+    }
+
+    deinit { surface?.base.deallocate() }
+
+    // MARK: DisplayBackend
+
+    public func now() -> Nanoseconds {
+        if configuration.clock == .wall { advance(to: wallMapped()) }
+        return clockNow
+    }
+
+    public func lastVBlank() throws -> VBlank {
+        if gone { throw BackendFailure.deviceLost("fake display removed") }
+        _ = now()
+        return last
+    }
+
+    public func submit(frame: FrameID) throws {
+        _ = now()
+        let index = submissions
+        submissions += 1
+        if gone { throw BackendFailure.deviceLost("fake display removed") }
+        if pending != nil { throw BackendFailure.busy }
+        if faults.contains(.busy(submission: index)) { throw BackendFailure.busy }
+        pending = (frame, clockNow, index)
+        if vrrRange != nil { nextVBlankTime = computeNextVBlankTime() }
+    }
+
+    public func requestVBlank(after sequence: UInt64) throws {
+        if gone { throw BackendFailure.deviceLost("fake display removed") }
+        _ = now()
+        if last.sequence > sequence {
+            enqueue(.vblank(last), at: clockNow)
+        } else if !vblankRequests.contains(sequence) {
+            vblankRequests.append(sequence)
+        }
+    }
+
+    public func waitForEvents(until deadline: Nanoseconds, into events: inout [BackendEvent]) throws {
+        _ = now()
+        while true {
+            if let first = outbox.first, first.at <= clockNow {
+                var n = 0
+                while n < outbox.count && outbox[n].at <= clockNow {
+                    events.append(outbox[n].event)
+                    n += 1
+                }
+                outbox.removeFirst(n)
+                return
+            }
+            if gone && outbox.isEmpty {
+                throw BackendFailure.deviceLost("fake display removed")
+            }
+            var next = nextVBlankTime
+            if let first = outbox.first, first.at < next { next = first.at }
+            if next > deadline {
+                sleepOrJump(to: deadline)
+                return
+            }
+            sleepOrJump(to: next)
+        }
+    }
+
+    public func spin(until deadline: Nanoseconds) {
+        if configuration.clock == .wall {
+            while wallMapped() < deadline {}
+        }
+        advance(to: deadline)
+    }
+
+    // MARK: Time
+
+    private static func monotonicNow() -> Nanoseconds {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Nanoseconds(ts.tv_sec) &* 1_000_000_000 &+ Nanoseconds(ts.tv_nsec)
+    }
+
+    private func wallMapped() -> Nanoseconds {
+        configuration.startTime &+ (FakeDisplay.monotonicNow() &- wallOrigin)
+    }
+
+    private func sleepOrJump(to t: Nanoseconds) {
+        if configuration.clock == .wall {
+            let wait = t - wallMapped()
+            if wait > 0 {
+                var ts = timespec(tv_sec: Int(wait / 1_000_000_000), tv_nsec: Int(wait % 1_000_000_000))
+                _ = nanosleep(&ts, nil)
+            }
+        }
+        advance(to: t)
+    }
+
+    /// Moves the clock to `t`, running every vblank on the way.
+    private func advance(to t: Nanoseconds) {
+        while !gone && nextVBlankTime <= t {
+            clockNow = max(clockNow, nextVBlankTime)
+            runVBlank()
+        }
+        if t > clockNow { clockNow = t }
+    }
+
+    private func computeNextVBlankTime() -> Nanoseconds {
+        guard let vrr = vrrRange else {
+            return gridBase + Nanoseconds((Double(gridIndex + 1) * period).rounded())
+        }
+        let minInterval = Nanoseconds((1e9 / vrr.upperBound * (1 + configuration.driftPPM / 1e6)).rounded())
+        let maxInterval = Nanoseconds((1e9 / vrr.lowerBound * (1 + configuration.driftPPM / 1e6)).rounded())
+        // Forced repeat: evenly spaced inside the last frame's duration when it was longer than
+        // the panel can hold (low-framerate compensation), else at the longest refresh.
+        var repeatAt = lastRefreshStart + maxInterval
+        if lastFlipStart >= 0 && lastFlipDuration > maxInterval {
+            let k = (lastFlipDuration + maxInterval - 1) / maxInterval
+            let step = lastFlipDuration / k
+            if step >= minInterval {
+                repeatAt = lastFlipStart + ((repeatIndex + 1) * lastFlipDuration) / k
+                if repeatAt <= lastRefreshStart { repeatAt = lastRefreshStart + maxInterval }
+            }
+        }
+        if let p = pending {
+            let flipAt = max(p.committed + configuration.flipLatency, lastRefreshStart + minInterval)
+            if flipAt <= repeatAt { return flipAt }
+        }
+        return repeatAt
+    }
+
+    private func randomJitter() -> Nanoseconds {
+        let j = configuration.jitter
+        guard j > 0 else { return 0 }
+        let span = UInt64(2 * j + 1)
+        return Nanoseconds(rng.next() % span) - j
+    }
+
+    private func enqueue(_ event: BackendEvent, at time: Nanoseconds) {
+        var i = outbox.count
+        while i > 0 && outbox[i - 1].at > time { i -= 1 }
+        outbox.insert((time, event), at: i)
+    }
+
+    private func runVBlank() {
+        let t = nextVBlankTime
+        vblankCount += 1
+        if faults.contains(.deviceGone(afterVBlanks: vblankCount)) {
+            // The device vanishes at this instant, before the vblank could latch anything.
+            gone = true
+            if let p = pending {
+                enqueue(.failed(frame: p.frame, .deviceLost("fake display removed")), at: t)
+                pending = nil
+            }
+            enqueue(.failed(frame: nil, .deviceLost("fake display removed")), at: t)
+            vblankRequests.removeAll(keepingCapacity: true)
+            nextVBlankTime = .max
+            return
+        }
+        let stamp = t + randomJitter()
+        let vb = VBlank(sequence: last.sequence &+ 1, timestamp: stamp)
+        last = vb
+        let deliver = t + configuration.eventLatency
+
+        var flipped = false
+        if let p = pending {
+            if p.committed + configuration.flipLatency <= t {
+                pending = nil
+                flipped = true
+                var delay: Nanoseconds = 0
+                var missing = false
+                for f in faults {
+                    switch f {
+                    case .lateEvent(let s, let by) where s == p.submission: delay += by
+                    case .missingEvent(let s) where s == p.submission: missing = true
+                    default: break
+                    }
+                }
+                if !missing {
+                    enqueue(.presented(frame: p.frame, vblank: vb, receivedAt: deliver + delay), at: deliver + delay)
+                }
+            }
+        }
+        if !vblankRequests.isEmpty {
+            var i = 0
+            while i < vblankRequests.count {
+                if vblankRequests[i] < vb.sequence {
+                    enqueue(.vblank(vb), at: deliver)
+                    vblankRequests.remove(at: i)
+                } else {
+                    i += 1
+                }
+            }
+        }
+
+        // Advance the refresh model.
+        if vrrRange != nil {
+            if flipped {
+                if lastFlipStart >= 0 { lastFlipDuration = t - lastFlipStart }
+                lastFlipStart = t
+                repeatIndex = 0
+            } else {
+                repeatIndex += 1
+            }
+            lastRefreshStart = t
+        } else {
+            gridIndex += 1
+        }
+
+        // Scripted display-level faults.
+        for f in faults {
+            switch f {
+            case .modeChange(let n, let hz) where n == vblankCount:
+                vrrRange = nil
+                refreshInterval = 1e9 / hz
+                period = refreshInterval * (1 + configuration.driftPPM / 1e6)
+                gridBase = t
+                gridIndex = 0
+                enqueue(.failed(frame: nil, .modeChanged), at: deliver)
+            default: break
+            }
+        }
+        nextVBlankTime = gone ? Nanoseconds.max : computeNextVBlankTime()
+    }
+}
