@@ -103,11 +103,21 @@ public protocol DisplayBackend: AnyObject {
     /// Its contents are what ``submit(frame:)`` puts on screen.
     var surface: PixelSurface? { get }
 
+    /// How many finished frames (see ``finish(frame:)``) the backend can hold besides the one on
+    /// screen and the one in flight. The pacing core never queues more (frame latency ≤ 1 + this).
+    var queueCapacity: Int { get }
+
     /// The current time.
     func now() -> Nanoseconds
     /// The most recent vblank.
     func lastVBlank() throws -> VBlank
-    /// Flip to `frame` (the current contents of ``surface``) at the next vblank (fixed refresh)
+    /// `frame` is completely drawn in ``surface``: keep its pixels (KMS copies the shadow surface
+    /// into a free scanout buffer) so that the surface can be drawn again for the next frame.
+    /// Called once per frame, before ``submit(frame:)``, which may come a few refreshes later
+    /// (frame latency 2–3). A finished frame that is never submitted (the pacing core discarded it)
+    /// is released when a later frame is submitted.
+    func finish(frame: FrameID) throws
+    /// Flip to `frame` (finished earlier with ``finish(frame:)``) at the next vblank (fixed refresh)
     /// or as soon as the panel allows (VRR). Throws ``BackendFailure/busy`` when a flip is still
     /// pending, ``BackendFailure/deviceLost(_:)`` when the device is gone. Completion arrives
     /// later as `.presented`, `.discarded` or `.failed`.

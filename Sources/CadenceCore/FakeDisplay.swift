@@ -88,6 +88,7 @@ public final class FakeDisplay: DisplayBackend {
     public private(set) var vrrRange: ClosedRange<Double>?
     public var hasHardwareVBlank: Bool { true }
     public let surface: PixelSurface?
+    public var queueCapacity: Int { 2 }
 
     // Clock.
     private var clockNow: Nanoseconds
@@ -165,6 +166,10 @@ public final class FakeDisplay: DisplayBackend {
         if gone { throw BackendFailure.deviceLost("fake display removed") }
         _ = now()
         return last
+    }
+
+    public func finish(frame: FrameID) throws {
+        if gone { throw BackendFailure.deviceLost("fake display removed") }
     }
 
     public func submit(frame: FrameID) throws {
