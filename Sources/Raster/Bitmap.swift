@@ -1,0 +1,62 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Pixels owned by Cadence: 64-byte aligned, rows of `width * 4` bytes, zero-filled (black,
+/// alpha 0) at creation. Used as the cached shadow buffer a frame is rendered into, and as
+/// an image source for ``Canvas/blit(_:x:y:wrap:)``.
+public final class Bitmap: @unchecked Sendable {
+    public let width: Int
+    public let height: Int
+    /// Bytes per row.
+    public let stride: Int
+    /// First byte of row 0.
+    public let base: UnsafeMutableRawPointer
+
+    /// Allocates a `width`×`height` bitmap.
+    /// - Precondition: both dimensions are at least 1.
+    public init(width: Int, height: Int) {
+        precondition(width > 0 && height > 0, "bitmap size must be positive")
+        self.width = width
+        self.height = height
+        stride = width * 4
+        let bytes = stride * height
+        base = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
+        base.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
+    }
+
+    deinit { base.deallocate() }
+
+    /// A canvas drawing into this bitmap (valid while the bitmap is alive).
+    public var canvas: Canvas { Canvas(base: base, width: width, height: height, stride: stride) }
+
+    /// Copies the whole frame into `destination` (rows of `destinationStride` bytes, at least
+    /// `width * 4`), in one sequential pass of row copies: the only access a scanout buffer
+    /// should see. Nothing is read back from `destination`.
+    public func copy(to destination: UnsafeMutableRawPointer, stride destinationStride: Int) {
+        ShadowCopy.copy(from: canvas, to: destination, stride: destinationStride)
+    }
+}
+
+/// A frame is drawn into a cached shadow ``Bitmap`` and copied once into the scanout buffer.
+public typealias ShadowBuffer = Bitmap
+
+/// The one copy from a shadow canvas to (write-combined, uncached) scanout memory.
+public enum ShadowCopy {
+    /// Copies all of `source` (ignoring its clip) to `destination`, top row first, with a
+    /// single `memcpy` when both strides are the packed row size. Never reads `destination`.
+    /// - Precondition: `stride >= source.width * 4`.
+    public static func copy(from source: Canvas, to destination: UnsafeMutableRawPointer, stride: Int) {
+        precondition(stride >= source.width * 4, "destination rows are too short")
+        let rowBytes = source.width * 4
+        if stride == rowBytes && source.stride == rowBytes {
+            memcpy(destination, source.base, rowBytes * source.height)
+            return
+        }
+        for y in 0..<source.height {
+            memcpy(destination + y * stride, source.base + y * source.stride, rowBytes)
+        }
+    }
+}
