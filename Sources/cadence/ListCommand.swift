@@ -1,7 +1,256 @@
 import ArgumentParser
+import DRM
 
-// Placeholder until its issue lands: owned by the helper building `cadence list`.
+/// `cadence list`: devices, driver, caps, connectors with status, modes with exact Hz
+/// (preferred marked), encoders, CRTCs and planes.
 struct ListCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "List DRM devices, connectors, modes, CRTCs and planes.")
-    func run() throws { throw ValidationError("cadence list is not built yet") }
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List DRM devices, connectors, modes, CRTCs and planes.")
+
+    @Option(name: .long, help: "A DRM card node (default: every /dev/dri/card*).")
+    var device: String?
+
+    @Flag(name: .long, help: "Print one JSON object.")
+    var json = false
+
+    func run() throws {
+        let paths: [String]
+        if let device {
+            paths = [device]
+        } else {
+            paths = DRMDevice.discover()
+            if paths.isEmpty { throw CLIFailure("no DRM device found: /dev/dri has no card* nodes") }
+        }
+        var reports: [JSON] = []
+        for path in paths {
+            let dev = try openDevice(path)
+            let report = try DeviceReport(dev)
+            if json { reports.append(report.json) } else { print(report.text, terminator: "") }
+        }
+        if json { print(JSON.object([("devices", .array(reports))]).rendered) }
+    }
+}
+
+/// Everything `list` shows about one device.
+struct DeviceReport {
+    var path: String
+    var version: DriverVersion
+    var caps: [(DeviceCapability, UInt64?)]
+    var atomic: Bool
+    var universalPlanes: Bool
+    var connectors: [(Connector, edidBytes: Int?)]
+    var encoders: [Encoder]
+    var crtcs: [CRTCState]
+    var planes: [(Plane, PlaneKind)]
+
+    init(_ dev: DRMDevice) throws {
+        path = dev.path
+        version = try describing(dev.path) { try dev.version() }
+        caps = DeviceCapability.reported.map { ($0, try? dev.capability($0)) }
+        universalPlanes = (try? dev.enable(.universalPlanes)) != nil
+        atomic = (try? dev.enable(.atomic)) != nil
+        let res = try describing(dev.path) { try dev.resources() }
+        connectors = try res.connectors.map { id in
+            let c = try dev.connector(id)
+            return (c, (try? dev.edid(of: id))??.count)
+        }
+        encoders = try res.encoders.map { try dev.encoder($0) }
+        crtcs = try res.crtcs.map { try dev.crtc($0) }
+        planes = ((try? dev.planeIDs()) ?? []).compactMap { id in
+            guard let p = try? dev.plane(id) else { return nil }
+            return (p, (try? dev.planeKind(id)) ?? .overlay)
+        }
+    }
+
+    static func flagText(_ m: ModeInfo) -> String {
+        var f: [String] = []
+        if m.flags.contains(.phsync) { f.append("+hsync") }
+        if m.flags.contains(.nhsync) { f.append("-hsync") }
+        if m.flags.contains(.pvsync) { f.append("+vsync") }
+        if m.flags.contains(.nvsync) { f.append("-vsync") }
+        if m.flags.contains(.interlace) { f.append("interlace") }
+        if m.flags.contains(.doublescan) { f.append("doublescan") }
+        if m.vscan > 1 { f.append("vscan \(m.vscan)") }
+        return f.joined(separator: " ")
+    }
+
+    static func hex(_ v: UInt32) -> String { "0x" + String(v, radix: 16) }
+
+    var text: String {
+        var s = "\(path): driver \(version.name) \(version.versionString)"
+        if !version.description.isEmpty { s += " (\(version.description))" }
+        s += "\n  caps:"
+        for (cap, v) in caps { s += " \(cap)=\(v.map(String.init) ?? "?")" }
+        s += "\n  client caps: universal planes \(universalPlanes ? "yes" : "no"), atomic \(atomic ? "yes" : "no")\n"
+        for (c, edid) in connectors {
+            s += "  connector \(c.name) (id \(c.id.rawValue)): \(c.status)"
+            if c.status == .connected { s += ", \(c.widthMM)x\(c.heightMM) mm, EDID \(edid.map { "\($0) bytes" } ?? "none")" }
+            s += "\n"
+            for m in c.modes {
+                s += "    \(m.isPreferred ? "*" : " ") \(m.description) Hz  clock \(m.clock) kHz"
+                s += "  h \(m.hdisplay) \(m.hsyncStart) \(m.hsyncEnd) \(m.htotal)"
+                s += "  v \(m.vdisplay) \(m.vsyncStart) \(m.vsyncEnd) \(m.vtotal)"
+                let flags = Self.flagText(m)
+                if !flags.isEmpty { s += "  \(flags)" }
+                s += "\n"
+            }
+        }
+        for e in encoders {
+            s += "  encoder \(e.id.rawValue): CRTC \(e.crtcID.rawValue), possible CRTCs \(Self.hex(e.possibleCRTCs))\n"
+        }
+        for c in crtcs {
+            s += "  CRTC \(c.id.rawValue): "
+            s += c.mode.map { "\($0.description) Hz, framebuffer \(c.framebufferID.rawValue)" } ?? "off"
+            s += "\n"
+        }
+        for (p, kind) in planes {
+            s += "  plane \(p.id.rawValue): \(kind), CRTC \(p.crtcID.rawValue), possible CRTCs \(Self.hex(p.possibleCRTCs)), "
+            s += "formats \(p.formats.map(\.description).joined(separator: " "))\n"
+        }
+        return s
+    }
+
+    static func modeJSON(_ m: ModeInfo) -> JSON {
+        .object([
+            ("name", .string(m.name)), ("width", .int(Int(m.hdisplay))), ("height", .int(Int(m.vdisplay))),
+            ("refreshHz", .number(m.refreshHz, decimals: 4)), ("preferred", .bool(m.isPreferred)),
+            ("clockKHz", .int(Int(m.clock))),
+            ("htotal", .int(Int(m.htotal))), ("vtotal", .int(Int(m.vtotal))),
+            ("interlaced", .bool(m.flags.contains(.interlace))), ("doublescan", .bool(m.flags.contains(.doublescan))),
+            ("vscan", .int(Int(m.vscan))), ("flags", .string(flagText(m))),
+        ])
+    }
+
+    var json: JSON {
+        .object([
+            ("path", .string(path)),
+            ("driver", .string(version.name)), ("driverVersion", .string(version.versionString)),
+            ("driverDescription", .string(version.description)),
+            ("caps", .object(caps.map { ($0.0.description, $0.1.map { .int(Int($0)) } ?? .null) })),
+            ("universalPlanes", .bool(universalPlanes)), ("atomic", .bool(atomic)),
+            ("connectors", .array(connectors.map { c, edid in
+                .object([
+                    ("name", .string(c.name)), ("id", .int(Int(c.id.rawValue))), ("status", .string(c.status.description)),
+                    ("widthMM", .int(c.widthMM)), ("heightMM", .int(c.heightMM)),
+                    ("edidBytes", edid.map { .int($0) } ?? .null),
+                    ("modes", .array(c.modes.map(Self.modeJSON))),
+                ])
+            })),
+            ("encoders", .array(encoders.map { e in
+                .object([("id", .int(Int(e.id.rawValue))), ("crtc", .int(Int(e.crtcID.rawValue))),
+                         ("possibleCrtcs", .int(Int(e.possibleCRTCs)))])
+            })),
+            ("crtcs", .array(crtcs.map { c in
+                .object([("id", .int(Int(c.id.rawValue))), ("framebuffer", .int(Int(c.framebufferID.rawValue))),
+                         ("mode", c.mode.map(Self.modeJSON) ?? .null)])
+            })),
+            ("planes", .array(planes.map { p, kind in
+                .object([("id", .int(Int(p.id.rawValue))), ("type", .string(kind.description)),
+                         ("crtc", .int(Int(p.crtcID.rawValue))), ("possibleCrtcs", .int(Int(p.possibleCRTCs))),
+                         ("formats", .array(p.formats.map { .string($0.description) }))])
+            })),
+        ])
+    }
+}
+
+// MARK: - Shared by list and measure
+
+/// A user-facing failure: ArgumentParser prints "Error: <message>" on one line and exits 1.
+struct CLIFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ message: String) { description = message }
+}
+
+/// Opens `path`, turning the usual failures into one clear line.
+func openDevice(_ path: String) throws -> DRMDevice {
+    let dev: DRMDevice
+    do {
+        dev = try DRMDevice.open(path: path)
+    } catch let e as DRMError {
+        switch e.errno.rawValue {
+        case 2: throw CLIFailure("no such device: \(path)")
+        case 13, 1:
+            throw CLIFailure("permission denied opening \(path): add your user to the 'video' group (or run as root)")
+        default: throw CLIFailure("cannot open \(path): \(e)")
+        }
+    }
+    _ = try describing(path) { try dev.version() }
+    return dev
+}
+
+/// Runs `body`, turning DRM errors into one clear line that names the device.
+func describing<T>(_ path: String, _ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let e as DRMError {
+        throw CLIFailure(explain(e, path: path))
+    }
+}
+
+/// The user-facing line for a DRM error.
+func explain(_ e: DRMError, path: String) -> String {
+    switch (e.call, e.errno.rawValue) {
+    case ("drmGetVersion", 25), ("drmGetVersion", 22), ("drmModeGetResources", 25), ("drmModeGetResources", 22):
+        return "\(path) is not a DRM device"
+    case ("drmSetMaster", _):
+        return "\(path) is held by another DRM master (a compositor or X server?): run from a text VT with no compositor (\(e))"
+    case (_, 13), (_, 1):
+        return "\(path): permission denied by the kernel, another process is DRM master (\(e))"
+    case (_, 16):
+        return "\(path): device busy (\(e))"
+    case (_, 19):
+        return "\(path): device is gone (\(e))"
+    default:
+        return "\(path): \(e)"
+    }
+}
+
+/// A JSON value with ordered object keys, rendered compactly.
+enum JSON {
+    case null
+    case bool(Bool)
+    case int(Int)
+    case number(Double, decimals: Int)
+    case string(String)
+    case array([JSON])
+    case object([(String, JSON)])
+
+    var rendered: String {
+        switch self {
+        case .null: return "null"
+        case .bool(let b): return b ? "true" : "false"
+        case .int(let i): return String(i)
+        case .number(let d, let decimals):
+            guard d.isFinite else { return "null" }
+            var scale = 1.0
+            for _ in 0..<decimals { scale *= 10 }
+            let r = (d * scale).rounded() / scale
+            if r == r.rounded(), abs(r) < 1e15 { return String(Int(r)) }
+            return "\(r)"
+        case .string(let s): return JSON.quote(s)
+        case .array(let a): return "[" + a.map(\.rendered).joined(separator: ",") + "]"
+        case .object(let o): return "{" + o.map { JSON.quote($0.0) + ":" + $0.1.rendered }.joined(separator: ",") + "}"
+        }
+    }
+
+    static func quote(_ s: String) -> String {
+        var out = "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\r": out += "\\r"
+            default:
+                if u.value < 0x20 {
+                    let h = String(u.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
+                } else {
+                    out.unicodeScalars.append(u)
+                }
+            }
+        }
+        return out + "\""
+    }
 }

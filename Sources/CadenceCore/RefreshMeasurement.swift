@@ -1,0 +1,117 @@
+/// The analysis behind `cadence measure`: a panel's real cadence from kernel flip
+/// timestamps. Pure arithmetic; the flips themselves come from the DRM layer.
+
+/// One flip completion: vblank sequence (64-bit), kernel timestamp and receipt time.
+public struct FlipTimestamp: Equatable, Sendable {
+    public var sequence: UInt64
+    /// Kernel timestamp, CLOCK_MONOTONIC ns.
+    public var timestamp: Nanoseconds
+    /// When the event was read, CLOCK_MONOTONIC ns.
+    public var receivedAt: Nanoseconds
+    public init(sequence: UInt64, timestamp: Nanoseconds, receivedAt: Nanoseconds) {
+        self.sequence = sequence; self.timestamp = timestamp; self.receivedAt = receivedAt
+    }
+}
+
+/// One igt-style timestamp check.
+public struct TimestampCheck: Equatable, Sendable {
+    /// Stable key: "jitter", "vblankSpacing", "timestampNotAfterReceipt", "sequenceMonotonic".
+    public var name: String
+    /// true/false, or nil when the check does not apply (no hardware vblank, too few flips).
+    public var passed: Bool?
+    /// The worst observed value (a ratio for jitter and spacing, a count otherwise).
+    public var value: Double
+    /// The limit the value is held to.
+    public var limit: Double
+    /// One line explaining the result.
+    public var detail: String
+}
+
+/// A panel's measured cadence.
+public struct RefreshMeasurement: Equatable, Sendable {
+    /// Refresh from the mode timing.
+    public var nominalRefreshHz: Double
+    /// 1e9 / slope of the least-squares fit of kernel timestamp against vblank sequence;
+    /// nil without hardware vblank (the timestamps then carry no refresh information).
+    public var measuredRefreshHz: Double?
+    /// False when the driver has no vblank interrupt.
+    public var hardwareVBlank: Bool
+    /// Number of flip events.
+    public var flips: Int
+    /// Vblanks skipped between consecutive flips (sequence gaps); 0 without hardware vblank.
+    public var missedVBlanks: Int
+    /// Intervals between consecutive flip timestamps, in ms.
+    public var intervalMs: SummaryStatistics
+    public var checks: [TimestampCheck]
+
+    /// True when no applicable check failed.
+    public var allChecksPassed: Bool { checks.allSatisfy { $0.passed != false } }
+
+    /// The largest tolerated 3σ/mean of the per-vblank interval (0.5%).
+    public static let jitterLimit = 0.005
+    /// The largest tolerated |Δt − Δseq·T| / T (0.5%).
+    public static let spacingLimit = 0.005
+
+    /// Analyses `flips` (in arrival order) for a mode of `nominalRefreshHz`.
+    public init(flips: [FlipTimestamp], nominalRefreshHz: Double, hardwareVBlank: Bool) {
+        self.nominalRefreshHz = nominalRefreshHz
+        self.hardwareVBlank = hardwareVBlank
+        self.flips = flips.count
+        let period = nominalRefreshHz > 0 ? 1e9 / nominalRefreshHz : 0
+
+        var intervals: [Double] = []
+        var perVBlank: [Double] = []
+        var missed = 0
+        var worstSpacing = 0.0
+        var nonMonotonic = 0
+        for (a, b) in zip(flips, flips.dropFirst()) {
+            let dt = Double(b.timestamp - a.timestamp)
+            intervals.append(dt / 1e6)
+            guard hardwareVBlank else { continue }
+            if b.sequence <= a.sequence {
+                nonMonotonic += 1
+                continue
+            }
+            let dseq = b.sequence - a.sequence
+            missed += Int(dseq - 1)
+            perVBlank.append(dt / Double(dseq))
+            if period > 0 { worstSpacing = max(worstSpacing, abs(dt - Double(dseq) * period) / period) }
+        }
+        intervalMs = SummaryStatistics(intervals)
+        missedVBlanks = missed
+
+        if hardwareVBlank, let fit = LinearFit(flips.map { (x: Double($0.sequence), y: Double($0.timestamp)) }), fit.slope > 0 {
+            measuredRefreshHz = 1e9 / fit.slope
+        } else {
+            measuredRefreshHz = nil
+        }
+
+        var checks: [TimestampCheck] = []
+        let pv = SummaryStatistics(perVBlank)
+        let jitter = pv.mean > 0 ? 3 * pv.stddev / pv.mean : 0
+        checks.append(TimestampCheck(
+            name: "jitter", passed: hardwareVBlank && pv.count >= 2 ? jitter < Self.jitterLimit : nil,
+            value: jitter, limit: Self.jitterLimit,
+            detail: hardwareVBlank ? "3σ/mean of the per-vblank interval = \(Self.percent(jitter)) (limit 0.5%)"
+                : "not applicable: no hardware vblank"))
+        checks.append(TimestampCheck(
+            name: "vblankSpacing", passed: hardwareVBlank && perVBlank.count >= 1 ? worstSpacing <= Self.spacingLimit : nil,
+            value: worstSpacing, limit: Self.spacingLimit,
+            detail: hardwareVBlank ? "worst |Δt − Δseq·T|/T = \(Self.percent(worstSpacing)) (limit 0.5%)"
+                : "not applicable: no hardware vblank"))
+        let late = flips.filter { $0.timestamp > $0.receivedAt }.count
+        checks.append(TimestampCheck(
+            name: "timestampNotAfterReceipt", passed: flips.isEmpty ? nil : late == 0, value: Double(late), limit: 0,
+            detail: "\(late) event timestamp(s) later than their receipt"))
+        checks.append(TimestampCheck(
+            name: "sequenceMonotonic", passed: hardwareVBlank && flips.count >= 2 ? nonMonotonic == 0 : nil,
+            value: Double(nonMonotonic), limit: 0,
+            detail: hardwareVBlank ? "\(nonMonotonic) non-increasing sequence step(s)" : "not applicable: no hardware vblank"))
+        self.checks = checks
+    }
+
+    static func percent(_ ratio: Double) -> String {
+        let v = (ratio * 100 * 10000).rounded() / 10000
+        return "\(v)%"
+    }
+}

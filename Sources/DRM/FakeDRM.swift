@@ -1,0 +1,655 @@
+import SystemPackage
+
+/// A scripted DRM device on a virtual clock, so every KMS code path runs in unit tests
+/// without /dev/dri: connectors with names, status, EDID and properties; encoders, CRTCs,
+/// planes and modes; capabilities; flip, vblank and sequence events whose kernel timestamps
+/// fall exactly on the virtual vblank grid; and injected errno (EBUSY, EINVAL, EACCES, ENODEV)
+/// for any call by name.
+///
+/// Time only moves when the code under test waits (``DRMDevice/readEvents(until:)``) or
+/// busy-waits, so tests never sleep.
+public final class FakeDRMDevice: DRMSystem {
+    // MARK: Script
+
+    /// The node path the fake answers to.
+    public var path: String
+    /// The card nodes ``DRMDevice/discover(fake:)`` reports (default: just ``path``).
+    public var cardNodes: [String]
+    /// Error for opening the node (ENOENT for a missing path, EACCES for no permission).
+    public var openError: Errno?
+    /// Pretend the node is not a DRM device: drmGetVersion fails with ENOTTY.
+    public var isNotDRM = false
+    /// Another process is DRM master: drmSetMaster fails with EBUSY, modesets with EACCES.
+    public var masterHeldElsewhere = false
+    /// Driver name and version.
+    public var driver = DriverVersion(name: "fake", major: 1, minor: 0, patch: 0, date: "20260101", description: "Cadence fake DRM device")
+    /// DRM_CAP_* values; absent ones fail with EINVAL like unknown caps.
+    public var capabilities: [DeviceCapability: UInt64] = [
+        .dumbBuffer: 1, .dumbPreferShadow: 0, .timestampMonotonic: 1, .asyncPageFlip: 0, .crtcInVBlankEvent: 1,
+    ]
+    /// Whether DRM_CLIENT_CAP_ATOMIC can be enabled.
+    public var supportsAtomic = true
+    /// False plays bochs/virtio-gpu: no vblank interrupt, drmCrtcGetSequence and drmWaitVBlank
+    /// fail with EOPNOTSUPP, flips complete after ``commitLatencyNs`` with sequence 0.
+    public var hasVBlank = true
+    /// Commit-to-completion time on a device without vblank.
+    public var commitLatencyNs: Int64 = 1_000_000
+    /// Time from an event's kernel timestamp until it can be read.
+    public var receiptLatencyNs: Int64 = 40_000
+    /// The next flips each miss this many extra vblanks (consumed front first).
+    public var flipDelays: [Int] = []
+
+    /// A scripted connector.
+    public struct FakeConnector {
+        public var id: ConnectorID
+        public var type: UInt32
+        public var typeID: UInt32
+        public var status: ConnectionStatus
+        public var modes: [ModeInfo]
+        public var encoders: [EncoderID]
+        public var edid: [UInt8]?
+        public init(id: ConnectorID, type: UInt32 = 15, typeID: UInt32 = 1, status: ConnectionStatus = .connected,
+                    modes: [ModeInfo], encoders: [EncoderID], edid: [UInt8]? = nil) {
+            self.id = id; self.type = type; self.typeID = typeID; self.status = status; self.modes = modes
+            self.encoders = encoders; self.edid = edid
+        }
+    }
+
+    public var connectors: [FakeConnector]
+    public var encoders: [Encoder]
+    public var crtcs: [CRTCState]
+    public var planes: [(plane: Plane, kind: PlaneKind)]
+
+    // MARK: Observations
+
+    /// Every seam call made, by libdrm name, in order.
+    public private(set) var calls: [String] = []
+    /// Mode set on each CRTC (nil: off).
+    public var activeMode: [CRTCID: ModeInfo] { crtcState.mapValues { $0.mode }.compactMapValues { $0 } }
+    /// The framebuffer each CRTC scans out now.
+    public var scanout: [CRTCID: FramebufferID] { crtcState.mapValues(\.fb) }
+    /// Framebuffers flipped to, in completion order.
+    public private(set) var presented: [FramebufferID] = []
+    /// Live kernel objects created through the fake (leak checks).
+    public var liveDumbBuffers: Int { dumbs.count }
+    public var liveFramebuffers: Int { fbs.count }
+    public var liveBlobs: Int { blobs.keys.filter { $0 >= 1000 }.count }
+    public var liveGBMObjects: Int { gbmObjects }
+    public private(set) var liveMappings = 0
+    /// The virtual CLOCK_MONOTONIC, ns.
+    public private(set) var clock: Int64 = 1_000_000_000_000
+
+    // MARK: Setup
+
+    /// A device shaped like vkms: one Virtual-1 connector with 1024x768@60.0038 preferred
+    /// plus the usual DMT modes, one encoder, one CRTC, primary + cursor + overlay planes.
+    public init(path: String = "/dev/dri/card0") {
+        self.path = path
+        cardNodes = [path]
+        let vkmsModes = [
+            ModeInfo(clock: 65000, hdisplay: 1024, hsyncStart: 1048, hsyncEnd: 1184, htotal: 1344,
+                     vdisplay: 768, vsyncStart: 771, vsyncEnd: 777, vtotal: 806, flags: [.nhsync, .nvsync],
+                     type: [.preferred, .driver]),
+            ModeInfo(clock: 148500, hdisplay: 1920, hsyncStart: 2008, hsyncEnd: 2052, htotal: 2200,
+                     vdisplay: 1080, vsyncStart: 1084, vsyncEnd: 1089, vtotal: 1125, flags: [.phsync, .pvsync], type: [.driver]),
+            ModeInfo(clock: 40000, hdisplay: 800, hsyncStart: 840, hsyncEnd: 968, htotal: 1056,
+                     vdisplay: 600, vsyncStart: 601, vsyncEnd: 605, vtotal: 628, flags: [.phsync, .pvsync], type: [.driver]),
+        ]
+        connectors = [FakeConnector(id: ConnectorID(35), modes: vkmsModes, encoders: [EncoderID(34)])]
+        encoders = [Encoder(id: EncoderID(34), type: 5, possibleCRTCs: 1)]
+        crtcs = [CRTCState(id: CRTCID(33))]
+        planes = [
+            (Plane(id: PlaneID(31), possibleCRTCs: 1, formats: [.xrgb8888, .argb8888]), .primary),
+            (Plane(id: PlaneID(32), possibleCRTCs: 1, formats: [.argb8888]), .cursor),
+            (Plane(id: PlaneID(30), possibleCRTCs: 1, formats: [.xrgb8888, .argb8888]), .overlay),
+        ]
+    }
+
+    /// Makes the `index`-th CRTC already show `mode` (as fbcon would leave it) with a
+    /// framebuffer the fake pretends someone else owns.
+    public func preset(crtcIndex: Int = 0, mode: ModeInfo, framebuffer: FramebufferID = FramebufferID(900)) {
+        ensureState()
+        let id = crtcs[crtcIndex].id
+        crtcState[id] = CRTCRuntime(mode: mode, fb: framebuffer, connectors: [connectors[0].id],
+                                    baseSeq: 0, baseTime: clock)
+        foreignFBs.insert(framebuffer.rawValue)
+    }
+
+    /// Starts the `index`-th CRTC's vblank counter at `sequence` (to test 32-bit wrap).
+    public func setVBlankCounter(crtcIndex: Int = 0, to sequence: UInt64) {
+        ensureState()
+        crtcState[crtcs[crtcIndex].id]?.baseSeq = sequence
+        crtcState[crtcs[crtcIndex].id]?.baseTime = clock
+    }
+
+    /// Makes calls named `call` (e.g. "drmModeSetCrtc", "drmModeAtomicCommit",
+    /// "drmModePageFlip", "drmSetMaster", "open") fail with `errno` the next `times` times.
+    public func inject(_ errno: Errno, into call: String, times: Int = 1) {
+        injected[call, default: []].append(contentsOf: Array(repeating: errno, count: times))
+    }
+
+    /// Moves the virtual clock forward.
+    public func advance(by ns: Int64) { clock += ns }
+
+    // MARK: State
+
+    struct CRTCRuntime {
+        var mode: ModeInfo?
+        var fb: FramebufferID = FramebufferID(0)
+        var connectors: [ConnectorID] = []
+        var active: Bool { mode != nil }
+        var baseSeq: UInt64 = 0
+        var baseTime: Int64 = 0
+        var pendingFlip = false
+    }
+    struct PendingEvent {
+        var readyAt: Int64
+        var event: DRMEvent
+        var fb: FramebufferID?
+        var crtc: CRTCID
+    }
+    private var crtcState: [CRTCID: CRTCRuntime] = [:]
+    private var stateReady = false
+    private var injected: [String: [Errno]] = [:]
+    private var pending: [PendingEvent] = []
+    private var dumbs: [UInt32: (memory: UnsafeMutableRawPointer, size: Int, pitch: UInt32)] = [:]
+    private var fbs: [UInt32: (handle: UInt32, width: UInt32, height: UInt32)] = [:]
+    private var foreignFBs: Set<UInt32> = []
+    private var blobs: [UInt32: [UInt8]] = [:]
+    private var nextID: UInt32 = 100
+    private var nextBlob: UInt32 = 1000
+    private var openFDs: Set<Int32> = []
+    private var nextFD: Int32 = 3
+    private var atomicEnabled: Set<Int32> = []
+    private var masters: Set<Int32> = []
+    private var gbmObjects = 0
+    private var gbmBOs: [UnsafeMutableRawPointer: (handle: UInt32, memory: UnsafeMutableRawPointer, stride: UInt32)] = [:]
+    private var propNames: [String: PropertyID] = [:]
+    private var propValues: [UInt32: [PropertyID: UInt64]] = [:]
+
+    deinit {
+        for d in dumbs.values { d.memory.deallocate() }
+        for b in gbmBOs { b.value.memory.deallocate(); b.key.deallocate() }
+    }
+
+    private func ensureState() {
+        guard !stateReady else { return }
+        stateReady = true
+        for c in crtcs where crtcState[c.id] == nil {
+            crtcState[c.id] = CRTCRuntime(mode: c.mode, fb: c.framebufferID, baseTime: clock)
+        }
+        for c in connectors {
+            if let edid = c.edid {
+                blobs[UInt32(c.id.rawValue) + 500] = edid
+            }
+        }
+    }
+
+    private func record(_ call: String) throws {
+        calls.append(call)
+        ensureState()
+        if var list = injected[call], !list.isEmpty {
+            let e = list.removeFirst()
+            injected[call] = list
+            throw e
+        }
+    }
+
+    private func prop(_ name: String) -> PropertyID {
+        if let id = propNames[name] { return id }
+        let id = PropertyID(UInt32(2000 + propNames.count))
+        propNames[name] = id
+        return id
+    }
+
+    private func crtcIndex(_ id: CRTCID) -> Int? { crtcs.firstIndex { $0.id == id } }
+
+    private func period(_ rt: CRTCRuntime) -> Int64 {
+        let p = rt.mode?.refreshInterval ?? 0
+        return p > 0 ? Int64(p.rounded()) : 16_666_667
+    }
+
+    /// The vblank count of `crtc` at time `t`, and the time of that vblank.
+    private func vblank(_ crtc: CRTCID, at t: Int64) -> (seq: UInt64, time: Int64) {
+        let rt = crtcState[crtc] ?? CRTCRuntime()
+        let p = period(rt)
+        let n = max(0, (t - rt.baseTime) / p)
+        return (rt.baseSeq + UInt64(n), rt.baseTime + n * p)
+    }
+
+    private func vblankTime(_ crtc: CRTCID, seq: UInt64) -> Int64 {
+        let rt = crtcState[crtc] ?? CRTCRuntime()
+        return rt.baseTime + Int64(seq &- rt.baseSeq) * period(rt)
+    }
+
+    // MARK: DRMSystem
+
+    func cardPaths() -> [String] { cardNodes }
+
+    func open(_ path: String) throws -> Int32 {
+        try record("open")
+        if let openError { throw openError }
+        guard path == self.path || cardNodes.contains(path) else { throw Errno.noSuchFileOrDirectory }
+        let fd = nextFD
+        nextFD += 1
+        openFDs.insert(fd)
+        if !masterHeldElsewhere && masters.isEmpty { masters.insert(fd) }
+        return fd
+    }
+
+    func close(_ fd: Int32) {
+        calls.append("close")
+        openFDs.remove(fd)
+        masters.remove(fd)
+    }
+
+    func getVersion(_ fd: Int32) throws -> DriverVersion {
+        try record("drmGetVersion")
+        if isNotDRM { throw Errno(rawValue: 25) } // ENOTTY
+        return driver
+    }
+
+    func getCap(_ fd: Int32, _ cap: UInt64) throws -> UInt64 {
+        try record("drmGetCap")
+        if isNotDRM { throw Errno(rawValue: 25) }
+        guard let v = capabilities[DeviceCapability(rawValue: cap)] else { throw Errno.invalidArgument }
+        return v
+    }
+
+    func setClientCap(_ fd: Int32, _ cap: UInt64, _ value: UInt64) throws {
+        try record("drmSetClientCap")
+        if cap == ClientCapability.atomic.rawValue {
+            guard supportsAtomic else { throw Errno.eopnotsupp }
+            if value != 0 { atomicEnabled.insert(fd) } else { atomicEnabled.remove(fd) }
+        }
+    }
+
+    func setMaster(_ fd: Int32) throws {
+        try record("drmSetMaster")
+        if masterHeldElsewhere { throw Errno.resourceBusy }
+        masters.insert(fd)
+    }
+
+    func dropMaster(_ fd: Int32) throws {
+        try record("drmDropMaster")
+        masters.remove(fd)
+    }
+
+    func isMaster(_ fd: Int32) -> Bool { masters.contains(fd) }
+
+    func getResources(_ fd: Int32) throws -> CardResources {
+        try record("drmModeGetResources")
+        if isNotDRM { throw Errno(rawValue: 25) }
+        return CardResources(framebuffers: fbs.keys.sorted().map(FramebufferID.init), crtcs: crtcs.map(\.id),
+                             connectors: connectors.map(\.id), encoders: encoders.map(\.id))
+    }
+
+    private func connectorProps(_ c: FakeConnector) -> [(id: PropertyID, value: UInt64)] {
+        let crtc = crtcState.first { $0.value.connectors.contains(c.id) }?.key.rawValue ?? 0
+        var out: [(id: PropertyID, value: UInt64)] = [
+            (prop("EDID"), c.edid != nil ? UInt64(c.id.rawValue + 500) : 0),
+            (prop("DPMS"), 0),
+            (prop("CRTC_ID"), UInt64(crtc)),
+        ]
+        for (k, v) in propValues[c.id.rawValue] ?? [:] where !out.contains(where: { $0.id == k }) { out.append((k, v)) }
+        return out
+    }
+
+    func getConnector(_ fd: Int32, _ id: ConnectorID) throws -> Connector {
+        try record("drmModeGetConnector")
+        guard let c = connectors.first(where: { $0.id == id }) else { throw Errno.noSuchFileOrDirectory }
+        let enc = crtcState.contains { $0.value.connectors.contains(id) } ? c.encoders.first ?? EncoderID(0) : EncoderID(0)
+        return Connector(id: c.id, encoderID: enc, type: c.type, typeID: c.typeID, status: c.status,
+                         widthMM: c.status == .connected ? 260 : 0, heightMM: c.status == .connected ? 195 : 0,
+                         modes: c.status == .connected ? c.modes : [], encoders: c.encoders, properties: connectorProps(c))
+    }
+
+    func getEncoder(_ fd: Int32, _ id: EncoderID) throws -> Encoder {
+        try record("drmModeGetEncoder")
+        guard var e = encoders.first(where: { $0.id == id }) else { throw Errno.noSuchFileOrDirectory }
+        let driving = connectors.filter { $0.encoders.contains(id) }.map(\.id)
+        e.crtcID = crtcState.first { !Set($0.value.connectors).isDisjoint(with: driving) }?.key ?? CRTCID(0)
+        return e
+    }
+
+    func getCRTC(_ fd: Int32, _ id: CRTCID) throws -> CRTCState {
+        try record("drmModeGetCrtc")
+        guard let rt = crtcState[id] else { throw Errno.noSuchFileOrDirectory }
+        return CRTCState(id: id, framebufferID: rt.fb, mode: rt.mode, gammaSize: 256)
+    }
+
+    func getPlaneResources(_ fd: Int32) throws -> [PlaneID] {
+        try record("drmModeGetPlaneResources")
+        return planes.map(\.plane.id)
+    }
+
+    func getPlane(_ fd: Int32, _ id: PlaneID) throws -> Plane {
+        try record("drmModeGetPlane")
+        guard var p = planes.first(where: { $0.plane.id == id })?.plane else { throw Errno.noSuchFileOrDirectory }
+        if planes.first(where: { $0.plane.id == id })?.kind == .primary, let c = crtcs.first {
+            p.crtcID = crtcState[c.id]?.active == true ? c.id : CRTCID(0)
+            p.framebufferID = crtcState[c.id]?.fb ?? FramebufferID(0)
+        }
+        return p
+    }
+
+    func getObjectProperties(_ fd: Int32, _ object: UInt32, _ type: ObjectType) throws -> [(id: PropertyID, value: UInt64)] {
+        try record("drmModeObjectGetProperties")
+        switch type {
+        case .connector:
+            guard let c = connectors.first(where: { $0.id.rawValue == object }) else { throw Errno.noSuchFileOrDirectory }
+            return connectorProps(c)
+        case .crtc:
+            guard let rt = crtcState[CRTCID(object)] else { throw Errno.noSuchFileOrDirectory }
+            return [(prop("ACTIVE"), rt.active ? 1 : 0), (prop("MODE_ID"), 0), (prop("VRR_ENABLED"), 0)]
+        case .plane:
+            guard let p = planes.first(where: { $0.plane.id.rawValue == object }) else { throw Errno.noSuchFileOrDirectory }
+            return [(prop("type"), p.kind.rawValue)] + ["FB_ID", "CRTC_ID", "SRC_X", "SRC_Y", "SRC_W", "SRC_H",
+                                                        "CRTC_X", "CRTC_Y", "CRTC_W", "CRTC_H"].map { (prop($0), 0) }
+        default:
+            throw Errno.invalidArgument
+        }
+    }
+
+    func getProperty(_ fd: Int32, _ id: PropertyID) throws -> PropertyInfo {
+        try record("drmModeGetProperty")
+        guard let name = propNames.first(where: { $0.value == id })?.key else { throw Errno.noSuchFileOrDirectory }
+        switch name {
+        case "type":
+            return PropertyInfo(id: id, name: name, flags: 0x8 | 0x4, enums: [
+                .init(name: "Overlay", value: 0), .init(name: "Primary", value: 1), .init(name: "Cursor", value: 2)])
+        case "EDID": return PropertyInfo(id: id, name: name, flags: 0x10 | 0x4)
+        case "MODE_ID": return PropertyInfo(id: id, name: name, flags: 0x10)
+        case "DPMS": return PropertyInfo(id: id, name: name, flags: 0x8, enums: [.init(name: "On", value: 0), .init(name: "Off", value: 3)])
+        default: return PropertyInfo(id: id, name: name, flags: 0x2, values: [0, UInt64(UInt32.max)])
+        }
+    }
+
+    func getPropertyBlob(_ fd: Int32, _ id: BlobID) throws -> [UInt8] {
+        try record("drmModeGetPropertyBlob")
+        guard let b = blobs[id.rawValue] else { throw Errno.noSuchFileOrDirectory }
+        return b
+    }
+
+    func createPropertyBlob(_ fd: Int32, _ bytes: [UInt8]) throws -> BlobID {
+        try record("drmModeCreatePropertyBlob")
+        nextBlob += 1
+        blobs[nextBlob] = bytes
+        return BlobID(nextBlob)
+    }
+
+    func destroyPropertyBlob(_ fd: Int32, _ id: BlobID) throws {
+        try record("drmModeDestroyPropertyBlob")
+        guard blobs.removeValue(forKey: id.rawValue) != nil else { throw Errno.noSuchFileOrDirectory }
+    }
+
+    func createDumb(_ fd: Int32, width: UInt32, height: UInt32, bpp: UInt32) throws -> (handle: BufferHandle, pitch: UInt32, size: UInt64) {
+        try record("DRM_IOCTL_MODE_CREATE_DUMB")
+        guard width > 0, height > 0, bpp == 32 else { throw Errno.invalidArgument }
+        let pitch = (width * 4 + 63) & ~63
+        let size = Int(pitch) * Int(height)
+        nextID += 1
+        dumbs[nextID] = (UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 4096), size, pitch)
+        return (BufferHandle(nextID), pitch, UInt64(size))
+    }
+
+    func mapDumb(_ fd: Int32, _ handle: BufferHandle) throws -> UInt64 {
+        try record("DRM_IOCTL_MODE_MAP_DUMB")
+        guard dumbs[handle.rawValue] != nil else { throw Errno.noSuchFileOrDirectory }
+        return UInt64(handle.rawValue) << 12
+    }
+
+    func destroyDumb(_ fd: Int32, _ handle: BufferHandle) throws {
+        try record("DRM_IOCTL_MODE_DESTROY_DUMB")
+        guard let d = dumbs.removeValue(forKey: handle.rawValue) else { throw Errno.noSuchFileOrDirectory }
+        d.memory.deallocate()
+    }
+
+    func mmap(_ fd: Int32, size: Int, offset: UInt64) throws -> UnsafeMutableRawPointer {
+        try record("mmap")
+        guard let d = dumbs[UInt32(offset >> 12)], size <= d.size else { throw Errno.invalidArgument }
+        liveMappings += 1
+        return d.memory
+    }
+
+    func munmap(_ address: UnsafeMutableRawPointer, size: Int) {
+        calls.append("munmap")
+        liveMappings -= 1
+    }
+
+    func addFB2(_ fd: Int32, width: UInt32, height: UInt32, format: PixelFormat, handle: BufferHandle, pitch: UInt32, offset: UInt32) throws -> FramebufferID {
+        try record("drmModeAddFB2")
+        let known = dumbs[handle.rawValue] != nil || gbmBOs.values.contains { $0.handle == handle.rawValue }
+        guard known, format == .xrgb8888 || format == .argb8888, pitch >= width * 4 else { throw Errno.invalidArgument }
+        nextID += 1
+        fbs[nextID] = (handle.rawValue, width, height)
+        return FramebufferID(nextID)
+    }
+
+    func removeFB(_ fd: Int32, _ id: FramebufferID) throws {
+        try record("drmModeRmFB")
+        guard fbs.removeValue(forKey: id.rawValue) != nil else { throw Errno.noSuchFileOrDirectory }
+    }
+
+    func gbmCreateDevice(_ fd: Int32) throws -> OpaquePointer {
+        try record("gbm_create_device")
+        gbmObjects += 1
+        return OpaquePointer(UnsafeMutableRawPointer.allocate(byteCount: 8, alignment: 8))
+    }
+
+    func gbmDestroyDevice(_ device: OpaquePointer) {
+        calls.append("gbm_device_destroy")
+        gbmObjects -= 1
+        UnsafeMutableRawPointer(device).deallocate()
+    }
+
+    func gbmCreateBO(_ device: OpaquePointer, width: UInt32, height: UInt32, format: PixelFormat, usage: GBMUsage) throws -> (bo: OpaquePointer, handle: BufferHandle, stride: UInt32) {
+        try record("gbm_bo_create")
+        let stride = (width * 4 + 255) & ~255
+        let key = UnsafeMutableRawPointer.allocate(byteCount: 8, alignment: 8)
+        nextID += 1
+        gbmBOs[key] = (nextID, UnsafeMutableRawPointer.allocate(byteCount: Int(stride) * Int(height), alignment: 4096), stride)
+        gbmObjects += 1
+        return (OpaquePointer(key), BufferHandle(nextID), stride)
+    }
+
+    func gbmMapBO(_ bo: OpaquePointer, width: UInt32, height: UInt32) throws -> (address: UnsafeMutableRawPointer, stride: UInt32, mapData: UnsafeMutableRawPointer?) {
+        try record("gbm_bo_map")
+        guard let b = gbmBOs[UnsafeMutableRawPointer(bo)] else { throw Errno.invalidArgument }
+        liveMappings += 1
+        return (b.memory, b.stride, nil)
+    }
+
+    func gbmUnmapBO(_ bo: OpaquePointer, _ mapData: UnsafeMutableRawPointer?) {
+        calls.append("gbm_bo_unmap")
+        liveMappings -= 1
+    }
+
+    func gbmDestroyBO(_ bo: OpaquePointer) {
+        calls.append("gbm_bo_destroy")
+        if let b = gbmBOs.removeValue(forKey: UnsafeMutableRawPointer(bo)) {
+            b.memory.deallocate()
+            UnsafeMutableRawPointer(bo).deallocate()
+            gbmObjects -= 1
+        }
+    }
+
+    private func checkFB(_ fb: FramebufferID) throws {
+        guard fb.rawValue == 0 || fbs[fb.rawValue] != nil || foreignFBs.contains(fb.rawValue) else { throw Errno.noSuchFileOrDirectory }
+    }
+
+    private func modeset(_ crtc: CRTCID, fb: FramebufferID, connectors: [ConnectorID], mode: ModeInfo?) throws {
+        guard var rt = crtcState[crtc] else { throw Errno.noSuchFileOrDirectory }
+        try checkFB(fb)
+        if let mode {
+            guard mode.refreshHz > 0 else { throw Errno.invalidArgument }
+            for id in connectors {
+                guard let c = self.connectors.first(where: { $0.id == id }) else { throw Errno.noSuchFileOrDirectory }
+                guard c.status != .disconnected else { throw Errno.invalidArgument }
+            }
+        }
+        let now = vblank(crtc, at: clock)
+        rt.baseSeq = now.seq
+        rt.baseTime = clock
+        rt.mode = mode
+        rt.fb = mode == nil ? FramebufferID(0) : fb
+        rt.connectors = mode == nil ? [] : connectors
+        crtcState[crtc] = rt
+    }
+
+    func setCRTC(_ fd: Int32, _ crtc: CRTCID, framebuffer: FramebufferID, x: UInt32, y: UInt32, connectors: [ConnectorID], mode: ModeInfo?) throws {
+        try record("drmModeSetCrtc")
+        guard masters.contains(fd) else { throw Errno.permissionDenied }
+        if crtcState[crtc]?.pendingFlip == true { throw Errno.resourceBusy }
+        try modeset(crtc, fb: framebuffer, connectors: connectors, mode: mode)
+    }
+
+    private func scheduleFlip(_ crtc: CRTCID, fb: FramebufferID, userData: UInt64) {
+        crtcState[crtc]?.pendingFlip = true
+        var event: DRMEvent
+        var at: Int64
+        if hasVBlank {
+            let delay = flipDelays.isEmpty ? 0 : flipDelays.removeFirst()
+            let seq = vblank(crtc, at: clock).seq + 1 + UInt64(delay)
+            at = vblankTime(crtc, seq: seq)
+            event = DRMEvent(kind: .flipComplete, crtcID: crtc, sequence: seq & 0xffff_ffff, timestampNs: at / 1000 * 1000, userData: userData)
+        } else {
+            at = clock + commitLatencyNs
+            event = DRMEvent(kind: .flipComplete, crtcID: crtc, sequence: 0, timestampNs: at / 1000 * 1000, userData: userData)
+        }
+        pending.append(PendingEvent(readyAt: at + receiptLatencyNs, event: event, fb: fb, crtc: crtc))
+    }
+
+    func pageFlip(_ fd: Int32, _ crtc: CRTCID, framebuffer: FramebufferID, flags: PageFlipFlags, userData: UInt64) throws {
+        try record("drmModePageFlip")
+        guard masters.contains(fd) else { throw Errno.permissionDenied }
+        guard let rt = crtcState[crtc], rt.active else { throw Errno.invalidArgument }
+        guard !rt.pendingFlip else { throw Errno.resourceBusy }
+        try checkFB(framebuffer)
+        guard framebuffer.rawValue != 0 else { throw Errno.invalidArgument }
+        if flags.contains(.event) {
+            scheduleFlip(crtc, fb: framebuffer, userData: userData)
+        } else {
+            crtcState[crtc]?.fb = framebuffer
+        }
+    }
+
+    func atomicCommit(_ fd: Int32, _ properties: [AtomicProperty], flags: AtomicFlags, userData: UInt64) throws {
+        try record(flags.contains(.testOnly) ? "drmModeAtomicCommit(TEST_ONLY)" : "drmModeAtomicCommit")
+        guard atomicEnabled.contains(fd) else { throw Errno.invalidArgument }
+        guard masters.contains(fd) || flags.contains(.testOnly) else { throw Errno.permissionDenied }
+        let name = { (id: PropertyID) in self.propNames.first { $0.value == id }?.key ?? "?" }
+        var byObject: [UInt32: [String: UInt64]] = [:]
+        for p in properties { byObject[p.object, default: [:]][name(p.property)] = p.value }
+        // Work out the new state of each CRTC touched.
+        for crtc in crtcs.map(\.id) {
+            let crtcProps = byObject[crtc.rawValue] ?? [:]
+            let primary = planes.first { $0.kind == .primary && byObject[$0.plane.id.rawValue]?["CRTC_ID"] == UInt64(crtc.rawValue) }
+            let planeFB = primary.flatMap { byObject[$0.plane.id.rawValue]?["FB_ID"] }.map { FramebufferID(UInt32($0)) }
+            let conns = connectors.filter { byObject[$0.id.rawValue]?["CRTC_ID"] == UInt64(crtc.rawValue) }.map(\.id)
+            guard let rt = crtcState[crtc] else { continue }
+            let modeChange = crtcProps["MODE_ID"] != nil || crtcProps["ACTIVE"] != nil
+            if modeChange {
+                guard flags.contains(.allowModeset) else { throw Errno.invalidArgument }
+                if rt.pendingFlip { throw Errno.resourceBusy }
+                var mode: ModeInfo?
+                if crtcProps["ACTIVE"] != 0, let blob = crtcProps["MODE_ID"], blob != 0 {
+                    guard let bytes = blobs[UInt32(blob)], let m = ModeInfo(kernelBytes: bytes) else { throw Errno.invalidArgument }
+                    mode = m
+                }
+                if mode != nil { guard let fb = planeFB, fb.rawValue != 0, !conns.isEmpty else { throw Errno.invalidArgument } }
+                if flags.contains(.testOnly) {
+                    if let fb = planeFB { try checkFB(fb) }
+                    continue
+                }
+                try modeset(crtc, fb: planeFB ?? FramebufferID(0), connectors: mode == nil ? [] : conns, mode: mode)
+                if flags.contains(.pageFlipEvent), mode != nil {
+                    // The modeset's completion event fires at the new timing's first vblank.
+                    scheduleFlip(crtc, fb: planeFB!, userData: userData)
+                }
+            } else if let fb = planeFB {
+                guard rt.active else { throw Errno.invalidArgument }
+                try checkFB(fb)
+                if flags.contains(.testOnly) { continue }
+                guard !rt.pendingFlip else { throw Errno.resourceBusy }
+                if flags.contains(.pageFlipEvent) { scheduleFlip(crtc, fb: fb, userData: userData) } else { crtcState[crtc]?.fb = fb }
+            }
+        }
+    }
+
+    func crtcGetSequence(_ fd: Int32, _ crtc: CRTCID) throws -> VBlankReading {
+        try record("drmCrtcGetSequence")
+        guard hasVBlank else { throw Errno.eopnotsupp }
+        guard crtcState[crtc]?.active == true else { throw Errno.invalidArgument }
+        let v = vblank(crtc, at: clock)
+        return VBlankReading(sequence: v.seq, timestampNs: v.time)
+    }
+
+    func crtcQueueSequence(_ fd: Int32, _ crtc: CRTCID, flags: SequenceFlags, sequence: UInt64, userData: UInt64) throws -> UInt64 {
+        try record("drmCrtcQueueSequence")
+        guard hasVBlank else { throw Errno.eopnotsupp }
+        guard crtcState[crtc]?.active == true else { throw Errno.invalidArgument }
+        let now = vblank(crtc, at: clock).seq
+        var target = flags.contains(.relative) ? now + sequence : sequence
+        if target <= now && flags.contains(.nextOnMiss) { target = now + 1 }
+        let at = max(vblankTime(crtc, seq: target), clock)
+        pending.append(PendingEvent(readyAt: at + receiptLatencyNs,
+                                    event: DRMEvent(kind: .sequence, sequence: target, timestampNs: at, userData: userData),
+                                    fb: nil, crtc: crtc))
+        return target
+    }
+
+    func waitVBlankQuery(_ fd: Int32, crtcIndex: Int) throws -> VBlankReading {
+        try record("drmWaitVBlank")
+        guard hasVBlank else { throw Errno.eopnotsupp }
+        guard crtcIndex < crtcs.count, crtcState[crtcs[crtcIndex].id]?.active == true else { throw Errno.invalidArgument }
+        let v = vblank(crtcs[crtcIndex].id, at: clock)
+        return VBlankReading(sequence: v.seq & 0xffff_ffff, timestampNs: v.time / 1000 * 1000)
+    }
+
+    func waitVBlankEvent(_ fd: Int32, crtcIndex: Int, absoluteSequence: UInt32, userData: UInt64) throws -> UInt32 {
+        try record("drmWaitVBlank(EVENT)")
+        guard hasVBlank else { throw Errno.eopnotsupp }
+        guard crtcIndex < crtcs.count, crtcState[crtcs[crtcIndex].id]?.active == true else { throw Errno.invalidArgument }
+        let crtc = crtcs[crtcIndex].id
+        let now = vblank(crtc, at: clock).seq
+        let high = now & ~0xffff_ffff
+        var target = high | UInt64(absoluteSequence)
+        if Int64(bitPattern: target &- now) < 0 { target = now + 1 }
+        if target <= now { target = now + 1 }
+        let at = vblankTime(crtc, seq: target)
+        pending.append(PendingEvent(readyAt: at + receiptLatencyNs,
+                                    event: DRMEvent(kind: .vblank, sequence: target & 0xffff_ffff, timestampNs: at / 1000 * 1000, userData: userData),
+                                    fb: nil, crtc: crtc))
+        return UInt32(truncatingIfNeeded: target)
+    }
+
+    func poll(_ fd: Int32, timeoutNs: Int64) throws -> Bool {
+        try record("poll")
+        let deadline = clock + max(0, timeoutNs)
+        guard let first = pending.map(\.readyAt).min(), first <= deadline else {
+            clock = deadline
+            return false
+        }
+        clock = max(clock, first)
+        return true
+    }
+
+    func handleEvents(_ fd: Int32) throws -> [DRMEvent] {
+        try record("drmHandleEvent")
+        let ready = pending.filter { $0.readyAt <= clock }.sorted { $0.readyAt < $1.readyAt }
+        pending.removeAll { $0.readyAt <= clock }
+        for p in ready where p.event.kind == .flipComplete {
+            crtcState[p.crtc]?.pendingFlip = false
+            if let fb = p.fb {
+                crtcState[p.crtc]?.fb = fb
+                presented.append(fb)
+            }
+        }
+        return ready.map(\.event)
+    }
+
+    func monotonicNow() -> Int64 { clock }
+
+    func busyWait(until deadline: Int64) { clock = max(clock, deadline) }
+}

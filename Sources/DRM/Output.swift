@@ -1,0 +1,257 @@
+import CCadenceShim
+import SystemPackage
+
+/// How to program the display.
+public enum ModesetAPI: String, CaseIterable, Sendable {
+    /// Atomic commits (TEST_ONLY, ALLOW_MODESET, NONBLOCK | PAGE_FLIP_EVENT).
+    case atomic
+    /// drmModeSetCrtc + drmModePageFlip.
+    case legacy
+    /// Atomic when the driver offers it, legacy otherwise.
+    case auto
+}
+
+/// Whether the CRTC has a vblank interrupt.
+public enum VBlankSupport: String, Sendable {
+    /// Real vblank: flip timestamps and sequences come from the vblank interrupt.
+    case hardware
+    /// No vblank (bochs, virtio-gpu): flip timestamps are commit-completion times and
+    /// sequences are 0.
+    case none
+}
+
+/// The notice printed for drivers without vblank.
+public let noHardwareVBlankNotice = "no hardware vblank: timestamps are commit-completion times"
+
+/// SIGINT/SIGTERM as a flag the event loops poll, so the display is restored before exit.
+public enum StopSignal {
+    /// Installs the handlers (they only set a flag).
+    public static func install() { cadence_install_stop_handlers() }
+    /// Restores the default handlers.
+    public static func remove() { cadence_remove_stop_handlers() }
+    /// The signal received (SIGINT = 2, SIGTERM = 15), or 0.
+    public static var received: Int32 { cadence_stop_signal() }
+}
+
+/// One connector driven by one CRTC and its primary plane: modeset, flips, events, vblank
+/// queries, and restoring what was on screen before.
+public final class KMSOutput {
+    public let device: DRMDevice
+    public let connector: Connector
+    public let crtc: CRTCID
+    /// Index of ``crtc`` in the card's CRTC list (for drmWaitVBlank and possible_crtcs).
+    public let crtcIndex: Int
+    public let primaryPlane: PlaneID?
+    public let mode: ModeInfo
+    /// The API in use (never `.auto`).
+    public let api: ModesetAPI
+    /// Whether DRM_CAP_TIMESTAMP_MONOTONIC is set (else timestamps are wall-clock).
+    public let timestampsMonotonic: Bool
+
+    /// True while a flip is submitted and its completion event has not arrived.
+    public private(set) var flipPending = false
+    /// Set once the mode is programmed; cleared by ``restore()``.
+    public private(set) var isModeSet = false
+
+    private let original: CRTCState
+    private let originalConnectors: [ConnectorID]
+    private var modeBlob: PropertyBlob?
+    private var connectorProps: [String: PropertyID] = [:]
+    private var crtcProps: [String: PropertyID] = [:]
+    private var planeProps: [String: PropertyID] = [:]
+    private var restored = false
+
+    /// Prepares `connector` for `mode`: becomes DRM master, enables universal planes (and
+    /// atomic when `api` allows), picks a CRTC and its primary plane, and saves the CRTC's
+    /// current state for ``restore()``. Nothing on screen changes yet.
+    public init(device: DRMDevice, connector: Connector, mode: ModeInfo, api: ModesetAPI = .auto) throws {
+        self.device = device
+        self.connector = connector
+        self.mode = mode
+        try device.acquireMaster()
+        try? device.enable(.universalPlanes)
+        var chosen = api
+        switch api {
+        case .atomic:
+            try device.enable(.atomic)
+        case .auto:
+            chosen = (try? device.enable(.atomic)) != nil ? .atomic : .legacy
+        case .legacy:
+            break
+        }
+        self.api = chosen
+        timestampsMonotonic = device.has(.timestampMonotonic)
+
+        let res = try device.resources()
+        // Prefer the CRTC already driving the connector, else the first one an encoder allows.
+        var pick: CRTCID?
+        if !connector.encoderID.isNone, let enc = try? device.encoder(connector.encoderID), !enc.crtcID.isNone {
+            pick = enc.crtcID
+        }
+        if pick == nil {
+            for e in connector.encoders {
+                guard let enc = try? device.encoder(e) else { continue }
+                if let i = res.crtcs.indices.first(where: { enc.possibleCRTCs & (1 << UInt32($0)) != 0 }) {
+                    pick = res.crtcs[i]
+                    break
+                }
+            }
+        }
+        guard let crtc = pick, let index = res.crtcs.firstIndex(of: crtc) else {
+            throw DRMError(call: "choose CRTC", object: connector.name, errno: .enodev)
+        }
+        self.crtc = crtc
+        crtcIndex = index
+        original = try device.crtc(crtc)
+        originalConnectors = try res.connectors.filter { id in
+            let c = id == connector.id ? connector : try device.connector(id)
+            guard !c.encoderID.isNone, let enc = try? device.encoder(c.encoderID) else { return false }
+            return enc.crtcID == crtc
+        }
+
+        var primary: PlaneID?
+        if let ids = try? device.planeIDs() {
+            for id in ids {
+                guard let p = try? device.plane(id), p.possibleCRTCs & (1 << UInt32(index)) != 0 else { continue }
+                if (try? device.planeKind(id)) == .primary { primary = id; break }
+            }
+        }
+        primaryPlane = primary
+        if chosen == .atomic {
+            guard let primary else {
+                throw DRMError(call: "find primary plane", object: "\(crtc)", errno: .enodev)
+            }
+            connectorProps = try device.propertyIDs(of: connector.id, type: .connector)
+            crtcProps = try device.propertyIDs(of: crtc, type: .crtc)
+            planeProps = try device.propertyIDs(of: primary, type: .plane)
+            for (names, table, what) in [(["CRTC_ID"], connectorProps, connector.name),
+                                         (["MODE_ID", "ACTIVE"], crtcProps, "\(crtc)"),
+                                         (["FB_ID", "CRTC_ID", "SRC_X", "SRC_Y", "SRC_W", "SRC_H",
+                                           "CRTC_X", "CRTC_Y", "CRTC_W", "CRTC_H"], planeProps, "\(primary)")] {
+                for n in names where table[n] == nil {
+                    throw DRMError(call: "find property \(n)", object: what, errno: .invalidArgument)
+                }
+            }
+        }
+    }
+
+    deinit { try? restore() }
+
+    // MARK: Modeset and flips
+
+    private func planeState(_ fb: FramebufferID) -> [AtomicProperty] {
+        let plane = primaryPlane!.rawValue
+        let w = UInt64(mode.hdisplay), h = UInt64(mode.vdisplay)
+        let values: [(String, UInt64)] = [
+            ("FB_ID", UInt64(fb.rawValue)), ("CRTC_ID", UInt64(crtc.rawValue)),
+            ("SRC_X", 0), ("SRC_Y", 0), ("SRC_W", w << 16), ("SRC_H", h << 16),
+            ("CRTC_X", 0), ("CRTC_Y", 0), ("CRTC_W", w), ("CRTC_H", h),
+        ]
+        return values.map { AtomicProperty(object: plane, property: planeProps[$0.0]!, value: $0.1) }
+    }
+
+    /// Programs the mode with `framebuffer` on screen and waits for it to take effect:
+    /// atomic (TEST_ONLY first, then ALLOW_MODESET) or drmModeSetCrtc.
+    public func modeset(framebuffer: FramebufferID) throws {
+        switch api {
+        case .atomic, .auto:
+            let blob = try device.createBlob(mode.kernelBytes)
+            var props = [
+                AtomicProperty(object: connector.id.rawValue, property: connectorProps["CRTC_ID"]!, value: UInt64(crtc.rawValue)),
+                AtomicProperty(object: crtc.rawValue, property: crtcProps["MODE_ID"]!, value: UInt64(blob.id.rawValue)),
+                AtomicProperty(object: crtc.rawValue, property: crtcProps["ACTIVE"]!, value: 1),
+            ]
+            props += planeState(framebuffer)
+            try device.atomicCommit(props, flags: [.testOnly, .allowModeset], object: "\(connector.name) \(mode)")
+            try device.atomicCommit(props, flags: [.allowModeset], object: "\(connector.name) \(mode)")
+            modeBlob = blob
+        case .legacy:
+            try device.setCRTC(crtc, framebuffer: framebuffer, connectors: [connector.id], mode: mode)
+        }
+        isModeSet = true
+        restored = false
+    }
+
+    /// Queues a flip to `framebuffer` at the next vblank with a completion event carrying
+    /// `userData` (atomic NONBLOCK | PAGE_FLIP_EVENT, or drmModePageFlip).
+    public func flip(to framebuffer: FramebufferID, userData: UInt64) throws {
+        switch api {
+        case .atomic, .auto:
+            try device.atomicCommit(planeState(framebuffer), flags: [.nonblock, .pageFlipEvent], userData: userData,
+                                    object: "\(crtc)")
+        case .legacy:
+            try device.pageFlip(crtc, to: framebuffer, flags: .event, userData: userData)
+        }
+        flipPending = true
+    }
+
+    /// Reads events until `deadline` (see ``DRMDevice/readEvents(until:)``); a flip event for
+    /// this CRTC clears ``flipPending``.
+    public func readEvents(until deadline: Int64) throws -> [DRMEvent] {
+        let events = try device.readEvents(until: deadline)
+        for e in events where e.kind == .flipComplete && (e.crtcID == crtc || e.crtcID.isNone) { flipPending = false }
+        return events
+    }
+
+    // MARK: Vblank
+
+    /// Probes the vblank interrupt with drmCrtcGetSequence (falling back to drmWaitVBlank):
+    /// EOPNOTSUPP means none. Needs the mode set.
+    public func probeVBlank() -> VBlankSupport {
+        do {
+            _ = try device.crtcSequence(crtc)
+            return .hardware
+        } catch let e as DRMError where e.errno == .eopnotsupp {
+            return .none
+        } catch {
+            do {
+                _ = try device.waitVBlankQuery(crtcIndex: crtcIndex)
+                return .hardware
+            } catch {
+                return .none
+            }
+        }
+    }
+
+    /// The current vblank (64-bit sequence and timestamp).
+    public func currentVBlank() throws -> VBlankReading {
+        do {
+            return try device.crtcSequence(crtc)
+        } catch let e as DRMError where e.errno == .eopnotsupp || e.errno == .invalidArgument {
+            return try device.waitVBlankQuery(crtcIndex: crtcIndex)
+        }
+    }
+
+    // MARK: Restore
+
+    /// Waits (up to 200 ms) for a pending flip, then puts back what the CRTC showed before:
+    /// the original mode and framebuffer, or off. Idempotent; also called from deinit.
+    public func restore() throws {
+        guard isModeSet, !restored else { return }
+        let deadline = device.monotonicNow() + 200_000_000
+        while flipPending, device.monotonicNow() < deadline {
+            _ = try? readEvents(until: deadline)
+        }
+        restored = true
+        isModeSet = false
+        defer { modeBlob = nil }
+        if let mode = original.mode, !original.framebufferID.isNone {
+            try device.setCRTC(crtc, framebuffer: original.framebufferID, x: original.x, y: original.y,
+                               connectors: originalConnectors.isEmpty ? [connector.id] : originalConnectors, mode: mode)
+            return
+        }
+        switch api {
+        case .atomic, .auto:
+            var props = [
+                AtomicProperty(object: connector.id.rawValue, property: connectorProps["CRTC_ID"]!, value: 0),
+                AtomicProperty(object: crtc.rawValue, property: crtcProps["MODE_ID"]!, value: 0),
+                AtomicProperty(object: crtc.rawValue, property: crtcProps["ACTIVE"]!, value: 0),
+            ]
+            props.append(AtomicProperty(object: primaryPlane!.rawValue, property: planeProps["FB_ID"]!, value: 0))
+            props.append(AtomicProperty(object: primaryPlane!.rawValue, property: planeProps["CRTC_ID"]!, value: 0))
+            try device.atomicCommit(props, flags: [.allowModeset], object: "restore \(crtc)")
+        case .legacy:
+            try device.setCRTC(crtc, framebuffer: FramebufferID(0), connectors: [], mode: nil)
+        }
+    }
+}
