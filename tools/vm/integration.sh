@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# CI integration tests on a real kernel: runs `cadence list` and `cadence measure` inside
+# the VM (tools/vm/run.sh) on vkms, bochs and virtio-gpu, plus bad-input cases, and checks
+# the results (tools/vm/integration_check.py). One VM boot per driver: a guest script runs
+# every case and writes <case>.out/.err/.rc/.time into a shared directory.
+#
+# Usage: tools/vm/integration.sh [--bin PATH/TO/cadence] [--driver vkms|bochs|virtio]...
+#                                [--keep DIR]
+#   --bin     use this cadence binary (default: `swift build --product cadence`, debug)
+#   --driver  only these drivers (default: all three)
+#   --keep    keep the per-case outputs in DIR (default: a temp dir, removed on success)
+# Prints PASS/FAIL per check and `N passed, N failed`; exits non-zero on any failure.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+bin=""
+drivers=()
+keep=""
+while (($#)); do
+    case "$1" in
+        --bin) bin="$2"; shift 2 ;;
+        --driver) drivers+=("$2"); shift 2 ;;
+        --keep) keep="$2"; shift 2 ;;
+        -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "integration.sh: unknown argument: $1" >&2; exit 2 ;;
+    esac
+done
+((${#drivers[@]})) || drivers=(vkms bochs virtio)
+
+t0=$(date +%s)
+"$here/prepare.sh"
+
+if [ -z "$bin" ]; then
+    echo "== building cadence (debug)"
+    (cd "$repo" && swift build --product cadence 2>&1 | tail -n 5)
+    bin="$(cd "$repo" && swift build --show-bin-path)/cadence"
+fi
+[ -x "$bin" ] || { echo "integration.sh: no cadence binary at $bin" >&2; exit 2; }
+
+if [ -n "$keep" ]; then
+    work="$keep"
+    mkdir -p "$work"
+else
+    work="$(mktemp -d /tmp/cadence-integration.XXXXXX)"
+fi
+
+# Harness self-check, independent of cadence: vkms vblanks tick, bochs/virtio have none.
+smoke="$work/vblank-smoke"
+cc="$(command -v gcc-12 || command -v gcc || command -v cc)"
+"$cc" -O2 $(pkg-config --cflags libdrm) "$here/vblank-smoke.c" -ldrm -lm -o "$smoke"
+
+# Guest-side runner: `run NAME TIMEOUT CMD...` records NAME.out/.err/.rc/.time in /out.
+cat >"$work/guest.sh" <<'EOF'
+run() {
+    name=$1; limit=$2; shift 2
+    start=$(cut -d' ' -f1 /proc/uptime)
+    timeout "$limit" "$@" </dev/null >"/out/$name.out" 2>"/out/$name.err"
+    echo $? >"/out/$name.rc"
+    end=$(cut -d' ' -f1 /proc/uptime)
+    echo "$start $end" >"/out/$name.time"
+    echo "case $name: rc $(cat "/out/$name.rc") ($start..$end s)" >/dev/console
+}
+driver=$1
+expect=none
+[ "$driver" = vkms ] && expect=vblank
+run smoke 60 vblank-smoke --seconds 2 --expect $expect
+run list 120 cadence list
+run list_json 120 cadence list --json
+run measure 120 cadence measure --duration 10 --json
+if [ "$driver" = vkms ]; then
+    run measure_144 120 cadence measure --mode 1024x768@144 --duration 10 --json
+    run bad_list_devnull 60 cadence list --device /dev/null
+    run bad_measure_devnull 60 cadence measure --device /dev/null --duration 1
+    run bad_list_nonexistent 60 cadence list --device /nonexistent
+    run bad_measure_nonexistent 60 cadence measure --device /nonexistent --duration 1
+    run bad_connector 60 cadence measure --connector NOPE --duration 1
+    run bad_mode 60 cadence measure --mode 1x1@7 --duration 1
+fi
+exit 0
+EOF
+
+status=0
+for driver in "${drivers[@]}"; do
+    out="$work/$driver"
+    rm -rf "$out"
+    mkdir -p "$out"
+    echo "== $driver: booting the VM"
+    rc=0
+    "$here/run.sh" --driver "$driver" --timeout 900 --bin "$bin" --bin "$smoke" \
+        --file "$work/guest.sh:/guest.sh" --out-dir "$out" --console "$out/console.log" \
+        -v -- sh /guest.sh "$driver" || rc=$?
+    echo "$rc" >"$out/vm.rc"
+done
+
+python3 "$here/integration_check.py" "$work" "${drivers[@]}" || status=$?
+echo "integration wall time: $(( $(date +%s) - t0 )) s"
+if [ "$status" = 0 ] && [ -z "$keep" ]; then
+    rm -rf "$work"
+elif [ "$status" != 0 ]; then
+    echo "outputs kept in $work"
+fi
+exit "$status"

@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""Checks the outputs of tools/vm/integration.sh (stdlib only).
+
+usage: integration_check.py WORKDIR DRIVER...
+WORKDIR/<driver>/ holds <case>.out/.err/.rc/.time written in the guest, and vm.rc.
+Contract (issue 2): `cadence measure --json` prints one object with driver, connector,
+mode, nominalRefreshHz, measuredRefreshHz, vblank ("hardware"|"none"), flips,
+missedVblanks, intervalMs {mean, stddev, min, p50, p99, max}.
+"""
+
+import json
+import os
+import sys
+
+DRM_NAMES = {"vkms": "vkms", "bochs": "bochs-drm", "virtio": "virtio_gpu"}
+VKMS_1024x768_HZ = 65000e3 / (1344 * 806)  # 60.00384 Hz: vkms' preferred mode
+MEASURE_KEYS = ["driver", "connector", "mode", "nominalRefreshHz", "measuredRefreshHz",
+                "vblank", "flips", "missedVblanks", "intervalMs"]
+INTERVAL_KEYS = ["mean", "stddev", "min", "p50", "p99", "max"]
+TRAP_MARKERS = ["Fatal error", "Stack dump", "Backtrace", "Current stack trace",
+                "Illegal instruction", "Trace/breakpoint trap", "Segmentation fault",
+                "Aborted", "Swift runtime failure"]
+
+passed = 0
+failed = 0
+
+
+def result(name, ok, detail="", info=False):
+    """Records one check; detail explains a failure (and is shown on a pass if info)."""
+    global passed, failed
+    if ok:
+        passed += 1
+        print("PASS %s%s" % (name, (": " + detail) if detail and info else ""))
+    else:
+        failed += 1
+        print("FAIL %s: %s" % (name, detail))
+    return ok
+
+
+class Case:
+    def __init__(self, root, name):
+        self.name = name
+        self.present = os.path.exists(os.path.join(root, name + ".rc"))
+
+        def read(ext):
+            try:
+                with open(os.path.join(root, name + ext), "rb") as f:
+                    return f.read().decode(errors="replace")
+            except OSError:
+                return ""
+        self.out = read(".out")
+        self.err = read(".err")
+        try:
+            self.rc = int(read(".rc").strip())
+        except ValueError:
+            self.rc = None
+        t = read(".time").split()
+        self.seconds = float(t[1]) - float(t[0]) if len(t) == 2 else None
+
+    def brief(self):
+        err = self.err.strip().splitlines()
+        return "rc=%s stderr=%r" % (self.rc, err[-3:] if err else "")
+
+
+def parse_json(label, case):
+    try:
+        return json.loads(case.out)
+    except ValueError as e:
+        result(label, False, "stdout is not one JSON document (%s): %r" % (e, case.out[:300]))
+        return None
+
+
+def walk(node):
+    """Yields every dict inside a JSON value."""
+    if isinstance(node, dict):
+        yield node
+        for v in node.values():
+            yield from walk(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from walk(v)
+
+
+def numbers_named(node, words):
+    """Numeric values anywhere below node whose key contains one of words (lowercase)."""
+    found = []
+    for d in walk(node):
+        for k, v in d.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool) \
+                    and any(w in k.lower() for w in words):
+                found.append(v)
+    return found
+
+
+def check_list(driver, root):
+    c = Case(root, "list")
+    if result("%s list runs" % driver, c.rc == 0, c.brief()):
+        result("%s list shows Virtual-1" % driver, "Virtual-1" in c.out,
+               "stdout has no Virtual-1: %r" % c.out[:300])
+        if driver == "vkms":
+            result("vkms list shows the exact refresh 60.0038", "60.0038" in c.out,
+                   "no '60.0038' in stdout")
+    j = Case(root, "list_json")
+    if not result("%s list --json runs" % driver, j.rc == 0, j.brief()):
+        return
+    doc = parse_json("%s list --json is JSON" % driver, j)
+    if doc is None:
+        return
+    result("%s list --json is JSON" % driver, True)
+    connectors = [d for d in walk(doc) if "Virtual-1" in d.values()]
+    if not result("%s list --json has connector Virtual-1" % driver, bool(connectors),
+                  "no object with a value 'Virtual-1'"):
+        return
+    rates = numbers_named(connectors[0], ("refresh", "hz"))
+    if not result("%s list --json Virtual-1 has modes with refresh" % driver, bool(rates),
+                  "no numeric *refresh*/*hz* field below Virtual-1"):
+        return
+    if driver == "vkms":
+        close = [r for r in rates if abs(r - VKMS_1024x768_HZ) < 0.0005]
+        result("vkms list --json has 1024x768 at 60.0038 Hz (exact, not 60)", bool(close),
+               "refresh values: %s" % sorted(set(rates))[:12])
+    else:
+        result("%s list --json refresh values are fractional (exact)" % driver,
+               any(abs(r - round(r)) > 1e-6 for r in rates),
+               "all integers: %s" % sorted(set(rates))[:12])
+
+
+def check_measure_keys(label, doc):
+    missing = [k for k in MEASURE_KEYS if k not in doc]
+    iv = doc.get("intervalMs")
+    if isinstance(iv, dict):
+        missing += ["intervalMs." + k for k in INTERVAL_KEYS if k not in iv]
+    return result(label + " has the contract keys", not missing, "missing %s" % missing)
+
+
+def check_measure_hw(driver, root, name, label, nominal_expect, duration=10):
+    c = Case(root, name)
+    if not result(label + " runs", c.rc == 0, c.brief()):
+        return
+    doc = parse_json(label + " is JSON", c)
+    if not isinstance(doc, dict):
+        if doc is not None:
+            result(label + " is a JSON object", False, repr(doc)[:200])
+        return
+    if not check_measure_keys(label, doc):
+        return
+    result(label + " driver", doc["driver"] == DRM_NAMES[driver], repr(doc["driver"]))
+    result(label + " connector", doc["connector"] == "Virtual-1", repr(doc["connector"]))
+    result(label + " mode 1024x768", str(doc["mode"]).startswith("1024x768"),
+           repr(doc["mode"]))
+    result(label + " vblank hardware", doc["vblank"] == "hardware", repr(doc["vblank"]))
+    nominal, measured = doc["nominalRefreshHz"], doc["measuredRefreshHz"]
+    ok_n = isinstance(nominal, (int, float)) and abs(nominal - nominal_expect) / nominal_expect < 0.001
+    result(label + " nominalRefreshHz ~ %.4f" % nominal_expect, ok_n, repr(nominal), info=True)
+    if ok_n and isinstance(measured, (int, float)):
+        err = abs(measured - nominal) / nominal
+        result(label + " measuredRefreshHz within 0.05% of nominal", err <= 0.0005,
+               "nominal %s measured %s (%.4f%%)" % (nominal, measured, err * 100), info=True)
+    else:
+        result(label + " measuredRefreshHz within 0.05% of nominal", False, repr(measured))
+    result(label + " missedVblanks 0", doc["missedVblanks"] == 0, repr(doc["missedVblanks"]))
+    flips = doc["flips"]
+    want = 0.9 * duration * nominal_expect
+    result(label + " flips every vblank (>= %d)" % want,
+           isinstance(flips, int) and flips >= want, repr(flips), info=True)
+    iv = doc["intervalMs"]
+    period = 1000.0 / nominal_expect
+    try:
+        ok = (abs(iv["mean"] - period) / period < 0.005 and abs(iv["p50"] - period) / period < 0.01
+              and 0 < iv["min"] <= iv["p50"] <= iv["p99"] <= iv["max"] and iv["stddev"] >= 0)
+    except TypeError:
+        ok = False
+    result(label + " intervalMs consistent with %.4f ms" % period, ok, repr(iv), info=True)
+
+
+def check_measure_none(driver, root):
+    label = "%s measure" % driver
+    c = Case(root, "measure")
+    if not result(label + " exits 0", c.rc == 0, c.brief()):
+        return
+    doc = parse_json(label + " is JSON", c)
+    if not isinstance(doc, dict):
+        return
+    if not check_measure_keys(label, doc):
+        return
+    result(label + " driver", doc["driver"] == DRM_NAMES[driver], repr(doc["driver"]))
+    result(label + " connector", doc["connector"] == "Virtual-1", repr(doc["connector"]))
+    result(label + " vblank none", doc["vblank"] == "none", repr(doc["vblank"]))
+    result(label + " no invented drops (missedVblanks 0)", doc["missedVblanks"] == 0,
+           repr(doc["missedVblanks"]))
+    result(label + " flipped", isinstance(doc["flips"], int) and doc["flips"] > 0,
+           repr(doc["flips"]))
+    result(label + " notice on stderr", "vblank" in c.err.lower(),
+           "stderr: %r" % c.err[:300])
+    result(label + " no crash output", not any(m in c.err for m in TRAP_MARKERS),
+           "stderr: %r" % c.err[:300])
+
+
+def check_bad(root, name, what):
+    c = Case(root, name)
+    label = "bad input: %s" % what
+    if not c.present:
+        result(label, False, "case did not run")
+        return
+    lines = [l for l in c.err.splitlines() if l.strip()]
+    problems = []
+    if c.rc == 0 or c.rc is None:
+        problems.append("exit %s, want non-zero" % c.rc)
+    if c.rc in (124, 132, 133, 134, 136, 139, 143):
+        problems.append("exit %s looks like a trap/signal/timeout" % c.rc)
+    if len(lines) != 1:
+        problems.append("%d stderr lines, want 1" % len(lines))
+    if any(m in c.err for m in TRAP_MARKERS):
+        problems.append("crash output")
+    result(label, not problems, "; ".join(problems) + " | stderr: %r" % c.err[:400])
+
+
+def main(argv):
+    if len(argv) < 2:
+        sys.stderr.write(__doc__)
+        return 2
+    work, drivers = argv[0], argv[1:]
+    for driver in drivers:
+        root = os.path.join(work, driver)
+        try:
+            with open(os.path.join(root, "vm.rc")) as f:
+                vm_rc = int(f.read().strip())
+        except (OSError, ValueError):
+            vm_rc = None
+        if not result("%s VM ran the guest script" % driver, vm_rc == 0,
+                      "run.sh exit %s (see %s/console.log)" % (vm_rc, root)):
+            continue
+        smoke = Case(root, "smoke")
+        result("%s harness smoke (%s)" % (driver, "vblank ticks" if driver == "vkms"
+                                          else "no vblank: EOPNOTSUPP"),
+               smoke.rc == 0, smoke.out.strip().replace("\n", " | ") + " " + smoke.brief(), info=True)
+        check_list(driver, root)
+        if driver == "vkms":
+            check_measure_hw(driver, root, "measure", "vkms measure 60", VKMS_1024x768_HZ)
+            check_measure_hw(driver, root, "measure_144", "vkms measure 1024x768@144", 144.0)
+            check_bad(root, "bad_list_devnull", "list --device /dev/null")
+            check_bad(root, "bad_measure_devnull", "measure --device /dev/null")
+            check_bad(root, "bad_list_nonexistent", "list --device /nonexistent")
+            check_bad(root, "bad_measure_nonexistent", "measure --device /nonexistent")
+            check_bad(root, "bad_connector", "measure --connector NOPE")
+            check_bad(root, "bad_mode", "measure --mode 1x1@7")
+        else:
+            check_measure_none(driver, root)
+        times = []
+        for name in sorted(os.listdir(root)):
+            if name.endswith(".time"):
+                c = Case(root, name[:-5])
+                if c.seconds is not None:
+                    times.append("%s %.1fs" % (c.name, c.seconds))
+        print("  %s guest times: %s" % (driver, ", ".join(times)))
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
