@@ -1,7 +1,91 @@
 import ArgumentParser
+import Raster
+import Scenes
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-// Placeholder until its issue lands: owned by the helper building `cadence bench`.
+/// `cadence bench`: times the rasterizer workloads (see `BenchWorkload` for their exact
+/// definitions) and the memset/memcpy limits on the same buffer.
 struct BenchCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "bench", abstract: "Benchmark the rasterizer workloads.")
-    func run() throws { throw ValidationError("cadence bench is not built yet") }
+    static let configuration = CommandConfiguration(
+        commandName: "bench", abstract: "Benchmark the rasterizer workloads.",
+        discussion: """
+            Workloads: fill, rects, circles, gradient, blit, memset, memcpy, scene:NAME, all
+            (all = the first seven plus every scene). Use a release build:
+              swift build -c release --scratch-path .build-release
+            Examples:
+              cadence bench --workload rects --size 1920x1080 --frames 100 --threads 1 --json
+              cadence bench --workload all --size 3840x2160 --threads 2
+            """)
+
+    @Option(help: "Workload name, scene:NAME, or all.")
+    var workload = "all"
+    @Option(help: "Frame size, WIDTHxHEIGHT.")
+    var size = "1920x1080"
+    @Option(help: "Timed frames per workload.")
+    var frames = "100"
+    @Option(help: "Threads (horizontal bands); 0 = every core.")
+    var threads = "1"
+    @Option(help: "Untimed warm-up frames.")
+    var warmup = "5"
+    @Flag(help: "One JSON object per workload.")
+    var json = false
+
+    func run() throws {
+        let (w, h) = try RasterCLI.size(size)
+        let n = try RasterCLI.int(frames, "--frames", min: 1)
+        let warm = try RasterCLI.int(warmup, "--warmup", min: 0)
+        var t = try RasterCLI.int(threads, "--threads", min: 0)
+        if t == 0 { t = BandedRenderer.onlineProcessorCount }
+        let list: [BenchWorkload]
+        if workload == "all" {
+            list = BenchWorkload.standard + SceneCatalog.names.map { .scene($0) }
+        } else if let one = BenchWorkload(workload) {
+            list = [one]
+        } else {
+            throw RasterCLI.fail("unknown workload '\(workload)': choose fill, rects, circles, gradient, blit, memset, memcpy, scene:NAME or all")
+        }
+        let bmp = Bitmap(width: w, height: h)
+        let renderer = BandedRenderer(threads: t)
+        for wl in list {
+            let prepared = PreparedWorkload(wl, width: w, height: h)
+            for i in 0..<warm { prepared.run(frame: i, into: bmp.canvas, renderer: renderer) }
+            var times = [Double]()
+            times.reserveCapacity(n)
+            for i in 0..<n {
+                let t0 = now()
+                prepared.run(frame: warm + i, into: bmp.canvas, renderer: renderer)
+                times.append(now() - t0)
+            }
+            times.sort()
+            let median = n % 2 == 1 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2
+            let mpix = Double(w * h) / median / 1e6
+            if json {
+                print("{\"workload\":\"\(wl)\",\"size\":\"\(w)x\(h)\",\"threads\":\(t),\"frames\":\(n),\"msPerFrame\":{\"median\":\(fmt(median * 1e3)),\"min\":\(fmt(times[0] * 1e3))},\"mpixPerSec\":\(fmt(mpix))}")
+            } else {
+                let name = "\(wl)".padding(16)
+                print("\(name) \(w)x\(h) threads \(t)  median \(fmt(median * 1e3)) ms  min \(fmt(times[0] * 1e3)) ms  \(fmt(mpix)) Mpix/s")
+            }
+            fflush(stdout)
+        }
+    }
+
+    private func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+    }
+
+    private func fmt(_ v: Double) -> String {
+        var line = TextLine()
+        line.append(v, fractionDigits: v < 10 ? 4 : 2)
+        return line.string
+    }
+}
+
+private extension String {
+    func padding(_ n: Int) -> String { count >= n ? self : self + String(repeating: " ", count: n - count) }
 }

@@ -1,7 +1,20 @@
 import ArgumentParser
+import Scenes
 
-// Placeholder until its issue lands: owned by the helper building `cadence scenes`.
+/// `cadence scenes`: the test scenes, one line each.
 struct ScenesCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "scenes", abstract: "List the test scenes.")
-    func run() throws { throw ValidationError("cadence scenes is not built yet") }
+    static let configuration = CommandConfiguration(
+        commandName: "scenes", abstract: "List the test scenes.",
+        discussion: """
+            Examples:
+              cadence scenes
+              cadence render --scene ufo --frame 30 --output ufo.png
+            """)
+
+    func run() throws {
+        let width = SceneCatalog.names.map(\.count).max() ?? 0
+        for scene in SceneCatalog.all {
+            print(scene.name + String(repeating: " ", count: width - scene.name.count + 2) + scene.summary)
+        }
+    }
 }
