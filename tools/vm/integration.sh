@@ -76,6 +76,17 @@ if [ "$driver" = vkms ]; then
     run bad_measure_nonexistent 60 cadence measure --device /nonexistent --duration 1
     run bad_connector 60 cadence measure --connector NOPE --duration 1
     run bad_mode 60 cadence measure --mode 1x1@7 --duration 1
+    chmod 600 /dev/dri/card0
+    run bad_no_permission 60 su -s /bin/sh nobody -c '/bin/cadence measure --duration 1'
+    # Another client holds DRM master with a mode set while cadence tries to measure.
+    run bad_other_master 60 sh -c 'vblank-smoke --hold 20 >/tmp/hold.out & holder=$!
+        n=0; until grep -q driver= /tmp/hold.out; do
+            n=$((n+1)); [ $n -gt 100 ] && { echo "holder did not start" >&2; exit 99; }
+            sleep 0.1; done
+        cadence measure --duration 1; rc=$?; kill $holder; wait; exit $rc'
+fi
+if [ "$driver" = virtio ]; then
+    run bad_disconnected 60 cadence measure --connector Virtual-2 --duration 1
 fi
 exit 0
 EOF
@@ -87,7 +98,10 @@ for driver in "${drivers[@]}"; do
     mkdir -p "$out"
     echo "== $driver: booting the VM"
     rc=0
-    "$here/run.sh" --driver "$driver" --timeout 900 --bin "$bin" --bin "$smoke" \
+    extra=()
+    # virtio with two outputs: Virtual-2 exists but is disconnected.
+    [ "$driver" = virtio ] && extra=(--outputs 2)
+    "$here/run.sh" --driver "$driver" "${extra[@]}" --timeout 900 --bin "$bin" --bin "$smoke" \
         --file "$work/guest.sh:/guest.sh" --out-dir "$out" --console "$out/console.log" \
         -v -- sh /guest.sh "$driver" || rc=$?
     echo "$rc" >"$out/vm.rc"

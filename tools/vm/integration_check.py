@@ -244,8 +244,12 @@ def main(argv):
             check_bad(root, "bad_measure_nonexistent", "measure --device /nonexistent")
             check_bad(root, "bad_connector", "measure --connector NOPE")
             check_bad(root, "bad_mode", "measure --mode 1x1@7")
+            check_bad(root, "bad_no_permission", "measure without permission (uid nobody)")
+            check_bad(root, "bad_other_master", "measure while another DRM master holds it")
         else:
             check_measure_none(driver, root)
+        if driver == "virtio":
+            check_bad(root, "bad_disconnected", "measure --connector Virtual-2 (disconnected)")
         times = []
         for name in sorted(os.listdir(root)):
             if name.endswith(".time"):

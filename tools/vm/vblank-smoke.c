@@ -5,7 +5,8 @@
 //   2. page-flips for --seconds and reports the flip rate and event sequence numbers.
 // Prints one `key=value` line per phase. Exit status: 0 when the result matches
 // --expect (vblank: vblanks tick within 0.5% of the mode's refresh; none: drmWaitVBlank
-// fails with EOPNOTSUPP), 1 otherwise, 2 on setup errors.
+// fails with EOPNOTSUPP), 1 otherwise, 2 on setup errors. --hold S only sets the mode and
+// keeps DRM master for S seconds (to test clients facing another master).
 // Build: gcc -O2 $(pkg-config --cflags libdrm) vblank-smoke.c -ldrm -o vblank-smoke
 #include <errno.h>
 #include <fcntl.h>
@@ -42,14 +43,15 @@ static void on_flip(int fd, unsigned seq, unsigned sec, unsigned usec, unsigned 
 
 int main(int argc, char **argv) {
     const char *device = "/dev/dri/card0", *want_conn = NULL, *expect = NULL;
-    double seconds = 2.0;
+    double seconds = 2.0, hold = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
         else if (!strcmp(argv[i], "--connector") && i + 1 < argc) want_conn = argv[++i];
         else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
         else if (!strcmp(argv[i], "--expect") && i + 1 < argc) expect = argv[++i];
+        else if (!strcmp(argv[i], "--hold") && i + 1 < argc) hold = atof(argv[++i]);
         else { fprintf(stderr, "usage: %s [--device P] [--connector NAME] [--seconds S] "
-                       "[--expect vblank|none]\n", argv[0]); return 2; }
+                       "[--expect vblank|none] [--hold S]\n", argv[0]); return 2; }
     }
     int fd = open(device, O_RDWR | O_CLOEXEC);
     if (fd < 0) { fprintf(stderr, "open %s: %s\n", device, strerror(errno)); return 2; }
@@ -105,6 +107,11 @@ int main(int argc, char **argv) {
     }
     printf("driver=%s connector=%s mode=%ux%u nominalHz=%.4f\n", ver->name, name,
            mode.hdisplay, mode.vdisplay, nominal);
+    fflush(stdout);
+    if (hold > 0) {  // keep the mode and DRM master for `hold` seconds, then exit
+        usleep((useconds_t)(hold * 1e6));
+        return 0;
+    }
 
     // Phase 1: drmWaitVBlank.
     unsigned vb_count = 0, first_seq = 0, last_seq = 0;

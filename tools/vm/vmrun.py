@@ -256,6 +256,8 @@ def parse(argv):
     p.add_argument("--out-dir", metavar="DIR",
                    help="host directory shared read-write as /out in the guest "
                         "($CADENCE_OUT); the command starts in it")
+    p.add_argument("--outputs", type=int, default=1, metavar="N",
+                   help="virtio only: N outputs (Virtual-2.. are disconnected)")
     p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--mem", type=int, default=int(os.environ.get("CADENCE_VM_MEM", "1024")),
                    help="guest memory in MiB (default 1024)")
@@ -267,6 +269,10 @@ def parse(argv):
     if not command:
         p.error("missing '-- COMMAND [ARGS...]'")
     args.command = command
+    if args.outputs != 1 and args.driver != "virtio":
+        p.error("--outputs is only supported with --driver virtio")
+    if not 1 <= args.outputs <= 16:
+        p.error("--outputs wants 1..16")
     env = []
     for item in args.env:
         name, sep, value = item.partition("=")
@@ -322,8 +328,9 @@ def run(args, kdir, vmlinux, busybox, qemu, qemu_dev, modules, run_dir, t_start)
     ar.add_symlink("/sbin", "bin")
     ar.add_chardev("/dev/console", 5, 1)
     ar.add_chardev("/dev/null", 1, 3, 0o666)
-    ar.add_bytes("/etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n")
-    ar.add_bytes("/etc/group", b"root:x:0:\nvideo:x:44:\n")
+    ar.add_bytes("/etc/passwd", b"root:x:0:0:root:/root:/bin/sh\n"
+                                b"nobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n")
+    ar.add_bytes("/etc/group", b"root:x:0:\nvideo:x:44:\nnogroup:x:65534:\n")
 
     # Binaries requested by the caller: /bin/<basename>, libraries at the host paths.
     bin_names = set()
@@ -383,6 +390,8 @@ def run(args, kdir, vmlinux, busybox, qemu, qemu_dev, modules, run_dir, t_start)
            "-append", "console=ttyS0 loglevel=6 panic=-1 rdinit=/init"]
     for i, k in enumerate(("console", "stdout", "stderr", "status")):
         cmd += ["-chardev", "file,id=s%d,path=%s" % (i, paths[k]), "-serial", "chardev:s%d" % i]
+    if args.driver == "virtio" and args.outputs != 1:
+        qemu_dev = ["-device", "virtio-gpu-pci,max_outputs=%d" % args.outputs]
     cmd += qemu_dev
     if args.out_dir:
         out_dir = os.path.abspath(args.out_dir)
