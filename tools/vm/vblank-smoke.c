@@ -28,7 +28,7 @@ static double now_s(void) {
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-struct flip_state { int pending; unsigned count, first_seq, last_seq; double first_t, last_t; };
+struct flip_state { int pending; unsigned count, first_seq, last_seq, gaps; double first_t, last_t; };
 
 static void on_flip(int fd, unsigned seq, unsigned sec, unsigned usec, unsigned crtc,
                     void *data) {
@@ -36,6 +36,7 @@ static void on_flip(int fd, unsigned seq, unsigned sec, unsigned usec, unsigned 
     struct flip_state *st = data;
     double t = sec + usec * 1e-6;
     if (st->count == 0) { st->first_seq = seq; st->first_t = t; }
+    else if (seq > st->last_seq + 1) st->gaps += seq - st->last_seq - 1;
     st->last_seq = seq; st->last_t = t;
     st->count++;
     st->pending = 0;
@@ -164,7 +165,8 @@ int main(int argc, char **argv) {
     if (flip_errno)
         printf("flips=error errno=%d (%s)\n", flip_errno, strerror(flip_errno));
     else
-        printf("flips=%u seq=%u..%u rateHz=%.4f\n", st.count, st.first_seq, st.last_seq,
+        printf("flips=%u seq=%u..%u missed=%u rateHz=%.4f\n", st.count, st.first_seq,
+               st.last_seq, st.gaps,
                st.last_t > st.first_t ? (st.count - 1) / (st.last_t - st.first_t) : 0.0);
 
     if (!expect) return 0;
