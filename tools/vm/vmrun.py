@@ -18,6 +18,7 @@ import argparse
 import os
 import shlex
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -406,11 +407,14 @@ def run(args, kdir, vmlinux, busybox, qemu, qemu_dev, modules, run_dir, t_start)
                "stderr": [open(paths["stderr"], "rb"), sys.stderr.buffer]}
 
     def pump():
-        for src, dst in readers.values():
+        for key, (src, dst) in readers.items():
             data = src.read()
-            if data:
-                dst.write(data)
-                dst.flush()
+            if data and dst is not None:
+                try:
+                    dst.write(data)
+                    dst.flush()
+                except BrokenPipeError:  # our reader went away; keep the VM running
+                    readers[key][1] = None
 
     status_lines = []
     t_init = None
@@ -498,6 +502,9 @@ def run(args, kdir, vmlinux, busybox, qemu, qemu_dev, modules, run_dir, t_start)
 
 
 if __name__ == "__main__":
+    # SIGTERM/SIGHUP (e.g. a CI timeout) unwind normally so qemu is killed, not orphaned.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGHUP, lambda *_: sys.exit(129))
     try:
         sys.exit(main(sys.argv[1:]))
     except KeyboardInterrupt:
