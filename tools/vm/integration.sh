@@ -70,6 +70,8 @@ run list_json 120 cadence list --json
 run measure 120 cadence measure --duration 10 --json
 if [ "$driver" = vkms ]; then
     run measure_144 120 cadence measure --mode 1024x768@144 --duration 10 --json
+    run measure_gbm 120 cadence measure --allocator gbm --duration 3 --json
+    run measure_legacy 120 cadence measure --api legacy --duration 3 --json
     run bad_list_devnull 60 cadence list --device /dev/null
     run bad_measure_devnull 60 cadence measure --device /dev/null --duration 1
     run bad_list_nonexistent 60 cadence list --device /nonexistent
@@ -101,6 +103,8 @@ for driver in "${drivers[@]}"; do
     extra=()
     # virtio with two outputs: Virtual-2 exists but is disconnected.
     [ "$driver" = virtio ] && extra=(--outputs 2)
+    # vkms also measures with GBM buffers: Mesa's kms_swrast closure in the guest.
+    [ "$driver" = vkms ] && extra=(--gbm)
     "$here/run.sh" --driver "$driver" "${extra[@]}" --timeout 900 --bin "$bin" --bin "$smoke" \
         --file "$work/guest.sh:/guest.sh" --out-dir "$out" --console "$out/console.log" \
         -v -- sh /guest.sh "$driver" || rc=$?

@@ -238,6 +238,10 @@ def main(argv):
         if driver == "vkms":
             check_measure_hw(driver, root, "measure", "vkms measure 60", VKMS_1024x768_HZ)
             check_measure_hw(driver, root, "measure_144", "vkms measure 1024x768@144", 144.0)
+            check_measure_hw(driver, root, "measure_gbm", "vkms measure --allocator gbm",
+                             VKMS_1024x768_HZ, duration=3)
+            check_measure_hw(driver, root, "measure_legacy", "vkms measure --api legacy",
+                             VKMS_1024x768_HZ, duration=3)
             check_bad(root, "bad_list_devnull", "list --device /dev/null")
             check_bad(root, "bad_measure_devnull", "measure --device /dev/null")
             check_bad(root, "bad_list_nonexistent", "list --device /nonexistent")
