@@ -42,7 +42,8 @@ let package = Package(
             dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")]
         ),
         .target(name: "KMSDisplay", dependencies: ["DRM", "CadenceCore"]),
-        .target(name: "Raster"),
+        .target(name: "CRasterKernels"),
+        .target(name: "Raster", dependencies: ["CRasterKernels"]),
         .target(name: "Scenes", dependencies: ["Raster"], path: "shaders-cpu"),
         .executableTarget(
             name: "cadence",

@@ -1,3 +1,4 @@
+import CRasterKernels
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -103,6 +104,10 @@ public struct Canvas: @unchecked Sendable {
             }
         } else {
             let k = ConstantBlend(pixel: color.opaquePixel, alpha: a)
+            if simdLevel > 0 {
+                cadence_blend_rect(simdLevel, UnsafeMutableRawPointer(row(r.minY) + r.minX), stride, w, r.height, k.inv, k.lo, k.hi)
+                return
+            }
             var y = r.minY
             while y < r.maxY {
                 spanBlend(row(y) + r.minX, w, k)

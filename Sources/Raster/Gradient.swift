@@ -50,15 +50,19 @@ public struct Gradient: Sendable {
 
 extension Canvas {
     /// Fills `rect` with a linear gradient running from `p0` (position 0) to `p1` (position 1).
-    /// The position is 8.16 fixed point in a 64-bit integer: computed once per row from the
-    /// pixel at x = 0, then stepped per pixel by an integer, so any clip gives the same pixels.
-    /// Opaque ramps are written in runs of equal colour (the run length is one integer
-    /// division per run, exactly matching per-pixel stepping).
+    ///
+    /// Positions are 8.16 fixed point in 64-bit integers stepped by a constant per pixel.
+    /// Each row's start is snapped to a whole number of steps (an error under one pixel
+    /// along the ramp), so pixel x of row y sits at position `(k(y) + x) · step`: every row
+    /// is a window of one strip of colours, computed once per call and copied row by row.
+    /// Pixels depend only on (x, y), never on the clip, so bands match single-threaded output.
     public func fillLinearGradient(_ rect: IntRect, from p0: Point, to p1: Point, _ gradient: Gradient) {
         let r = rect.intersection(clip)
         if r.isEmpty { return }
         let dx = p1.x - p0.x, dy = p1.y - p0.y
         let len2 = dx * dx + dy * dy
+        let opaque = gradient.isOpaque
+        let alphaBits: UInt32 = opaque ? 0xFF00_0000 : 0
         gradient.table.withUnsafeBufferPointer { lutBuf in
             let lut = lutBuf.baseAddress!
             guard len2 > 1e-12 else {
@@ -67,43 +71,55 @@ extension Canvas {
             }
             let scale = 16_777_216.0 / len2  // 2^24: 256 entries × 2^16 fraction
             let step = Int64((dx * scale).rounded())
-            let opaque = gradient.isOpaque
-            let useRuns = opaque && (step == 0 || abs(step) < 1 << 14)
-            for y in r.minY..<r.maxY {
-                let base = Int64((((0.5 - p0.x) * dx + (Double(y) + 0.5 - p0.y) * dy) * scale).rounded())
-                let p = row(y)
-                var u = base &+ Int64(r.minX) &* step
-                var x = r.minX
-                if useRuns {
-                    while x < r.maxX {
-                        let rest = r.maxX - x
-                        let idx = min(max(u >> 16, 0), 255)
-                        var n = rest
-                        if step > 0 {
-                            if idx < 255 { n = Int(((idx + 1) << 16 - u + step - 1) / step) }
-                        } else if step < 0 {
-                            if idx > 0 { n = Int((u - idx << 16) / -step + 1) }
+            @inline(__always) func base(_ y: Int) -> Int64 {
+                Int64((((0.5 - p0.x) * dx + (Double(y) + 0.5 - p0.y) * dy) * scale).rounded())
+            }
+            @inline(__always) func color(_ u: Int64) -> UInt32 { lut[Int(min(max(u >> 16, 0), 255))] | alphaBits }
+            @inline(__always) func put(_ p: UnsafeMutablePointer<UInt32>, _ c: UInt32) {
+                if opaque { p.pointee = c } else {
+                    let a = c >> 24
+                    if a == 255 { p.pointee = c } else if a != 0 { p.pointee = blendPixel(p.pointee, c | 0xFF00_0000, a) }
+                }
+            }
+            if step == 0 {
+                // Vertical ramp: every row is one colour.
+                for y in r.minY..<r.maxY {
+                    let c = color(base(y))
+                    if opaque { spanFill(row(y) + r.minX, r.width, c) } else { for x in r.minX..<r.maxX { put(row(y) + x, c) } }
+                }
+                return
+            }
+            let k0 = base(r.minY) / step, k1 = base(r.maxY - 1) / step
+            let kmin = min(k0, k1), kmax = max(k0, k1)
+            let j0 = kmin + Int64(r.minX)
+            let length = Int(kmax - kmin) + r.width
+            if length <= 1 << 16 {
+                withUnsafeTemporaryAllocation(of: UInt32.self, capacity: length) { strip in
+                    let s = strip.baseAddress!
+                    var u = j0 &* step
+                    for j in 0..<length {
+                        s[j] = color(u)
+                        u &+= step
+                    }
+                    for y in r.minY..<r.maxY {
+                        let src = s + Int(base(y) / step + Int64(r.minX) - j0)
+                        let dst = row(y) + r.minX
+                        if opaque {
+                            UnsafeMutableRawPointer(dst).copyMemory(from: src, byteCount: r.width &* 4)
+                        } else {
+                            for i in 0..<r.width { put(dst + i, src[i]) }
                         }
-                        if n > rest { n = rest }
-                        spanFill(p + x, n, lut[Int(idx)] | 0xFF00_0000)
-                        x += n
-                        u &+= Int64(n) &* step
                     }
-                } else if opaque {
-                    while x < r.maxX {
-                        let idx = Int(min(max(u >> 16, 0), 255))
-                        p[x] = lut[idx] | 0xFF00_0000
-                        u &+= step
-                        x &+= 1
-                    }
-                } else {
-                    while x < r.maxX {
-                        let c = lut[Int(min(max(u >> 16, 0), 255))]
-                        let a = c >> 24
-                        if a == 255 { p[x] = c } else if a != 0 { p[x] = blendPixel(p[x], c | 0xFF00_0000, a) }
-                        u &+= step
-                        x &+= 1
-                    }
+                }
+                return
+            }
+            // Nearly vertical ramps over tall rects: colour per pixel along the same grid.
+            for y in r.minY..<r.maxY {
+                let p = row(y)
+                var u = (base(y) / step &+ Int64(r.minX)) &* step
+                for x in r.minX..<r.maxX {
+                    put(p + x, color(u))
+                    u &+= step
                 }
             }
         }

@@ -1,3 +1,9 @@
+import CRasterKernels
+
+/// The widest span kernel this CPU runs (0: portable Swift only; 2: AVX2; 3: AVX-512BW),
+/// checked once. All levels produce identical pixels.
+@usableFromInline let simdLevel: Int32 = cadence_raster_simd_level()
+
 /// The innermost loops: horizontal runs of pixels. Everything else reduces to these.
 /// They take raw row pointers and counts; callers have already clipped.
 
@@ -32,6 +38,10 @@ func spanFill(_ p: UnsafeMutablePointer<UInt32>, _ count: Int, _ pixel: UInt32) 
 func spanBlend(_ p: UnsafeMutablePointer<UInt32>, _ count: Int, _ k: ConstantBlend) {
     let raw = UnsafeMutableRawPointer(p)
     var i = 0
+    if count >= 16 && simdLevel > 0 {
+        cadence_blend_rect(simdLevel, raw, 0, count, 1, k.inv, k.lo, k.hi)
+        return
+    }
     if count >= 8 {
         let inv = SIMD16<UInt16>(repeating: UInt16(truncatingIfNeeded: k.inv))
         let l0 = UInt16(truncatingIfNeeded: k.lo), l1 = UInt16(truncatingIfNeeded: k.lo &>> 16)
