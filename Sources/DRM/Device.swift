@@ -224,9 +224,10 @@ public final class DRMDevice {
     }
 
     /// Atomic commit (drmModeAtomicCommit).
-    public func atomicCommit(_ properties: [AtomicProperty], flags: AtomicFlags, userData: UInt64 = 0, object: String? = nil) throws {
+    public func atomicCommit(_ properties: [AtomicProperty], flags: AtomicFlags, userData: UInt64 = 0,
+                             object: @autoclosure () -> String? = nil) throws {
         let call = flags.contains(.testOnly) ? "drmModeAtomicCommit(TEST_ONLY)" : "drmModeAtomicCommit"
-        try retrying(call, object) { try sys.atomicCommit(fd, properties, flags: flags, userData: userData) }
+        try retrying(call, object()) { try sys.atomicCommit(fd, properties, flags: flags, userData: userData) }
     }
 
     // MARK: Vblank and events

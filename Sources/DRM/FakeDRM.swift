@@ -165,6 +165,7 @@ public final class FakeDRMDevice: DRMSystem {
     private var gbmObjects = 0
     private var gbmBOs: [UnsafeMutableRawPointer: (handle: UInt32, memory: UnsafeMutableRawPointer, stride: UInt32)] = [:]
     private var propNames: [String: PropertyID] = [:]
+    private var planeBinding: [UInt32: CRTCID] = [:]
     private var propValues: [UInt32: [PropertyID: UInt64]] = [:]
 
     deinit {
@@ -542,9 +543,23 @@ public final class FakeDRMDevice: DRMSystem {
         var byObject: [UInt32: [String: UInt64]] = [:]
         for p in properties { byObject[p.object, default: [:]][name(p.property)] = p.value }
         // Work out the new state of each CRTC touched.
+        var succeeded = false
+        defer {
+            if succeeded && !flags.contains(.testOnly) {
+                for (object, props) in byObject {
+                    if let c = props["CRTC_ID"], planes.contains(where: { $0.plane.id.rawValue == object }) {
+                        planeBinding[object] = CRTCID(UInt32(c))
+                    }
+                }
+            }
+        }
         for crtc in crtcs.map(\.id) {
             let crtcProps = byObject[crtc.rawValue] ?? [:]
-            let primary = planes.first { $0.kind == .primary && byObject[$0.plane.id.rawValue]?["CRTC_ID"] == UInt64(crtc.rawValue) }
+            let primary = planes.first { p in
+                guard p.kind == .primary, let props = byObject[p.plane.id.rawValue] else { return false }
+                if let bound = props["CRTC_ID"] { return bound == UInt64(crtc.rawValue) }
+                return props["FB_ID"] != nil && planeBinding[p.plane.id.rawValue] == crtc
+            }
             let planeFB = primary.flatMap { byObject[$0.plane.id.rawValue]?["FB_ID"] }.map { FramebufferID(UInt32($0)) }
             let conns = connectors.filter { byObject[$0.id.rawValue]?["CRTC_ID"] == UInt64(crtc.rawValue) }.map(\.id)
             guard let rt = crtcState[crtc] else { continue }
@@ -575,6 +590,7 @@ public final class FakeDRMDevice: DRMSystem {
                 if flags.contains(.pageFlipEvent) { scheduleFlip(crtc, fb: fb, userData: userData) } else { crtcState[crtc]?.fb = fb }
             }
         }
+        succeeded = true
     }
 
     func crtcGetSequence(_ fd: Int32, _ crtc: CRTCID) throws -> VBlankReading {

@@ -28,7 +28,11 @@ extension KMSOutput {
     /// recording each flip event. Each buffer is filled once from `shadow` (a sequential
     /// copy). On drivers without vblank the flips are paced to the mode's period instead.
     /// Stops early on SIGINT/SIGTERM (see ``StopSignal``). The caller restores the CRTC.
-    public func recordFlips(swapchain: Swapchain, shadow: ShadowBuffer, durationNs: Int64) throws -> FlipRecording {
+    ///
+    /// The first `warmupFlips` flip completions after the modeset (first-run code paths,
+    /// page faults, the new timing settling) are not recorded; `durationNs` counts from the
+    /// end of the warm-up.
+    public func recordFlips(swapchain: Swapchain, shadow: ShadowBuffer, durationNs: Int64, warmupFlips: Int = 3) throws -> FlipRecording {
         let shades: [UInt32] = [0x0020_3040, 0x0030_4050, 0x0040_5060]
         for (i, b) in swapchain.buffers.enumerated() {
             shadow.fill(shades[i % shades.count])
@@ -40,7 +44,8 @@ extension KMSOutput {
         let period = Int64(mode.refreshInterval.rounded())
         var samples: [FlipSample] = []
         var widener = SequenceWidener()
-        let end = device.monotonicNow() + durationNs
+        var end = device.monotonicNow() + durationNs
+        var warmupLeft = warmupFlips
 
         func submitNext() throws {
             guard let i = swapchain.acquire() else { return }
@@ -70,7 +75,12 @@ extension KMSOutput {
             for e in events where e.kind == .flipComplete {
                 lastEvent = received
                 let seq = vblank == .hardware ? widener.widen(UInt32(truncatingIfNeeded: e.sequence)) : 0
-                samples.append(FlipSample(sequence: seq, timestampNs: e.timestampNs, receivedNs: received))
+                if warmupLeft > 0 {
+                    warmupLeft -= 1
+                    end = received + durationNs
+                } else {
+                    samples.append(FlipSample(sequence: seq, timestampNs: e.timestampNs, receivedNs: received))
+                }
                 if e.userData >= 1, Int(e.userData) <= swapchain.buffers.count { swapchain.markOnScreen(Int(e.userData) - 1) }
                 guard received < end else { continue }
                 if vblank == .hardware {

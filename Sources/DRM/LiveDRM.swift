@@ -10,6 +10,9 @@ import SystemPackage
 final class LiveDRM: DRMSystem {
     static let shared = LiveDRM()
 
+    /// Reused by ``handleEvents(_:)`` (drmHandleEvent reads at most 1 KiB: 32 events).
+    private let eventBuffer = UnsafeMutableBufferPointer<cadence_drm_event>.allocate(capacity: 64)
+
     /// Errno of a libdrm return value: -1 means "see errno", other negatives are -errno.
     @inline(__always) private func check(_ r: Int32) throws {
         guard r < 0 else { return }
@@ -320,10 +323,9 @@ final class LiveDRM: DRMSystem {
     }
 
     func handleEvents(_ fd: Int32) throws -> [DRMEvent] {
-        var raw = [cadence_drm_event](repeating: cadence_drm_event(), count: 64)
-        let n = raw.withUnsafeMutableBufferPointer { cadence_handle_events(fd, $0.baseAddress, Int32($0.count)) }
+        let n = cadence_handle_events(fd, eventBuffer.baseAddress, Int32(eventBuffer.count))
         if n < 0 { throw Errno(rawValue: -n) }
-        return raw.prefix(Int(n)).map { e in
+        return eventBuffer.prefix(Int(n)).map { e in
             let kind: DRMEvent.Kind = e.kind == UInt32(CADENCE_EVENT_FLIP) ? .flipComplete
                 : e.kind == UInt32(CADENCE_EVENT_VBLANK) ? .vblank : .sequence
             return DRMEvent(kind: kind, crtcID: CRTCID(e.crtc_id), sequence: e.sequence,

@@ -60,6 +60,7 @@ public final class KMSOutput {
     private var crtcProps: [String: PropertyID] = [:]
     private var planeProps: [String: PropertyID] = [:]
     private var restored = false
+    private var planeFBProperty: PropertyID?
 
     /// Prepares `connector` for `mode`: becomes DRM master, enables universal planes (and
     /// atomic when `api` allows), picks a CRTC and its primary plane, and saves the CRTC's
@@ -124,6 +125,7 @@ public final class KMSOutput {
             connectorProps = try device.propertyIDs(of: connector.id, type: .connector)
             crtcProps = try device.propertyIDs(of: crtc, type: .crtc)
             planeProps = try device.propertyIDs(of: primary, type: .plane)
+            planeFBProperty = planeProps["FB_ID"]
             for (names, table, what) in [(["CRTC_ID"], connectorProps, connector.name),
                                          (["MODE_ID", "ACTIVE"], crtcProps, "\(crtc)"),
                                          (["FB_ID", "CRTC_ID", "SRC_X", "SRC_Y", "SRC_W", "SRC_H",
@@ -177,7 +179,9 @@ public final class KMSOutput {
     public func flip(to framebuffer: FramebufferID, userData: UInt64) throws {
         switch api {
         case .atomic, .auto:
-            try device.atomicCommit(planeState(framebuffer), flags: [.nonblock, .pageFlipEvent], userData: userData,
+            // The plane is already configured by the modeset: a flip only changes FB_ID.
+            let fbProperty = AtomicProperty(object: primaryPlane!.rawValue, property: planeFBProperty!, value: UInt64(framebuffer.rawValue))
+            try device.atomicCommit([fbProperty], flags: [.nonblock, .pageFlipEvent], userData: userData,
                                     object: "\(crtc)")
         case .legacy:
             try device.pageFlip(crtc, to: framebuffer, flags: .event, userData: userData)

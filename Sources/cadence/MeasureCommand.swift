@@ -1,7 +1,258 @@
 import ArgumentParser
+import CadenceCore
+import DRM
 
-// Placeholder until its issue lands: owned by the helper building `cadence measure`.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `cadence measure`: sets a mode, flips at every vblank for a while, and reports the
+/// panel's real cadence from the kernel's flip timestamps.
 struct MeasureCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "measure", abstract: "Measure a panel's real refresh from kernel flip timestamps.")
-    func run() throws { throw ValidationError("cadence measure is not built yet") }
+    static let configuration = CommandConfiguration(
+        commandName: "measure", abstract: "Measure a panel's real refresh from kernel flip timestamps.",
+        discussion: """
+            Sets the mode, page-flips at every vblank for the duration and reports the nominal
+            refresh (from the mode timing), the measured refresh (least-squares fit of kernel
+            timestamp against vblank sequence), flip intervals, missed vblanks (sequence gaps)
+            and igt-style timestamp checks. The first 3 flips after the modeset are warm-up and
+            not measured. --mode WxH@HZ with no listed mode at that rate
+            builds one (the listed WxH mode with its pixel clock scaled, or CVT reduced
+            blanking) and says so on stderr. Exits 1 when a timestamp check fails.
+            """)
+
+    @Option(name: .long, help: "DRM card node (default: the first /dev/dri/card*).")
+    var device: String?
+
+    @Option(name: .long, help: "Connector name, e.g. Virtual-1 or HDMI-A-1 (default: the first connected).")
+    var connector: String?
+
+    @Option(name: .long, help: "WxH or WxH@HZ (default: the connector's preferred mode).")
+    var mode: String?
+
+    @Option(name: .long, help: "Seconds to flip for.")
+    var duration: Double = 5
+
+    @Option(name: .long, help: "Buffer allocator: dumb or gbm.")
+    var allocator: String = "dumb"
+
+    @Option(name: .long, help: "Modeset API: atomic, legacy or auto.")
+    var api: String = "auto"
+
+    @Flag(name: .long, help: "Print one JSON object.")
+    var json = false
+
+    @Flag(name: .long, help: "Print every flip event (sequence, kernel timestamp, receipt latency) to stderr.")
+    var trace = false
+
+    func run() throws {
+        guard duration.isFinite, duration > 0, duration <= 86_400 else {
+            throw CLIFailure("invalid --duration \(duration): expected seconds > 0")
+        }
+        guard let alloc = BufferAllocator(rawValue: allocator) else {
+            throw CLIFailure("invalid --allocator '\(allocator)': expected dumb or gbm")
+        }
+        guard let modesetAPI = ModesetAPI(rawValue: api) else {
+            throw CLIFailure("invalid --api '\(api)': expected atomic, legacy or auto")
+        }
+        var request: ModeRequest?
+        if let mode {
+            guard let r = ModeRequest(parsing: mode) else {
+                throw CLIFailure("invalid --mode '\(mode)': expected WxH or WxH@HZ, e.g. 1024x768@144")
+            }
+            request = r
+        }
+        let path: String
+        if let device {
+            path = device
+        } else {
+            guard let first = DRMDevice.discover().first else {
+                throw CLIFailure("no DRM device found: /dev/dri has no card* nodes")
+            }
+            path = first
+        }
+
+        let dev = try openDevice(path)
+        let driver = try describing(path) { try dev.version() }
+        try describing(path) { try dev.acquireMaster() }
+        let conns = try describing(path) { try dev.connectors() }
+        let conn: Connector
+        if let name = connector {
+            guard let c = conns.first(where: { $0.name == name }) else {
+                throw CLIFailure("no connector named \(name) on \(path) (connectors: \(conns.map(\.name).joined(separator: ", ")))")
+            }
+            guard c.status != .disconnected else { throw CLIFailure("connector \(name) is disconnected") }
+            conn = c
+        } else {
+            guard let c = conns.first(where: { $0.status == .connected }) else {
+                throw CLIFailure("no connected connector on \(path) (connectors: \(conns.map { "\($0.name) \($0.status)" }.joined(separator: ", ")))")
+            }
+            conn = c
+        }
+        guard !conn.modes.isEmpty else { throw CLIFailure("connector \(conn.name) lists no modes") }
+
+        let resolution: ModeRequest.Resolution
+        if let request {
+            guard let r = request.resolve(in: conn.modes) else {
+                let sizes = Set(conn.modes.map { "\($0.hdisplay)x\($0.vdisplay)" }).sorted()
+                throw CLIFailure("connector \(conn.name) has no \(request) mode (add @HZ to build one; sizes: \(sizes.prefix(8).joined(separator: " "))\(sizes.count > 8 ? " …" : ""))")
+            }
+            resolution = r
+        } else {
+            resolution = .listed(conn.preferredMode!)
+        }
+        let chosen = resolution.mode
+        switch resolution {
+        case .listed: break
+        case .scaled(let m, let from):
+            printError("note: \(conn.name) lists no \(request!) mode: using \(from.description) with its pixel clock scaled \(from.clock) → \(m.clock) kHz (\(ModeInfo.formatHz(m.refreshHz)) Hz)")
+        case .cvt(let m):
+            printError("note: \(conn.name) lists no \(m.hdisplay)x\(m.vdisplay) mode: using a CVT reduced-blanking timing, clock \(m.clock) kHz, \(m.htotal)x\(m.vtotal) total (\(ModeInfo.formatHz(m.refreshHz)) Hz)")
+        }
+
+        let output = try describing(path) { try KMSOutput(device: dev, connector: conn, mode: chosen, api: modesetAPI) }
+        if !output.timestampsMonotonic {
+            printError("warning: \(driver.name) lacks DRM_CAP_TIMESTAMP_MONOTONIC: timestamps are not CLOCK_MONOTONIC")
+        }
+        let recording: FlipRecording
+        do {
+            let chain = try describing(path) {
+                try Swapchain(device: dev, width: Int(chosen.hdisplay), height: Int(chosen.vdisplay), count: 3, allocator: alloc)
+            }
+            let shadow = ShadowBuffer(width: Int(chosen.hdisplay), height: Int(chosen.vdisplay))
+            StopSignal.install()
+            defer { StopSignal.remove() }
+            do {
+                recording = try output.recordFlips(swapchain: chain, shadow: shadow, durationNs: Int64(duration * 1e9),
+                                                   warmupFlips: Self.warmupFlips)
+            } catch let e as DRMError {
+                try? output.restore()
+                throw CLIFailure(modesetFailure(e, path: path, mode: chosen, connector: conn.name))
+            }
+            do { try output.restore() } catch let e as DRMError {
+                printError("warning: could not restore \(output.crtc): \(e)")
+            }
+        }
+
+        if trace {
+            var prev: FlipSample?
+            for (i, f) in recording.samples.enumerated() {
+                let dseq = prev.map { Int64(bitPattern: f.sequence &- $0.sequence) } ?? 0
+                let dt = prev.map { Double(f.timestampNs - $0.timestampNs) / 1e6 } ?? 0
+                printError("flip \(i) seq \(f.sequence) (+\(dseq)) t \(f.timestampNs) dt \(String(format4: dt)) ms receipt +\(String(format4: Double(f.receivedNs - f.timestampNs) / 1e6)) ms")
+                prev = f
+            }
+        }
+        if recording.vblank == .none { printError("notice: \(driver.name): \(noHardwareVBlankNotice)") }
+        let flips = recording.samples.map {
+            FlipTimestamp(sequence: $0.sequence, timestamp: $0.timestampNs, receivedAt: $0.receivedNs)
+        }
+        let m = RefreshMeasurement(flips: flips, nominalRefreshHz: chosen.refreshHz, hardwareVBlank: recording.vblank == .hardware)
+        let source: String
+        switch resolution {
+        case .listed: source = "listed"
+        case .scaled: source = "scaled-clock"
+        case .cvt: source = "cvt-rb"
+        }
+        if json {
+            print(Self.json(m, driver: driver.name, path: path, connector: conn.name, mode: chosen, source: source,
+                            api: output.api, allocator: alloc, duration: duration, vblank: recording.vblank).rendered)
+        } else {
+            print(Self.text(m, driver: driver.name, path: path, connector: conn.name, mode: chosen, source: source,
+                            api: output.api, allocator: alloc, vblank: recording.vblank))
+        }
+        if recording.stoppedBySignal != 0 {
+            printError("stopped by signal \(recording.stoppedBySignal); display restored")
+            throw ExitCode(128 + recording.stoppedBySignal)
+        }
+        if m.flips < 2 { throw CLIFailure("only \(m.flips) flip event(s) in \(duration) s: nothing to measure") }
+        let failed = m.checks.filter { $0.passed == false }
+        if !failed.isEmpty {
+            for c in failed { printError("check failed: \(c.name): \(c.detail)") }
+            throw ExitCode(1)
+        }
+    }
+
+    /// Flips after the modeset that settle the pipeline and are not measured.
+    static let warmupFlips = 3
+
+    /// One line for a failure while setting the mode or flipping.
+    func modesetFailure(_ e: DRMError, path: String, mode: ModeInfo, connector: String) -> String {
+        switch e.errno.rawValue {
+        case 13, 1:
+            return "\(path) is held by another DRM master: the modeset was refused (\(e))"
+        case 16:
+            return "\(path) is busy (another DRM master or a pending commit): \(e)"
+        case 22 where e.call.hasPrefix("drmModeAtomicCommit") || e.call == "drmModeSetCrtc":
+            return "the driver rejected \(mode.description) Hz on \(connector): \(e)"
+        default:
+            return explain(e, path: path)
+        }
+    }
+
+    static func text(_ m: RefreshMeasurement, driver: String, path: String, connector: String, mode: ModeInfo,
+                     source: String, api: ModesetAPI, allocator: BufferAllocator, vblank: VBlankSupport) -> String {
+        func ms(_ v: Double) -> String { String(format4: v) }
+        var s = "\(path) \(driver) \(connector) \(mode.hdisplay)x\(mode.vdisplay) (\(source), \(api.rawValue), \(allocator.rawValue))\n"
+        s += "  nominal refresh   \(String(format4: m.nominalRefreshHz)) Hz\n"
+        s += "  measured refresh  \(m.measuredRefreshHz.map { String(format4: $0) + " Hz" } ?? "n/a (no hardware vblank)")\n"
+        s += "  vblank            \(vblank.rawValue)\n"
+        s += "  flips             \(m.flips)\n"
+        s += "  missed vblanks    \(m.missedVBlanks)\n"
+        let i = m.intervalMs
+        s += "  interval ms       mean \(ms(i.mean))  stddev \(ms(i.stddev))  min \(ms(i.min))  p50 \(ms(i.p50))  p99 \(ms(i.p99))  max \(ms(i.max))\n"
+        for c in m.checks {
+            let verdict = c.passed.map { $0 ? "pass" : "FAIL" } ?? "n/a "
+            s += "  check \(verdict)  \(c.name): \(c.detail)\n"
+        }
+        s.removeLast()
+        return s
+    }
+
+    static func json(_ m: RefreshMeasurement, driver: String, path: String, connector: String, mode: ModeInfo,
+                     source: String, api: ModesetAPI, allocator: BufferAllocator, duration: Double,
+                     vblank: VBlankSupport) -> JSON {
+        let i = m.intervalMs
+        return .object([
+            ("driver", .string(driver)), ("device", .string(path)), ("connector", .string(connector)),
+            ("mode", .string("\(mode.hdisplay)x\(mode.vdisplay)")), ("modeSource", .string(source)),
+            ("clockKHz", .int(Int(mode.clock))),
+            ("nominalRefreshHz", .number(m.nominalRefreshHz, decimals: 4)),
+            ("measuredRefreshHz", m.measuredRefreshHz.map { .number($0, decimals: 4) } ?? .null),
+            ("vblank", .string(vblank.rawValue)),
+            ("notice", vblank == .none ? .string(noHardwareVBlankNotice) : .null),
+            ("api", .string(api.rawValue)), ("allocator", .string(allocator.rawValue)),
+            ("durationS", .number(duration, decimals: 3)), ("warmupFlips", .int(Self.warmupFlips)),
+            ("flips", .int(m.flips)), ("missedVblanks", .int(m.missedVBlanks)),
+            ("intervalMs", .object([
+                ("mean", .number(i.mean, decimals: 4)), ("stddev", .number(i.stddev, decimals: 4)),
+                ("min", .number(i.min, decimals: 4)), ("p50", .number(i.p50, decimals: 4)),
+                ("p99", .number(i.p99, decimals: 4)), ("max", .number(i.max, decimals: 4)),
+            ])),
+            ("checks", .object(m.checks.map { c in
+                (c.name, .object([("passed", c.passed.map(JSON.bool) ?? .null),
+                                  ("value", .number(c.value, decimals: 6)), ("limit", .number(c.limit, decimals: 6))]))
+            })),
+            ("checksPassed", .bool(m.allChecksPassed)),
+        ])
+    }
+}
+
+/// Writes one line to stderr.
+func printError(_ line: String) {
+    var s = line
+    s += "\n"
+    _ = s.withCString { fputs($0, stderr) }
+}
+
+extension String {
+    /// `value` with four decimals.
+    init(format4 value: Double) {
+        guard value.isFinite else { self = "\(value)"; return }
+        let scaled = (abs(value) * 10000).rounded()
+        let whole = Int(scaled / 10000)
+        var frac = String(Int(scaled - Double(whole) * 10000))
+        while frac.count < 4 { frac = "0" + frac }
+        self = (value < 0 ? "-" : "") + "\(whole).\(frac)"
+    }
 }

@@ -63,10 +63,22 @@ import SystemPackage
     @Test func missedVBlanksShowAsSequenceGaps() throws {
         let fake = FakeDRMDevice()
         let (out, chain, shadow) = try setUp(fake, api: .atomic)
-        fake.flipDelays = [0, 0, 2, 0, 1]
+        fake.flipDelays = [0, 0, 0, 0, 0, 2, 0, 1] // the first three flips are warm-up
         let rec = try out.recordFlips(swapchain: chain, shadow: shadow, durationNs: 300_000_000)
         let gaps = zip(rec.samples, rec.samples.dropFirst()).map { $1.sequence - $0.sequence - 1 }
         #expect(gaps.reduce(0, +) == 3)
+    }
+
+    @Test func warmupFlipsAreNotRecorded() throws {
+        let fake = FakeDRMDevice()
+        let (out, chain, shadow) = try setUp(fake, api: .atomic)
+        fake.flipDelays = [4, 4]  // a slow start after the modeset
+        let rec = try out.recordFlips(swapchain: chain, shadow: shadow, durationNs: 200_000_000, warmupFlips: 2)
+        let gaps = zip(rec.samples, rec.samples.dropFirst()).map { $1.sequence - $0.sequence - 1 }
+        #expect(gaps.reduce(0, +) == 0)
+        #expect((11...13).contains(rec.samples.count))
+        let all = try out.recordFlips(swapchain: chain, shadow: shadow, durationNs: 100_000_000, warmupFlips: 0)
+        #expect(all.samples.count >= 6)
     }
 
     @Test func noVBlankDriverIsDetectedAndPaced() throws {
