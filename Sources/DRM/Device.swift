@@ -265,17 +265,31 @@ public final class DRMDevice {
     /// reads them (poll + drmHandleEvent). Returns [] on timeout. A signal interrupting the
     /// wait returns [] early so callers can check for SIGINT/SIGTERM.
     public func readEvents(until deadline: Int64) throws -> [DRMEvent] {
+        var events: [DRMEvent] = []
+        try readEvents(until: deadline, into: &events)
+        return events
+    }
+
+    /// Like ``readEvents(until:)`` but appends to `events` (no allocation when it has capacity).
+    public func readEvents(until deadline: Int64, into events: inout [DRMEvent]) throws {
         let timeout = deadline - sys.monotonicNow()
         let ready: Bool
         do {
             ready = try sys.poll(fd, timeoutNs: max(0, timeout))
         } catch let e as Errno where e == .interrupted {
-            return []
+            return
         } catch let e as Errno {
             throw DRMError(call: "poll", object: path, errno: e)
         }
-        guard ready else { return [] }
-        return try retrying("drmHandleEvent", path) { try sys.handleEvents(fd) }
+        guard ready else { return }
+        while true {
+            do {
+                return try sys.handleEvents(fd, into: &events)
+            } catch let e as Errno {
+                if e == .interrupted { continue }
+                throw DRMError(call: "drmHandleEvent", object: path, errno: e)
+            }
+        }
     }
 }
 

@@ -651,7 +651,7 @@ public final class FakeDRMDevice: DRMSystem {
         return true
     }
 
-    func handleEvents(_ fd: Int32) throws -> [DRMEvent] {
+    func handleEvents(_ fd: Int32, into events: inout [DRMEvent]) throws {
         try record("drmHandleEvent")
         let ready = pending.filter { $0.readyAt <= clock }.sorted { $0.readyAt < $1.readyAt }
         pending.removeAll { $0.readyAt <= clock }
@@ -662,7 +662,7 @@ public final class FakeDRMDevice: DRMSystem {
                 presented.append(fb)
             }
         }
-        return ready.map(\.event)
+        for p in ready { events.append(p.event) }
     }
 
     func monotonicNow() -> Int64 { clock }

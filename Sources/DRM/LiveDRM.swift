@@ -322,14 +322,14 @@ final class LiveDRM: DRMSystem {
         return r > 0
     }
 
-    func handleEvents(_ fd: Int32) throws -> [DRMEvent] {
+    func handleEvents(_ fd: Int32, into events: inout [DRMEvent]) throws {
         let n = cadence_handle_events(fd, eventBuffer.baseAddress, Int32(eventBuffer.count))
         if n < 0 { throw Errno(rawValue: -n) }
-        return eventBuffer.prefix(Int(n)).map { e in
+        for e in eventBuffer.prefix(Int(n)) {
             let kind: DRMEvent.Kind = e.kind == UInt32(CADENCE_EVENT_FLIP) ? .flipComplete
                 : e.kind == UInt32(CADENCE_EVENT_VBLANK) ? .vblank : .sequence
-            return DRMEvent(kind: kind, crtcID: CRTCID(e.crtc_id), sequence: e.sequence,
-                            timestampNs: Int64(bitPattern: e.timestamp_ns), userData: e.user_data)
+            events.append(DRMEvent(kind: kind, crtcID: CRTCID(e.crtc_id), sequence: e.sequence,
+                                   timestampNs: Int64(bitPattern: e.timestamp_ns), userData: e.user_data))
         }
     }
 

@@ -192,9 +192,16 @@ public final class KMSOutput {
     /// Reads events until `deadline` (see ``DRMDevice/readEvents(until:)``); a flip event for
     /// this CRTC clears ``flipPending``.
     public func readEvents(until deadline: Int64) throws -> [DRMEvent] {
-        let events = try device.readEvents(until: deadline)
-        for e in events where e.kind == .flipComplete && (e.crtcID == crtc || e.crtcID.isNone) { flipPending = false }
+        var events: [DRMEvent] = []
+        try readEvents(until: deadline, into: &events)
         return events
+    }
+
+    /// Like ``readEvents(until:)`` but appends to `events`.
+    public func readEvents(until deadline: Int64, into events: inout [DRMEvent]) throws {
+        let start = events.count
+        try device.readEvents(until: deadline, into: &events)
+        for e in events[start...] where e.kind == .flipComplete && (e.crtcID == crtc || e.crtcID.isNone) { flipPending = false }
     }
 
     // MARK: Vblank

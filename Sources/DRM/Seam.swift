@@ -60,8 +60,8 @@ protocol DRMSystem: AnyObject {
     func waitVBlankEvent(_ fd: Int32, crtcIndex: Int, absoluteSequence: UInt32, userData: UInt64) throws -> UInt32
     /// Waits until `fd` is readable or `timeoutNs` passes (poll); true when readable.
     func poll(_ fd: Int32, timeoutNs: Int64) throws -> Bool
-    /// Reads and dispatches pending events (drmHandleEvent).
-    func handleEvents(_ fd: Int32) throws -> [DRMEvent]
+    /// Reads and dispatches pending events (drmHandleEvent), appending them to `events`.
+    func handleEvents(_ fd: Int32, into events: inout [DRMEvent]) throws
 
     // Clock
     /// CLOCK_MONOTONIC in ns.

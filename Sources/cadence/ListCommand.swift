@@ -163,19 +163,16 @@ struct CLIFailure: Error, CustomStringConvertible {
 
 /// Opens `path`, turning the usual failures into one clear line.
 func openDevice(_ path: String) throws -> DRMDevice {
-    let dev: DRMDevice
+    try selecting { try OutputSelection.open(path) }
+}
+
+/// Runs `body`, turning an ``OutputSelectionError`` into a ``CLIFailure``.
+func selecting<T>(_ body: () throws -> T) throws -> T {
     do {
-        dev = try DRMDevice.open(path: path)
-    } catch let e as DRMError {
-        switch e.errno.rawValue {
-        case 2: throw CLIFailure("no such device: \(path)")
-        case 13, 1:
-            throw CLIFailure("permission denied opening \(path): add your user to the 'video' group (or run as root)")
-        default: throw CLIFailure("cannot open \(path): \(e)")
-        }
+        return try body()
+    } catch let e as OutputSelectionError {
+        throw CLIFailure(e.description)
     }
-    _ = try describing(path) { try dev.version() }
-    return dev
 }
 
 /// Runs `body`, turning DRM errors into one clear line that names the device.
@@ -183,25 +180,7 @@ func describing<T>(_ path: String, _ body: () throws -> T) throws -> T {
     do {
         return try body()
     } catch let e as DRMError {
-        throw CLIFailure(explain(e, path: path))
-    }
-}
-
-/// The user-facing line for a DRM error.
-func explain(_ e: DRMError, path: String) -> String {
-    switch (e.call, e.errno.rawValue) {
-    case ("drmGetVersion", 25), ("drmGetVersion", 22), ("drmModeGetResources", 25), ("drmModeGetResources", 22):
-        return "\(path) is not a DRM device"
-    case ("drmSetMaster", _):
-        return "\(path) is held by another DRM master (a compositor or X server?): run from a text VT with no compositor (\(e))"
-    case (_, 13), (_, 1):
-        return "\(path): permission denied by the kernel, another process is DRM master (\(e))"
-    case (_, 16):
-        return "\(path): device busy (\(e))"
-    case (_, 19):
-        return "\(path): device is gone (\(e))"
-    default:
-        return "\(path): \(e)"
+        throw CLIFailure(OutputSelection.explain(e, path: path))
     }
 }
 

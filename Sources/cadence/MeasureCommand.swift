@@ -55,60 +55,13 @@ struct MeasureCommand: ParsableCommand {
         guard let modesetAPI = ModesetAPI(rawValue: api) else {
             throw CLIFailure("invalid --api '\(api)': expected atomic, legacy or auto")
         }
-        var request: ModeRequest?
-        if let mode {
-            guard let r = ModeRequest(parsing: mode) else {
-                throw CLIFailure("invalid --mode '\(mode)': expected WxH or WxH@HZ, e.g. 1024x768@144")
-            }
-            request = r
-        }
-        let path: String
-        if let device {
-            path = device
-        } else {
-            guard let first = DRMDevice.discover().first else {
-                throw CLIFailure("no DRM device found: /dev/dri has no card* nodes")
-            }
-            path = first
-        }
-
-        let dev = try openDevice(path)
+        let path = try selecting { try OutputSelection.devicePath(device) }
+        let dev = try selecting { try OutputSelection.open(path) }
         let driver = try describing(path) { try dev.version() }
-        try describing(path) { try dev.acquireMaster() }
-        let conns = try describing(path) { try dev.connectors() }
-        let conn: Connector
-        if let name = connector {
-            guard let c = conns.first(where: { $0.name == name }) else {
-                throw CLIFailure("no connector named \(name) on \(path) (connectors: \(conns.map(\.name).joined(separator: ", ")))")
-            }
-            guard c.status != .disconnected else { throw CLIFailure("connector \(name) is disconnected") }
-            conn = c
-        } else {
-            guard let c = conns.first(where: { $0.status == .connected }) else {
-                throw CLIFailure("no connected connector on \(path) (connectors: \(conns.map { "\($0.name) \($0.status)" }.joined(separator: ", ")))")
-            }
-            conn = c
-        }
-        guard !conn.modes.isEmpty else { throw CLIFailure("connector \(conn.name) lists no modes") }
-
-        let resolution: ModeRequest.Resolution
-        if let request {
-            guard let r = request.resolve(in: conn.modes) else {
-                let sizes = Set(conn.modes.map { "\($0.hdisplay)x\($0.vdisplay)" }).sorted()
-                throw CLIFailure("connector \(conn.name) has no \(request) mode (add @HZ to build one; sizes: \(sizes.prefix(8).joined(separator: " "))\(sizes.count > 8 ? " …" : ""))")
-            }
-            resolution = r
-        } else {
-            resolution = .listed(conn.preferredMode!)
-        }
-        let chosen = resolution.mode
-        switch resolution {
-        case .listed: break
-        case .scaled(let m, let from):
-            printError("note: \(conn.name) lists no \(request!) mode: using \(from.description) with its pixel clock scaled \(from.clock) → \(m.clock) kHz (\(ModeInfo.formatHz(m.refreshHz)) Hz)")
-        case .cvt(let m):
-            printError("note: \(conn.name) lists no \(m.hdisplay)x\(m.vdisplay) mode: using a CVT reduced-blanking timing, clock \(m.clock) kHz, \(m.htotal)x\(m.vtotal) total (\(ModeInfo.formatHz(m.refreshHz)) Hz)")
-        }
+        let selection = try selecting { try OutputSelection.select(device: dev, connector: connector, mode: mode) }
+        let conn = selection.connector
+        let chosen = selection.mode
+        if let note = selection.note { printError("note: " + note) }
 
         let output = try describing(path) { try KMSOutput(device: dev, connector: conn, mode: chosen, api: modesetAPI) }
         if !output.timestampsMonotonic {
@@ -148,12 +101,7 @@ struct MeasureCommand: ParsableCommand {
             FlipTimestamp(sequence: $0.sequence, timestamp: $0.timestampNs, receivedAt: $0.receivedNs)
         }
         let m = RefreshMeasurement(flips: flips, nominalRefreshHz: chosen.refreshHz, hardwareVBlank: recording.vblank == .hardware)
-        let source: String
-        switch resolution {
-        case .listed: source = "listed"
-        case .scaled: source = "scaled-clock"
-        case .cvt: source = "cvt-rb"
-        }
+        let source = selection.source
         if json {
             print(Self.json(m, driver: driver.name, path: path, connector: conn.name, mode: chosen, source: source,
                             api: output.api, allocator: alloc, duration: duration, vblank: recording.vblank).rendered)
@@ -178,16 +126,10 @@ struct MeasureCommand: ParsableCommand {
 
     /// One line for a failure while setting the mode or flipping.
     func modesetFailure(_ e: DRMError, path: String, mode: ModeInfo, connector: String) -> String {
-        switch e.errno.rawValue {
-        case 13, 1:
-            return "\(path) is held by another DRM master: the modeset was refused (\(e))"
-        case 16:
-            return "\(path) is busy (another DRM master or a pending commit): \(e)"
-        case 22 where e.call.hasPrefix("drmModeAtomicCommit") || e.call == "drmModeSetCrtc":
+        if e.errno.rawValue == 22, e.call.hasPrefix("drmModeAtomicCommit") || e.call == "drmModeSetCrtc" {
             return "the driver rejected \(mode.description) Hz on \(connector): \(e)"
-        default:
-            return explain(e, path: path)
         }
+        return OutputSelection.explain(e, path: path)
     }
 
     static func text(_ m: RefreshMeasurement, driver: String, path: String, connector: String, mode: ModeInfo,

@@ -1,0 +1,134 @@
+/// Choosing what to drive from user input: the device node, the connector by name, and the
+/// mode from "WxH[@HZ]", with one-line errors for every way that can go wrong.
+
+/// A user-facing failure to open or select an output, with one clear line.
+public struct OutputSelectionError: Error, Equatable, CustomStringConvertible {
+    public var description: String
+    public init(_ message: String) { description = message }
+}
+
+/// What ``OutputSelection/select(device:connector:mode:)`` picked.
+public struct OutputSelection {
+    public var connector: Connector
+    public var resolution: ModeRequest.Resolution
+    /// The mode to set.
+    public var mode: ModeInfo { resolution.mode }
+
+    /// The note to print when the mode was built rather than listed, else nil.
+    public var note: String? {
+        switch resolution {
+        case .listed: return nil
+        case .scaled(let m, let from):
+            return "\(connector.name) lists no \(m.hdisplay)x\(m.vdisplay) mode at \(ModeInfo.formatHz(m.refreshHz)) Hz: using \(from.description) with its pixel clock scaled \(from.clock) → \(m.clock) kHz (\(ModeInfo.formatHz(m.refreshHz)) Hz)"
+        case .cvt(let m):
+            return "\(connector.name) lists no \(m.hdisplay)x\(m.vdisplay) mode: using a CVT reduced-blanking timing, clock \(m.clock) kHz, \(m.htotal)x\(m.vtotal) total (\(ModeInfo.formatHz(m.refreshHz)) Hz)"
+        }
+    }
+
+    /// "listed", "scaled-clock" or "cvt-rb".
+    public var source: String {
+        switch resolution {
+        case .listed: return "listed"
+        case .scaled: return "scaled-clock"
+        case .cvt: return "cvt-rb"
+        }
+    }
+
+    /// The device node to use: `path`, else the first /dev/dri/card*.
+    public static func devicePath(_ path: String?, discovered: [String] = DRMDevice.discover()) throws -> String {
+        if let path { return path }
+        guard let first = discovered.first else {
+            throw OutputSelectionError("no DRM device found: /dev/dri has no card* nodes")
+        }
+        return first
+    }
+
+    /// Opens `path` and checks it is a DRM device.
+    public static func open(_ path: String) throws -> DRMDevice {
+        let dev: DRMDevice
+        do {
+            dev = try DRMDevice.open(path: path)
+        } catch let e as DRMError {
+            throw OutputSelectionError(explainOpen(e, path: path))
+        }
+        try check(dev)
+        return dev
+    }
+
+    /// Fails with one line unless `dev` answers drmGetVersion.
+    public static func check(_ dev: DRMDevice) throws {
+        do { _ = try dev.version() } catch let e as DRMError { throw OutputSelectionError(explain(e, path: dev.path)) }
+    }
+
+    /// The line for a failed open().
+    public static func explainOpen(_ e: DRMError, path: String) -> String {
+        switch e.errno.rawValue {
+        case 2: return "no such device: \(path)"
+        case 13, 1: return "permission denied opening \(path): add your user to the 'video' group (or run as root)"
+        default: return "cannot open \(path): \(e)"
+        }
+    }
+
+    /// The user-facing line for a DRM error on the device at `path`.
+    public static func explain(_ e: DRMError, path: String) -> String {
+        switch (e.call, e.errno.rawValue) {
+        case ("open", _):
+            return explainOpen(e, path: path)
+        case ("drmGetVersion", 25), ("drmGetVersion", 22), ("drmModeGetResources", 25), ("drmModeGetResources", 22):
+            return "\(path) is not a DRM device"
+        case ("drmSetMaster", _):
+            return "\(path) is held by another DRM master (a compositor or X server?): run from a text VT with no compositor (\(e))"
+        case (_, 13), (_, 1):
+            return "\(path) is held by another DRM master: the kernel refused \(e)"
+        case (_, 16):
+            return "\(path) is busy (another DRM master or a pending commit): \(e)"
+        case (_, 19):
+            return "\(path): the device is gone (\(e))"
+        case (let call, 22) where call.hasPrefix("drmModeAtomicCommit") || call == "drmModeSetCrtc":
+            return "\(path): the driver rejected the mode: \(e)"
+        default:
+            return "\(path): \(e)"
+        }
+    }
+
+    /// Picks the connector (by name, else the first connected one) and the mode (from
+    /// "WxH[@HZ]", else the preferred one). Becomes DRM master first so that a device held by
+    /// a compositor is reported before anything else.
+    public static func select(device dev: DRMDevice, connector name: String?, mode text: String?) throws -> OutputSelection {
+        var request: ModeRequest?
+        if let text {
+            guard let r = ModeRequest(parsing: text) else {
+                throw OutputSelectionError("invalid mode '\(text)': expected WxH or WxH@HZ, e.g. 1024x768@144")
+            }
+            request = r
+        }
+        let conns: [Connector]
+        do {
+            try dev.acquireMaster()
+            conns = try dev.connectors()
+        } catch let e as DRMError {
+            throw OutputSelectionError(explain(e, path: dev.path))
+        }
+        let conn: Connector
+        if let name {
+            guard let c = conns.first(where: { $0.name == name }) else {
+                throw OutputSelectionError("no connector named \(name) on \(dev.path) (connectors: \(conns.map(\.name).joined(separator: ", ")))")
+            }
+            guard c.status != .disconnected else { throw OutputSelectionError("connector \(name) is disconnected") }
+            conn = c
+        } else {
+            guard let c = conns.first(where: { $0.status == .connected }) else {
+                throw OutputSelectionError("no connected connector on \(dev.path) (connectors: \(conns.map { "\($0.name) \($0.status)" }.joined(separator: ", ")))")
+            }
+            conn = c
+        }
+        guard let preferred = conn.preferredMode else { throw OutputSelectionError("connector \(conn.name) lists no modes") }
+        guard let request else { return OutputSelection(connector: conn, resolution: .listed(preferred)) }
+        guard let r = request.resolve(in: conn.modes) else {
+            let sizes = Set(conn.modes.map { "\($0.hdisplay)x\($0.vdisplay)" }).sorted()
+            let shown = sizes.prefix(8).joined(separator: " ") + (sizes.count > 8 ? " …" : "")
+            throw OutputSelectionError("connector \(conn.name) has no \(request) mode (add @HZ to build one; sizes: \(shown))")
+        }
+        return OutputSelection(connector: conn, resolution: r)
+    }
+}
