@@ -125,6 +125,9 @@ public final class DRMDevice {
     /// CLOCK_MONOTONIC now, in ns (the fake device's virtual clock on the fake).
     public func monotonicNow() -> Int64 { sys.monotonicNow() }
 
+    /// Occupies the CPU until CLOCK_MONOTONIC reaches `deadline` (jumps the fake's clock).
+    public func busyWait(until deadline: Int64) { sys.busyWait(until: deadline) }
+
     // MARK: Objects
 
     /// The card's object ids (drmModeGetResources).

@@ -212,6 +212,9 @@ public struct DRMEvent: Equatable, Sendable {
 public struct SequenceWidener: Sendable {
     public private(set) var last: UInt64?
     public init() {}
+    /// A widener whose first value is interpreted relative to the 64-bit sequence `anchor`
+    /// (e.g. from drmCrtcGetSequence), so the high bits are right from the start.
+    public init(anchor: UInt64) { last = anchor }
     /// The 64-bit sequence for `raw32`: the value congruent to it mod 2³² nearest after `last`
     /// (a wrap forward is assumed when the low bits go backwards by more than 2³¹).
     public mutating func widen(_ raw32: UInt32) -> UInt64 {

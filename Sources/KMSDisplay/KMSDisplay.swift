@@ -1,2 +1,279 @@
-import DRM
 import CadenceCore
+import DRM
+
+/// The KMS implementation of CadenceCore's ``DisplayBackend``: one connector and CRTC,
+/// a 3-buffer swapchain (dumb or GBM), a cached shadow ``surface`` copied once into a free
+/// scanout buffer at ``finish(frame:)``, page flips (atomic or legacy) completing at the next
+/// vblank, vblank events from drmCrtcQueueSequence (drmWaitVBlank on older kernels), and the
+/// original CRTC state restored by ``close()`` or deinit.
+///
+/// On drivers without vblank (bochs, virtio-gpu) flips complete when the commit does,
+/// ``hasHardwareVBlank`` is false, and vblanks are synthesised on the mode's nominal grid
+/// anchored at the last flip completion.
+///
+/// Use ``open(device:connector:mode:allocator:api:)``; errors are ``OutputSelectionError``
+/// with one clear line. Call it from one thread.
+public final class KMSDisplay: DisplayBackend {
+    public let device: DRMDevice
+    public let output: KMSOutput
+    /// The connector and mode in use (and whether the mode was built).
+    public let selection: OutputSelection
+    public let swapchain: Swapchain
+    let shadow: ShadowBuffer
+
+    public var name: String { "kms" }
+    public var crtcID: UInt32 { output.crtc.rawValue }
+    public let refreshInterval: Double
+    /// Nil: VRR is not enabled by this backend.
+    public var vrrRange: ClosedRange<Double>? { nil }
+    public let hasHardwareVBlank: Bool
+    public let surface: PixelSurface?
+    /// Buffers besides the one on screen and the one in flight.
+    public var queueCapacity: Int { swapchain.buffers.count - 2 }
+
+    private var finished: [(frame: FrameID, buffer: Int)] = []
+    private var inFlight: (frame: FrameID, buffer: Int)?
+    private var widener: SequenceWidener
+    private var last: VBlank
+    private var requested: [UInt64] = []
+    private var softwareRequests: [UInt64] = []
+    private var immediate: [BackendEvent] = []
+    private var drmEvents: [DRMEvent] = []
+    private var lost: String?
+
+    /// Tags sequence-event user data so it is never mistaken for a frame id.
+    static let vblankTag: UInt64 = 1 << 63
+
+    // MARK: Opening
+
+    /// Opens `device` (default: the first /dev/dri/card*), picks `connector` by name (default:
+    /// the first connected) and `mode` as "WxH[@HZ]" (default: preferred; a rate with no listed
+    /// mode builds one, see ``OutputSelection/note``), allocates 3 buffers with `allocator`,
+    /// sets the mode with `api` and shows black. Throws ``OutputSelectionError``.
+    public static func open(device path: String? = nil, connector: String? = nil, mode: String? = nil,
+                            allocator: BufferAllocator = .dumb, api: ModesetAPI = .auto) throws -> KMSDisplay {
+        let p = try OutputSelection.devicePath(path)
+        let dev = try OutputSelection.open(p)
+        return try open(on: dev, connector: connector, mode: mode, allocator: allocator, api: api)
+    }
+
+    /// Like ``open(device:connector:mode:allocator:api:)`` on an already open device (e.g.
+    /// `DRMDevice.open(fake:)`).
+    public static func open(on dev: DRMDevice, connector: String? = nil, mode: String? = nil,
+                            allocator: BufferAllocator = .dumb, api: ModesetAPI = .auto) throws -> KMSDisplay {
+        try OutputSelection.check(dev)
+        let selection = try OutputSelection.select(device: dev, connector: connector, mode: mode)
+        do {
+            return try KMSDisplay(device: dev, selection: selection, allocator: allocator, api: api)
+        } catch let e as DRMError {
+            throw OutputSelectionError(OutputSelection.explain(e, path: dev.path))
+        }
+    }
+
+    init(device: DRMDevice, selection: OutputSelection, allocator: BufferAllocator, api: ModesetAPI) throws {
+        self.device = device
+        self.selection = selection
+        let mode = selection.mode
+        output = try KMSOutput(device: device, connector: selection.connector, mode: mode, api: api)
+        swapchain = try Swapchain(device: device, width: Int(mode.hdisplay), height: Int(mode.vdisplay), count: 3, allocator: allocator)
+        shadow = ShadowBuffer(width: Int(mode.hdisplay), height: Int(mode.vdisplay))
+        surface = PixelSurface(base: shadow.pixels, width: shadow.width, height: shadow.height, stride: shadow.stride)
+        refreshInterval = mode.refreshInterval
+        shadow.copy(to: swapchain.buffers[0])
+        try output.modeset(framebuffer: swapchain.buffers[0].framebuffer)
+        swapchain.markOnScreen(0)
+        hasHardwareVBlank = output.probeVBlank() == .hardware
+        if hasHardwareVBlank, let v = try? output.currentVBlank() {
+            last = VBlank(sequence: v.sequence, timestamp: v.timestampNs)
+            widener = SequenceWidener(anchor: v.sequence)
+        } else {
+            last = VBlank(sequence: 0, timestamp: device.monotonicNow())
+            widener = SequenceWidener()
+        }
+        finished.reserveCapacity(4)
+        requested.reserveCapacity(8)
+        softwareRequests.reserveCapacity(8)
+        immediate.reserveCapacity(8)
+        drmEvents.reserveCapacity(64)
+    }
+
+    /// Restores what the CRTC showed before (waiting for a pending flip). Also done in deinit.
+    public func close() throws {
+        do { try output.restore() } catch let e as DRMError { throw Self.failure(e) }
+    }
+
+    // MARK: DisplayBackend
+
+    public func now() -> Nanoseconds { device.monotonicNow() }
+
+    public func lastVBlank() throws -> VBlank {
+        if let lost { throw BackendFailure.deviceLost(lost) }
+        if hasHardwareVBlank {
+            do {
+                let v = try output.currentVBlank()
+                let seq = v.sequence > 0xffff_ffff ? v.sequence : widener.widen(UInt32(truncatingIfNeeded: v.sequence))
+                if seq >= last.sequence { last = VBlank(sequence: seq, timestamp: v.timestampNs) }
+            } catch let e as DRMError {
+                throw fail(e)
+            }
+            return last
+        }
+        return softwareVBlank(at: now())
+    }
+
+    public func finish(frame: FrameID) throws {
+        if let lost { throw BackendFailure.deviceLost(lost) }
+        var index = swapchain.acquire()
+        if index == nil, !finished.isEmpty {
+            // Reuse the oldest finished frame's buffer: that frame can no longer be shown.
+            index = finished.removeFirst().buffer
+        }
+        guard let i = index else { throw BackendFailure.busy }
+        shadow.copy(to: swapchain.buffers[i])
+        swapchain.markQueued(i)
+        finished.append((frame, i))
+    }
+
+    public func submit(frame: FrameID) throws {
+        if let lost { throw BackendFailure.deviceLost(lost) }
+        if output.flipPending || inFlight != nil { throw BackendFailure.busy }
+        guard let k = finished.firstIndex(where: { $0.frame == frame }) else {
+            throw BackendFailure.other("frame \(frame) was submitted without finish(frame:)")
+        }
+        let entry = finished[k]
+        do {
+            try output.flip(to: swapchain.buffers[entry.buffer].framebuffer, userData: frame)
+        } catch let e as DRMError {
+            throw fail(e)
+        }
+        // Frames finished before this one will never be shown: free their buffers.
+        for old in finished[..<k] { swapchain.markFree(old.buffer) }
+        finished.removeFirst(k + 1)
+        inFlight = entry
+    }
+
+    public func requestVBlank(after sequence: UInt64) throws {
+        if let lost { throw BackendFailure.deviceLost(lost) }
+        guard hasHardwareVBlank else {
+            let current = softwareVBlank(at: now())
+            if current.sequence > sequence {
+                immediate.append(.vblank(current))
+            } else if !softwareRequests.contains(sequence) {
+                softwareRequests.append(sequence)
+            }
+            return
+        }
+        let current = try lastVBlank()
+        if current.sequence > sequence {
+            immediate.append(.vblank(current))
+            return
+        }
+        guard !requested.contains(sequence) else { return }
+        do {
+            do {
+                try device.queueSequence(output.crtc, sequence + 1, flags: .nextOnMiss, userData: Self.vblankTag | (sequence + 1))
+            } catch let e as DRMError where e.errno == .eopnotsupp || e.errno == .invalidArgument || e.errno == .enotty {
+                try device.waitVBlankEvent(crtcIndex: output.crtcIndex, sequence: UInt32(truncatingIfNeeded: sequence + 1),
+                                           userData: Self.vblankTag | (sequence + 1))
+            }
+        } catch let e as DRMError {
+            throw fail(e)
+        }
+        requested.append(sequence)
+    }
+
+    public func waitForEvents(until deadline: Nanoseconds, into events: inout [BackendEvent]) throws {
+        while true {
+            if !immediate.isEmpty {
+                events.append(contentsOf: immediate)
+                immediate.removeAll(keepingCapacity: true)
+                return
+            }
+            if let lost { throw BackendFailure.deviceLost(lost) }
+            var wake = deadline
+            if !hasHardwareVBlank, let r = softwareRequests.min() {
+                wake = min(wake, softwareVBlankTime(r + 1))
+            }
+            drmEvents.removeAll(keepingCapacity: true)
+            do {
+                try output.readEvents(until: wake, into: &drmEvents)
+            } catch let e as DRMError {
+                let failure = fail(e)
+                events.append(.failed(frame: inFlight?.frame, failure))
+                inFlight = nil
+                return
+            }
+            let received = now()
+            let before = events.count
+            for e in drmEvents {
+                switch e.kind {
+                case .flipComplete:
+                    guard let f = inFlight, e.userData == f.frame else { continue }
+                    let vb: VBlank
+                    if hasHardwareVBlank {
+                        vb = VBlank(sequence: widener.widen(UInt32(truncatingIfNeeded: e.sequence)), timestamp: e.timestampNs)
+                    } else {
+                        vb = VBlank(sequence: last.sequence &+ 1, timestamp: e.timestampNs)
+                    }
+                    if vb.sequence >= last.sequence { last = vb }
+                    swapchain.markOnScreen(f.buffer)
+                    inFlight = nil
+                    events.append(.presented(frame: f.frame, vblank: vb, receivedAt: received))
+                case .sequence, .vblank:
+                    guard e.userData & Self.vblankTag != 0 else { continue }
+                    let seq = e.kind == .sequence ? e.sequence : widener.widen(UInt32(truncatingIfNeeded: e.sequence))
+                    let vb = VBlank(sequence: seq, timestamp: e.timestampNs)
+                    if vb.sequence >= last.sequence { last = vb }
+                    requested.removeAll { $0 < seq }
+                    events.append(.vblank(vb))
+                }
+            }
+            if !hasHardwareVBlank && !softwareRequests.isEmpty {
+                let current = softwareVBlank(at: received)
+                var due = false
+                softwareRequests.removeAll { r in
+                    if current.sequence > r { due = true; return true }
+                    return false
+                }
+                if due { events.append(.vblank(current)) }
+            }
+            if events.count > before || received >= deadline || StopSignal.received != 0 { return }
+        }
+    }
+
+    public func spin(until deadline: Nanoseconds) { device.busyWait(until: deadline) }
+
+    // MARK: Helpers
+
+    /// The synthetic vblank at `t` on a driver without vblank: the mode's grid anchored at the
+    /// last flip completion.
+    private func softwareVBlank(at t: Nanoseconds) -> VBlank {
+        let period = refreshInterval
+        guard period > 0, t > last.timestamp else { return last }
+        let k = UInt64((Double(t - last.timestamp) / period).rounded(.down))
+        return VBlank(sequence: last.sequence &+ k, timestamp: last.timestamp + Int64((Double(k) * period).rounded()))
+    }
+
+    private func softwareVBlankTime(_ sequence: UInt64) -> Nanoseconds {
+        guard sequence > last.sequence else { return last.timestamp }
+        return last.timestamp + Int64((Double(sequence - last.sequence) * refreshInterval).rounded())
+    }
+
+    /// Maps a DRM error to a ``BackendFailure``; a lost device stays lost.
+    private func fail(_ e: DRMError) -> BackendFailure {
+        let f = Self.failure(e)
+        if case .deviceLost(let why) = f { lost = why }
+        return f
+    }
+
+    /// EBUSY → busy; ENODEV → device lost; EACCES/EPERM → device lost (DRM master taken);
+    /// anything else → other, with the DRM error's line.
+    public static func failure(_ e: DRMError) -> BackendFailure {
+        switch e.errno.rawValue {
+        case 16: return .busy
+        case 19: return .deviceLost("\(e)")
+        case 13, 1: return .deviceLost("lost DRM master: \(e)")
+        default: return .other("\(e)")
+        }
+    }
+}
