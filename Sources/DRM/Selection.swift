@@ -103,8 +103,10 @@ public struct OutputSelection {
             request = r
         }
         let conns: [Connector]
+        let res: CardResources
         do {
             try dev.acquireMaster()
+            res = try dev.resources()
             conns = try dev.connectors()
         } catch let e as DRMError {
             throw OutputSelectionError(explain(e, path: dev.path))
@@ -124,6 +126,9 @@ public struct OutputSelection {
         }
         guard let preferred = conn.preferredMode else { throw OutputSelectionError("connector \(conn.name) lists no modes") }
         guard let request else { return OutputSelection(connector: conn, resolution: .listed(preferred)) }
+        if request.width < res.minWidth || request.width > res.maxWidth || request.height < res.minHeight || request.height > res.maxHeight {
+            throw OutputSelectionError("mode \(request) is outside what \(dev.path) can scan out (\(res.minWidth)x\(res.minHeight) to \(res.maxWidth)x\(res.maxHeight))")
+        }
         guard let r = request.resolve(in: conn.modes) else {
             let sizes = Set(conn.modes.map { "\($0.hdisplay)x\($0.vdisplay)" }).sorted()
             let shown = sizes.prefix(8).joined(separator: " ") + (sizes.count > 8 ? " …" : "")

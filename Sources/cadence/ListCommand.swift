@@ -175,11 +175,13 @@ func selecting<T>(_ body: () throws -> T) throws -> T {
     }
 }
 
-/// Runs `body`, turning DRM errors into one clear line that names the device.
-func describing<T>(_ path: String, _ body: () throws -> T) throws -> T {
+/// Runs `body`, turning DRM errors into one clear line that names the device (and the mode
+/// whose buffers were being allocated, if any).
+func describing<T>(_ path: String, mode: ModeInfo? = nil, _ body: () throws -> T) throws -> T {
     do {
         return try body()
     } catch let e as DRMError {
+        if let mode { throw CLIFailure("cannot allocate \(mode.hdisplay)x\(mode.vdisplay) scanout buffers on \(path): \(e)") }
         throw CLIFailure(OutputSelection.explain(e, path: path))
     }
 }

@@ -61,7 +61,6 @@ struct MeasureCommand: ParsableCommand {
         let selection = try selecting { try OutputSelection.select(device: dev, connector: connector, mode: mode) }
         let conn = selection.connector
         let chosen = selection.mode
-        if let note = selection.note { printError("note: " + note) }
 
         let output = try describing(path) { try KMSOutput(device: dev, connector: conn, mode: chosen, api: modesetAPI) }
         if !output.timestampsMonotonic {
@@ -69,7 +68,7 @@ struct MeasureCommand: ParsableCommand {
         }
         let recording: FlipRecording
         do {
-            let chain = try describing(path) {
+            let chain = try describing(path, mode: chosen) {
                 try Swapchain(device: dev, width: Int(chosen.hdisplay), height: Int(chosen.vdisplay), count: 3, allocator: alloc)
             }
             let shadow = ShadowBuffer(width: Int(chosen.hdisplay), height: Int(chosen.vdisplay))
@@ -96,6 +95,8 @@ struct MeasureCommand: ParsableCommand {
                 prev = f
             }
         }
+        // Said once the built mode is known to work, so a rejected mode gives one line.
+        if let note = selection.note { printError("note: " + note) }
         if recording.vblank == .none { printError("notice: \(driver.name): \(noHardwareVBlankNotice)") }
         let flips = recording.samples.map {
             FlipTimestamp(sequence: $0.sequence, timestamp: $0.timestampNs, receivedAt: $0.receivedNs)
@@ -127,7 +128,7 @@ struct MeasureCommand: ParsableCommand {
     /// One line for a failure while setting the mode or flipping.
     func modesetFailure(_ e: DRMError, path: String, mode: ModeInfo, connector: String) -> String {
         if e.errno.rawValue == 22, e.call.hasPrefix("drmModeAtomicCommit") || e.call == "drmModeSetCrtc" {
-            return "the driver rejected \(mode.description) Hz on \(connector): \(e)"
+            return "the driver rejected \(mode.description) Hz on \(connector)\(mode.type.contains(.userdef) ? " (a built timing)" : ""): \(e)"
         }
         return OutputSelection.explain(e, path: path)
     }

@@ -154,6 +154,9 @@ import DRM
         }
         #expect(throws: OutputSelectionError.self) { try open(fake, mode: "1280x1024") }
         #expect(throws: OutputSelectionError.self) { try open(fake, mode: "garbage") }
+        #expect(throws: OutputSelectionError("mode 9000x100@60 is outside what /dev/dri/card0 can scan out (0x0 to 8192x8192)")) {
+            try open(fake, mode: "9000x100@60")
+        }
         fake.connectors[0].status = .disconnected
         #expect(throws: OutputSelectionError("connector Virtual-1 is disconnected")) {
             try KMSDisplay.open(on: try DRMDevice.open(fake: fake), connector: "Virtual-1")
