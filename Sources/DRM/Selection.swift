@@ -11,6 +11,8 @@ public struct OutputSelectionError: Error, Equatable, CustomStringConvertible {
 public struct OutputSelection {
     public var connector: Connector
     public var resolution: ModeRequest.Resolution
+    /// The refresh asked for with `@HZ`, if any.
+    public var requestedHz: Double?
     /// The mode to set.
     public var mode: ModeInfo { resolution.mode }
 
@@ -19,7 +21,7 @@ public struct OutputSelection {
         switch resolution {
         case .listed: return nil
         case .scaled(let m, let from):
-            return "\(connector.name) lists no \(m.hdisplay)x\(m.vdisplay) mode at \(ModeInfo.formatHz(m.refreshHz)) Hz: using \(from.description) with its pixel clock scaled \(from.clock) → \(m.clock) kHz (\(ModeInfo.formatHz(m.refreshHz)) Hz)"
+            return "\(connector.name) lists no \(m.hdisplay)x\(m.vdisplay) mode at \(ModeInfo.formatHz(requestedHz ?? m.refreshHz)) Hz: using \(from.description) with its pixel clock scaled \(from.clock) → \(m.clock) kHz (\(ModeInfo.formatHz(m.refreshHz)) Hz)"
         case .cvt(let m):
             return "\(connector.name) lists no \(m.hdisplay)x\(m.vdisplay) mode: using a CVT reduced-blanking timing, clock \(m.clock) kHz, \(m.htotal)x\(m.vtotal) total (\(ModeInfo.formatHz(m.refreshHz)) Hz)"
         }
@@ -134,6 +136,6 @@ public struct OutputSelection {
             let shown = sizes.prefix(8).joined(separator: " ") + (sizes.count > 8 ? " …" : "")
             throw OutputSelectionError("connector \(conn.name) has no \(request) mode (add @HZ to build one; sizes: \(shown))")
         }
-        return OutputSelection(connector: conn, resolution: r)
+        return OutputSelection(connector: conn, resolution: r, requestedHz: request.hz)
     }
 }
