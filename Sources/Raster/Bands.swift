@@ -38,7 +38,7 @@ public struct BandedRenderer: Sendable {
     /// there is more than one band; returns when all bands are drawn.
     public func render(_ canvas: Canvas, _ draw: (Canvas) -> Void) {
         let n = min(bands, max(1, canvas.clip.height))
-        if n == 1 || threads == 1 && n == 1 {
+        if n == 1 {
             draw(canvas)
             return
         }

@@ -71,7 +71,7 @@ let pillowAvailable: Bool = {
         // Pillow prints every pixel as hex; compare with the canvas.
         let out = "/tmp/cadence-pillow-\(getpid()).txt"
         defer { unlink(out) }
-        let script = "from PIL import Image; im = Image.open('\(path)'); im.load(); print(im.size[0], im.size[1], im.mode); print(' '.join('%06x' % ((r << 16) | (g << 8) | b) for (r, g, b) in im.getdata()))"
+        let script = "from PIL import Image; im = Image.open('\(path)'); im.load(); print(im.size[0], im.size[1], im.mode); d = im.tobytes(); print(' '.join('%02x%02x%02x' % (d[i], d[i + 1], d[i + 2]) for i in range(0, len(d), 3)))"
         #expect(system("python3 -c \"\(script)\" > \(out)") == 0)
         guard let f = fopen(out, "r") else { Issue.record("no output"); return }
         var text = ""
