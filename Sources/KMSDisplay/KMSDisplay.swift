@@ -12,7 +12,9 @@ import DRM
 /// anchored at the last flip completion.
 ///
 /// Use ``open(device:connector:mode:allocator:api:)``; errors are ``OutputSelectionError``
-/// with one clear line. Call it from one thread.
+/// with one clear line. Call it from one thread. To restore the console on SIGINT/SIGTERM,
+/// call `StopSignal.install()` first: ``waitForEvents(until:into:)`` then returns early when a
+/// signal arrives, and the caller checks `StopSignal.received != 0` and calls ``close()``.
 public final class KMSDisplay: DisplayBackend {
     public let device: DRMDevice
     public let output: KMSOutput

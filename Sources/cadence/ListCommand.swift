@@ -38,7 +38,7 @@ struct DeviceReport {
     var caps: [(DeviceCapability, UInt64?)]
     var atomic: Bool
     var universalPlanes: Bool
-    var connectors: [(Connector, edidBytes: Int?)]
+    var connectors: [(Connector, edidBytes: Int?, properties: [PropertyValue])]
     var encoders: [Encoder]
     var crtcs: [CRTCState]
     var planes: [(Plane, PlaneKind)]
@@ -52,7 +52,7 @@ struct DeviceReport {
         let res = try describing(dev.path) { try dev.resources() }
         connectors = try res.connectors.map { id in
             let c = try dev.connector(id)
-            return (c, (try? dev.edid(of: id))??.count)
+            return (c, (try? dev.edid(of: id))??.count, (try? dev.properties(of: id, type: .connector)) ?? [])
         }
         encoders = try res.encoders.map { try dev.encoder($0) }
         crtcs = try res.crtcs.map { try dev.crtc($0) }
@@ -82,10 +82,14 @@ struct DeviceReport {
         s += "\n  caps:"
         for (cap, v) in caps { s += " \(cap)=\(v.map(String.init) ?? "?")" }
         s += "\n  client caps: universal planes \(universalPlanes ? "yes" : "no"), atomic \(atomic ? "yes" : "no")\n"
-        for (c, edid) in connectors {
+        for (c, edid, props) in connectors {
             s += "  connector \(c.name) (id \(c.id.rawValue)): \(c.status)"
             if c.status == .connected { s += ", \(c.widthMM)x\(c.heightMM) mm, EDID \(edid.map { "\($0) bytes" } ?? "none")" }
             s += "\n"
+            let shown = props.filter { !$0.info.isBlob }
+            if !shown.isEmpty {
+                s += "    properties: " + shown.map { "\($0.info.name)=\($0.displayValue)" }.joined(separator: " ") + "\n"
+            }
             for m in c.modes {
                 s += "    \(m.isPreferred ? "*" : " ") \(m.description) Hz  clock \(m.clock) kHz"
                 s += "  h \(m.hdisplay) \(m.hsyncStart) \(m.hsyncEnd) \(m.htotal)"
@@ -128,11 +132,14 @@ struct DeviceReport {
             ("driverDescription", .string(version.description)),
             ("caps", .object(caps.map { ($0.0.description, $0.1.map { .int(Int($0)) } ?? .null) })),
             ("universalPlanes", .bool(universalPlanes)), ("atomic", .bool(atomic)),
-            ("connectors", .array(connectors.map { c, edid in
+            ("connectors", .array(connectors.map { c, edid, props in
                 .object([
                     ("name", .string(c.name)), ("id", .int(Int(c.id.rawValue))), ("status", .string(c.status.description)),
                     ("widthMM", .int(c.widthMM)), ("heightMM", .int(c.heightMM)),
                     ("edidBytes", edid.map { .int($0) } ?? .null),
+                    ("properties", .object(props.map { p in
+                        (p.info.name, p.info.enumName(p.value).map(JSON.string) ?? .int(Int(truncatingIfNeeded: p.value)))
+                    })),
                     ("modes", .array(c.modes.map(Self.modeJSON))),
                 ])
             })),
