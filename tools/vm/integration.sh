@@ -61,17 +61,44 @@ run() {
     echo "$start $end" >"/out/$name.time"
     echo "case $name: rc $(cat "/out/$name.rc") ($start..$end s)" >/dev/console
 }
+# `measure_hw NAME TIMEOUT CMD...`: a hardware-vblank measurement. On a loaded host the
+# qemu vCPU thread can be delayed past a vblank (when vkms' own timer is late the kernel
+# logs "vblank timer overrun"), which shows up as missed vblanks that are the host's, not
+# cadence's. A run with missed vblanks is retried up to twice; every attempt (rc, missed,
+# timer overruns) is recorded in NAME.attempts and printed by the check, and the last one
+# is checked, so a systematic drop still fails.
+measure_hw() {
+    name=$1; shift
+    attempt=1
+    while :; do
+        before=$(dmesg | grep -c 'vblank timer overrun')
+        run "$name" "$@"
+        after=$(dmesg | grep -c 'vblank timer overrun')
+        rc=$(cat "/out/$name.rc")
+        missed=$(grep -o '"missedVblanks" *: *[0-9]*' "/out/$name.out" | grep -o '[0-9]*$')
+        echo "attempt $attempt rc=$rc missedVblanks=${missed:-?} timerOverruns=$((after - before))" \
+            >>"/out/$name.attempts"
+        if [ "$rc" = 0 ] && [ "$missed" = 0 ] || [ "$attempt" -ge 3 ] || [ "$rc" != 0 ]; then
+            break
+        fi
+        attempt=$((attempt + 1))
+    done
+}
 driver=$1
 expect=none
 [ "$driver" = vkms ] && expect=vblank
 run smoke 60 vblank-smoke --seconds 2 --expect $expect
 run list 120 cadence list
 run list_json 120 cadence list --json
-run measure 120 cadence measure --duration 10 --json
 if [ "$driver" = vkms ]; then
-    run measure_144 120 cadence measure --mode 1024x768@144 --duration 10 --json
-    run measure_gbm 120 cadence measure --allocator gbm --duration 3 --json
-    run measure_legacy 120 cadence measure --api legacy --duration 3 --json
+    measure_hw measure 120 cadence measure --duration 10 --json
+else
+    run measure 120 cadence measure --duration 10 --json
+fi
+if [ "$driver" = vkms ]; then
+    measure_hw measure_144 120 cadence measure --mode 1024x768@144 --duration 10 --json
+    measure_hw measure_gbm 120 cadence measure --allocator gbm --duration 3 --json
+    measure_hw measure_legacy 120 cadence measure --api legacy --duration 3 --json
     run bad_list_devnull 60 cadence list --device /dev/null
     run bad_measure_devnull 60 cadence measure --device /dev/null --duration 1
     run bad_list_nonexistent 60 cadence list --device /nonexistent
