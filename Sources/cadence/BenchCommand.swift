@@ -23,13 +23,13 @@ struct BenchCommand: ParsableCommand {
 
     @Option(help: "Workload name, scene:NAME, or all.")
     var workload = "all"
-    @Option(help: "Frame size, WIDTHxHEIGHT.")
+    @Option(parsing: .unconditional, help: "Frame size, WIDTHxHEIGHT.")
     var size = "1920x1080"
-    @Option(help: "Timed frames per workload.")
+    @Option(parsing: .unconditional, help: "Timed frames per workload.")
     var frames = "100"
-    @Option(help: "Threads (horizontal bands); 0 = every core.")
+    @Option(parsing: .unconditional, help: "Threads (horizontal bands); 0 = every core.")
     var threads = "1"
-    @Option(help: "Untimed warm-up frames.")
+    @Option(parsing: .unconditional, help: "Untimed warm-up frames.")
     var warmup = "5"
     @Flag(help: "One JSON object per workload.")
     var json = false

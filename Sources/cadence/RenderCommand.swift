@@ -53,13 +53,13 @@ struct RenderCommand: ParsableCommand {
 
     @Option(help: "Scene name (see `cadence scenes`).")
     var scene = "bar"
-    @Option(help: "Frame index to draw.")
+    @Option(parsing: .unconditional, help: "Frame index to draw.")
     var frame = "0"
-    @Option(help: "Frame size, WIDTHxHEIGHT.")
+    @Option(parsing: .unconditional, help: "Frame size, WIDTHxHEIGHT.")
     var size = "1920x1080"
     @Option(help: "Output PNG file (default: SCENE-FRAME.png).")
     var output: String?
-    @Option(help: "Refresh rate the frame context reports, in Hz.")
+    @Option(parsing: .unconditional, help: "Refresh rate the frame context reports, in Hz.")
     var refresh = "60"
     @Flag(help: "Draw the HUD overlay (with steady intervals at the refresh rate).")
     var hud = false
