@@ -87,6 +87,50 @@ static void blend_rect_avx512(uint8_t *base, ptrdiff_t stride, size_t n, size_t 
     }
 }
 
+__attribute__((target("avx2")))
+static void fill_rect_avx2(uint8_t *base, ptrdiff_t stride, size_t n, size_t rows, uint32_t pixel) {
+    const __m256i v = _mm256_set1_epi32((int)pixel);
+    const size_t tail = n & 7;
+    static const int32_t ramp[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    const __m256i tmask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)tail), _mm256_loadu_si256((const __m256i *)ramp));
+    for (size_t r = 0; r < rows; r++) {
+        uint32_t *p = (uint32_t *)(base + (ptrdiff_t)r * stride);
+        size_t i = 0;
+        for (; i + 32 <= n; i += 32) {
+            _mm256_storeu_si256((__m256i *)(p + i), v);
+            _mm256_storeu_si256((__m256i *)(p + i + 8), v);
+            _mm256_storeu_si256((__m256i *)(p + i + 16), v);
+            _mm256_storeu_si256((__m256i *)(p + i + 24), v);
+        }
+        for (; i + 8 <= n; i += 8) _mm256_storeu_si256((__m256i *)(p + i), v);
+        if (tail) _mm256_maskstore_epi32((int *)(p + i), tmask, v);
+    }
+}
+
+__attribute__((target("avx512bw,avx512f")))
+static void fill_rect_avx512(uint8_t *base, ptrdiff_t stride, size_t n, size_t rows, uint32_t pixel) {
+    const __m512i v = _mm512_set1_epi32((int)pixel);
+    const size_t tail = n & 15;
+    const __mmask16 tmask = (__mmask16)((1u << tail) - 1u);
+    for (size_t r = 0; r < rows; r++) {
+        uint32_t *p = (uint32_t *)(base + (ptrdiff_t)r * stride);
+        size_t i = 0;
+        for (; i + 64 <= n; i += 64) {
+            _mm512_storeu_si512((void *)(p + i), v);
+            _mm512_storeu_si512((void *)(p + i + 16), v);
+            _mm512_storeu_si512((void *)(p + i + 32), v);
+            _mm512_storeu_si512((void *)(p + i + 48), v);
+        }
+        for (; i + 16 <= n; i += 16) _mm512_storeu_si512((void *)(p + i), v);
+        if (tail) _mm512_mask_storeu_epi32((void *)(p + i), tmask, v);
+    }
+}
+
+void cadence_fill_rect(int level, void *base, ptrdiff_t stride, size_t n, size_t rows, uint32_t pixel) {
+    if (level >= 3) fill_rect_avx512((uint8_t *)base, stride, n, rows, pixel);
+    else fill_rect_avx2((uint8_t *)base, stride, n, rows, pixel);
+}
+
 void cadence_blend_rect(int level, void *base, ptrdiff_t stride, size_t n, size_t rows, uint32_t inv, uint32_t lo, uint32_t hi) {
     if (level >= 3) blend_rect_avx512((uint8_t *)base, stride, n, rows, inv, lo, hi);
     else blend_rect_avx2((uint8_t *)base, stride, n, rows, inv, lo, hi);
@@ -95,6 +139,54 @@ void cadence_blend_rect(int level, void *base, ptrdiff_t stride, size_t n, size_
 #else
 
 int cadence_raster_simd_level(void) { return 0; }
+
+void cadence_fill_rect(int level, void *base, ptrdiff_t stride, size_t n, size_t rows, uint32_t pixel) {
+    (void)level; (void)base; (void)stride; (void)n; (void)rows; (void)pixel;
+}
+
+__attribute__((target("avx2")))
+static void fill_rect_avx2(uint8_t *base, ptrdiff_t stride, size_t n, size_t rows, uint32_t pixel) {
+    const __m256i v = _mm256_set1_epi32((int)pixel);
+    const size_t tail = n & 7;
+    static const int32_t ramp[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    const __m256i tmask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)tail), _mm256_loadu_si256((const __m256i *)ramp));
+    for (size_t r = 0; r < rows; r++) {
+        uint32_t *p = (uint32_t *)(base + (ptrdiff_t)r * stride);
+        size_t i = 0;
+        for (; i + 32 <= n; i += 32) {
+            _mm256_storeu_si256((__m256i *)(p + i), v);
+            _mm256_storeu_si256((__m256i *)(p + i + 8), v);
+            _mm256_storeu_si256((__m256i *)(p + i + 16), v);
+            _mm256_storeu_si256((__m256i *)(p + i + 24), v);
+        }
+        for (; i + 8 <= n; i += 8) _mm256_storeu_si256((__m256i *)(p + i), v);
+        if (tail) _mm256_maskstore_epi32((int *)(p + i), tmask, v);
+    }
+}
+
+__attribute__((target("avx512bw,avx512f")))
+static void fill_rect_avx512(uint8_t *base, ptrdiff_t stride, size_t n, size_t rows, uint32_t pixel) {
+    const __m512i v = _mm512_set1_epi32((int)pixel);
+    const size_t tail = n & 15;
+    const __mmask16 tmask = (__mmask16)((1u << tail) - 1u);
+    for (size_t r = 0; r < rows; r++) {
+        uint32_t *p = (uint32_t *)(base + (ptrdiff_t)r * stride);
+        size_t i = 0;
+        for (; i + 64 <= n; i += 64) {
+            _mm512_storeu_si512((void *)(p + i), v);
+            _mm512_storeu_si512((void *)(p + i + 16), v);
+            _mm512_storeu_si512((void *)(p + i + 32), v);
+            _mm512_storeu_si512((void *)(p + i + 48), v);
+        }
+        for (; i + 16 <= n; i += 16) _mm512_storeu_si512((void *)(p + i), v);
+        if (tail) _mm512_mask_storeu_epi32((void *)(p + i), tmask, v);
+    }
+}
+
+void cadence_fill_rect(int level, void *base, ptrdiff_t stride, size_t n, size_t rows, uint32_t pixel) {
+    if (level >= 3) fill_rect_avx512((uint8_t *)base, stride, n, rows, pixel);
+    else fill_rect_avx2((uint8_t *)base, stride, n, rows, pixel);
+}
 
 void cadence_blend_rect(int level, void *base, ptrdiff_t stride, size_t n, size_t rows, uint32_t inv, uint32_t lo, uint32_t hi) {
     (void)level; (void)base; (void)stride; (void)n; (void)rows; (void)inv; (void)lo; (void)hi;

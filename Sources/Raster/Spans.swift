@@ -11,6 +11,10 @@ import CRasterKernels
 @inlinable @inline(__always)
 func spanFill(_ p: UnsafeMutablePointer<UInt32>, _ count: Int, _ pixel: UInt32) {
     let raw = UnsafeMutableRawPointer(p)
+    if count >= 64 && simdLevel > 0 {
+        cadence_fill_rect(simdLevel, raw, 0, count, 1, pixel)
+        return
+    }
     let v = SIMD16<UInt32>(repeating: pixel)
     var i = 0
     while i &+ 16 <= count {

@@ -84,6 +84,25 @@ func argbChannels(_ v: UInt32) -> [UInt32] { [v >> 24, (v >> 16) & 0xFF, (v >> 8
     }
 }
 
+extension KernelTests {
+    @Test func wideFillWritesExactlyTheSpan() {
+        let level = cadence_raster_simd_level()
+        for lv in [2, 3].filter({ $0 <= level }) {
+            for n in [1, 7, 8, 15, 16, 17, 63, 64, 65, 130] {
+                let bmp = Bitmap(width: 140, height: 3)
+                bmp.canvas.clear(Color(rgb: 0x010203))
+                cadence_fill_rect(Int32(lv), bmp.base + 4, bmp.stride, n, 2, 0xFFAB_CDEF)
+                for y in 0..<3 {
+                    for x in 0..<140 {
+                        let inside = y < 2 && x >= 1 && x < 1 + n
+                        #expect(bmp.canvas.pixel(x: x, y: y) == (inside ? 0xFFAB_CDEF : 0xFF01_0203), "level \(lv) n \(n) at \(x),\(y)")
+                    }
+                }
+            }
+        }
+    }
+}
+
 @Suite struct PrimitiveTests {
     @Test func rectsAreClippedAndBlended() {
         let bmp = Bitmap(width: 20, height: 10)

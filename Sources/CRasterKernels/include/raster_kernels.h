@@ -17,4 +17,7 @@ int cadence_raster_simd_level(void);
 void cadence_blend_rect(int level, void *base, ptrdiff_t stride, size_t n, size_t rows,
                         uint32_t inv, uint32_t lo, uint32_t hi);
 
+/* Writes `pixel` to `rows` rows of `n` pixels (row r at base + r * stride bytes). */
+void cadence_fill_rect(int level, void *base, ptrdiff_t stride, size_t n, size_t rows, uint32_t pixel);
+
 #endif
