@@ -16,6 +16,9 @@ public enum FakeFault: Equatable, Sendable {
     case busy(submission: Int)
     /// The device disappears at vblank number `afterVBlanks`.
     case deviceGone(afterVBlanks: Int)
+    /// The client stops receiving events at vblank number `atVBlank` for `by` ns (the process was
+    /// descheduled): everything due in that window arrives at its end.
+    case stall(atVBlank: Int, by: Nanoseconds)
     /// The mode switches to `refreshHz` (fixed refresh) at vblank number `afterVBlanks`.
     case modeChange(afterVBlanks: Int, refreshHz: Double)
 }
@@ -114,6 +117,7 @@ public final class FakeDisplay: DisplayBackend {
     private var submissions = 0
     private var vblankRequests: [UInt64] = []
     private var gone = false
+    private var stallUntil: Nanoseconds = .min
 
     // Events waiting for delivery, ascending by time.
     private var outbox: [(at: Nanoseconds, event: BackendEvent)] = []
@@ -288,7 +292,8 @@ public final class FakeDisplay: DisplayBackend {
         return Nanoseconds(rng.next() % span) - j
     }
 
-    private func enqueue(_ event: BackendEvent, at time: Nanoseconds) {
+    private func enqueue(_ event: BackendEvent, at requested: Nanoseconds) {
+        let time = Swift.max(requested, stallUntil)
         var i = outbox.count
         while i > 0 && outbox[i - 1].at > time { i -= 1 }
         outbox.insert((time, event), at: i)
@@ -312,6 +317,9 @@ public final class FakeDisplay: DisplayBackend {
         let stamp = t + randomJitter()
         let vb = VBlank(sequence: last.sequence &+ 1, timestamp: stamp)
         last = vb
+        for f in faults {
+            if case .stall(let n, let by) = f, n == vblankCount { stallUntil = t + by }
+        }
         let deliver = t + configuration.eventLatency
 
         var flipped = false
@@ -329,7 +337,8 @@ public final class FakeDisplay: DisplayBackend {
                     }
                 }
                 if !missing {
-                    enqueue(.presented(frame: p.frame, vblank: vb, receivedAt: deliver + delay), at: deliver + delay)
+                    let at = Swift.max(deliver + delay, stallUntil)
+                    enqueue(.presented(frame: p.frame, vblank: vb, receivedAt: at), at: at)
                 }
             }
         }

@@ -1,0 +1,78 @@
+/// What a display link's callback learns about the frame it should produce
+/// (`CADisplayLink` / `CAMetalDisplayLink.Update`).
+public struct DisplayLinkUpdate: Equatable, Sendable {
+    /// Kernel timestamp of the vblank the callback fired at (under VRR: the time it fired).
+    public var timestamp: Nanoseconds
+    /// The render deadline: a frame finished by then is shown at ``targetPresentationTimestamp``.
+    public var targetTimestamp: Nanoseconds
+    /// When the frame produced now is meant to reach the screen.
+    public var targetPresentationTimestamp: Nanoseconds
+    /// Vblank sequence of ``targetPresentationTimestamp`` (fixed refresh; estimated under VRR).
+    public var targetSequence: UInt64
+    /// Time between frames at the link's effective rate, in nanoseconds.
+    public var duration: Nanoseconds
+    /// The rate the link currently runs at.
+    public var rate: EffectiveRate
+    /// Counts this link's callbacks from 0.
+    public var callbackIndex: Int
+    /// Frame latency in effect (1–3).
+    public var latency: Int
+    /// True when the callback fired later than planned because the loop was busy (the previous
+    /// frame overran): it fires at once instead of waiting for a vblank.
+    public var firedLate: Bool
+}
+
+/// A per-frame callback aligned to vblanks, at a rate chosen from ``preferredFrameRateRange``
+/// (see ``EffectiveRate/select(for:refreshHz:vrr:)``). Add it to a ``FramePacer`` to start it.
+///
+/// The callback fires `latency` frames before the frame's target presentation; whatever it
+/// presents through ``FramePacer/present(intent:update:frameIndex:renderStart:renderEnd:)`` is
+/// aimed at ``DisplayLinkUpdate/targetPresentationTimestamp``.
+public final class DisplayLink {
+    /// Called once per frame on the pacer's thread.
+    public typealias Handler = (DisplayLinkUpdate) -> Void
+
+    /// Frame-rate range; a change takes effect at the next callback.
+    public var preferredFrameRateRange: FrameRateRange {
+        didSet { if preferredFrameRateRange != oldValue { rateDirty = true } }
+    }
+    /// Pipelining depth 1–3: how many frames ahead of its presentation a frame is started.
+    public var preferredFrameLatency: Int {
+        didSet { preferredFrameLatency = Swift.min(3, Swift.max(1, preferredFrameLatency)) }
+    }
+    /// A paused link gets no callbacks; on resume it restarts at the next vblank.
+    public var isPaused: Bool = false {
+        didSet { if oldValue && !isPaused { needsReanchor = true } }
+    }
+    /// False after ``invalidate()``.
+    public private(set) var isValid = true
+
+    var handler: Handler
+    var rate = EffectiveRate(hz: 60, refreshesPerFrame: 1, isVariable: false)
+    var rateDirty = true
+    var needsReanchor = true
+    /// Fixed refresh: target presentation sequence of the next callback.
+    var nextTargetSequence: UInt64 = 0
+    /// VRR: target presentation time of the next callback.
+    var nextTargetTime: Nanoseconds = 0
+    var callbacks = 0
+    /// Whether the last callback presented a frame (late callbacks then fire at once instead of
+    /// skipping, so that the frame after an overrun is not held back further).
+    var lastCallbackPresented = false
+    /// When the last callback returned.
+    var lastHandlerEnd: Nanoseconds = .min
+    /// The latency the next callback is planned with.
+    var plannedLatency = 1
+
+    public init(preferredFrameRateRange: FrameRateRange = .default, preferredFrameLatency: Int = 1, handler: @escaping Handler) {
+        self.preferredFrameRateRange = preferredFrameRateRange
+        self.preferredFrameLatency = Swift.min(3, Swift.max(1, preferredFrameLatency))
+        self.handler = handler
+    }
+
+    /// Stops the link for good; the pacer drops it.
+    public func invalidate() { isValid = false }
+
+    /// The rate the link runs at now (after its last callback).
+    public var effectiveRate: EffectiveRate { rate }
+}

@@ -1,0 +1,177 @@
+import Histogram
+
+/// Running totals over completed frames: outcomes, dropped refreshes and drop events (counted as
+/// KSScrollPerformanceDetector does: every shown frame that followed one or more stale refreshes
+/// is one drop event and adds those refreshes), causes, hitch time, and interval distributions in
+/// µs (HdrHistogram) and in refresh units. Adding a frame allocates nothing while the interval
+/// store has capacity (see ``init(expectedFrames:)``).
+public struct FrameAccounting {
+    public private(set) var frames = 0
+    public private(set) var presented = 0
+    public private(set) var onTime = 0
+    public private(set) var late = 0
+    public private(set) var discarded = 0
+    public private(set) var failed = 0
+    public private(set) var unconfirmed = 0
+    public private(set) var droppedRefreshes = 0
+    public private(set) var dropEvents = 0
+    /// Sum of the hitch (actual − expected) of frames that were late, in ns.
+    public private(set) var hitchTotal: Nanoseconds = 0
+    public private(set) var firstPresented: Nanoseconds = 0
+    public private(set) var lastPresented: Nanoseconds = 0
+    /// Frames per cause, indexed like `DropCause.allCases`.
+    public private(set) var causeCounts: [Int]
+    /// Intervals between shown frames, ns.
+    public private(set) var intervals: [Double]
+    /// Intervals between shown frames in µs.
+    public private(set) var intervalHistogram: Histogram<UInt64>
+    /// Intervals in refreshes: index k counts intervals of k refreshes (last bucket: that many or more).
+    public private(set) var refreshUnits: [Int]
+
+    /// Reserves room for `expectedFrames` intervals so that adding frames does not allocate.
+    public init(expectedFrames: Int = 4096) {
+        causeCounts = Array(repeating: 0, count: DropCause.allCases.count)
+        intervals = []
+        intervals.reserveCapacity(Swift.max(16, expectedFrames))
+        intervalHistogram = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+        refreshUnits = Array(repeating: 0, count: 33)
+    }
+
+    /// Adds one completed frame.
+    public mutating func add(_ r: FrameReport) {
+        frames += 1
+        switch r.outcome {
+        case .onTime: onTime += 1; presented += 1
+        case .late: late += 1; presented += 1
+        case .discarded: discarded += 1
+        case .failed: failed += 1
+        case .unconfirmed: unconfirmed += 1
+        }
+        if let c = r.cause {
+            var i = 0
+            for k in DropCause.allCases {
+                if k == c { causeCounts[i] += 1; break }
+                i += 1
+            }
+        }
+        guard r.wasPresented else { return }
+        if r.droppedRefreshes > 0 {
+            droppedRefreshes += r.droppedRefreshes
+            dropEvents += 1
+        }
+        if r.lateRefreshes > 0 && r.hitch > 0 { hitchTotal += r.hitch }
+        if firstPresented == 0 { firstPresented = r.presentedTime }
+        lastPresented = r.presentedTime
+        if r.interval > 0 {
+            intervals.append(Double(r.interval))
+            _ = intervalHistogram.record(UInt64(Swift.max(1, (r.interval + 500) / 1000)))
+            refreshUnits[Swift.min(refreshUnits.count - 1, Swift.max(0, r.intervalRefreshes))] += 1
+        }
+    }
+
+    /// Frames attributed to `cause`.
+    public func count(of cause: DropCause) -> Int {
+        var i = 0
+        for k in DropCause.allCases {
+            if k == cause { return causeCounts[i] }
+            i += 1
+        }
+        return 0
+    }
+
+    /// Milliseconds of hitch per second of presentation (MetricKit's hitch time ratio).
+    public var hitchTimeRatio: Double {
+        let span = Double(lastPresented - firstPresented) / 1e9
+        return span > 0 ? (Double(hitchTotal) / 1e6) / span : 0
+    }
+}
+
+/// Interval statistics in milliseconds.
+public struct IntervalSummary: Codable, Equatable, Sendable {
+    public var count: Int
+    public var mean: Double
+    public var stddev: Double
+    public var min: Double
+    public var p50: Double
+    public var p99: Double
+    public var max: Double
+}
+
+/// HdrHistogram percentiles of the intervals, in µs.
+public struct IntervalPercentilesMicroseconds: Codable, Equatable, Sendable {
+    public var p50: UInt64
+    public var p90: UInt64
+    public var p99: UInt64
+    public var p999: UInt64
+    public var max: UInt64
+}
+
+/// The summary of a run: what `cadence run --json` prints.
+public struct RunSummary: Codable, Equatable, Sendable {
+    public var backend: String
+    public var refreshHz: Double
+    public var vrrRangeHz: [Double]?
+    public var effectiveRateHz: Double
+    public var measuredRateHz: Double
+    public var latency: Int
+    public var frames: Int
+    public var presented: Int
+    public var onTime: Int
+    public var late: Int
+    public var discarded: Int
+    public var failed: Int
+    public var unconfirmed: Int
+    public var droppedRefreshes: Int
+    public var dropEvents: Int
+    /// Milliseconds of hitch per second.
+    public var hitchTimeRatio: Double
+    public var intervalMs: IntervalSummary
+    public var intervalUs: IntervalPercentilesMicroseconds
+    /// Interval counts by length in refreshes ("2": 119).
+    public var intervalRefreshes: [String: Int]
+    /// Frames per drop cause.
+    public var causes: [String: Int]
+    public var durationSeconds: Double
+    /// "completed", "stopped" or "device-lost: …".
+    public var endReason: String
+
+    /// Builds the summary from accounting totals.
+    public init(accounting a: FrameAccounting, backend: String, refreshHz: Double, vrr: ClosedRange<Double>?, effectiveRateHz: Double, latency: Int, endReason: String) {
+        self.backend = backend
+        self.refreshHz = refreshHz
+        vrrRangeHz = vrr.map { [$0.lowerBound, $0.upperBound] }
+        self.effectiveRateHz = effectiveRateHz
+        self.latency = latency
+        frames = a.frames
+        presented = a.presented
+        onTime = a.onTime
+        late = a.late
+        discarded = a.discarded
+        failed = a.failed
+        unconfirmed = a.unconfirmed
+        droppedRefreshes = a.droppedRefreshes
+        dropEvents = a.dropEvents
+        hitchTimeRatio = a.hitchTimeRatio
+        let s = SummaryStatistics(a.intervals.map { $0 / 1e6 })
+        intervalMs = IntervalSummary(count: s.count, mean: s.mean, stddev: s.stddev, min: s.min, p50: s.p50, p99: s.p99, max: s.max)
+        let h = a.intervalHistogram
+        if h.totalCount > 0 {
+            intervalUs = IntervalPercentilesMicroseconds(
+                p50: h.valueAtPercentile(50), p90: h.valueAtPercentile(90), p99: h.valueAtPercentile(99),
+                p999: h.valueAtPercentile(99.9), max: h.max)
+        } else {
+            intervalUs = IntervalPercentilesMicroseconds(p50: 0, p90: 0, p99: 0, p999: 0, max: 0)
+        }
+        var units: [String: Int] = [:]
+        for (k, n) in a.refreshUnits.enumerated() where n > 0 {
+            units[k == a.refreshUnits.count - 1 ? "\(k)+" : "\(k)"] = n
+        }
+        intervalRefreshes = units
+        var causes: [String: Int] = [:]
+        for c in DropCause.allCases where a.count(of: c) > 0 { causes[c.rawValue] = a.count(of: c) }
+        self.causes = causes
+        durationSeconds = Double(a.lastPresented - a.firstPresented) / 1e9
+        measuredRateHz = durationSeconds > 0 && s.count > 0 ? Double(s.count) / durationSeconds : 0
+        self.endReason = endReason
+    }
+}

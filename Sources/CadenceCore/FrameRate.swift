@@ -1,0 +1,122 @@
+/// The frame rates a display link may run at, as `CAFrameRateRange`: `minimum`, `maximum` and
+/// `preferred` in Hz. Zero means "unconstrained": `maximum` 0 is the display's highest rate,
+/// `preferred` 0 the highest rate the range allows.
+public struct FrameRateRange: Equatable, Hashable, Sendable, Codable {
+    public var minimum: Double
+    public var maximum: Double
+    public var preferred: Double
+
+    /// The display's native rate (all zero).
+    public static let `default` = FrameRateRange(minimum: 0, maximum: 0, preferred: 0)
+
+    public init(minimum: Double, maximum: Double, preferred: Double) {
+        self.minimum = minimum
+        self.maximum = maximum
+        self.preferred = preferred
+    }
+
+    /// Why a range is unusable.
+    public enum Invalid: Error, Equatable, CustomStringConvertible {
+        case malformed(String)
+        public var description: String {
+            switch self { case .malformed(let s): return s }
+        }
+    }
+
+    /// Parses `MIN:MAX:PREFERRED` (or `MIN:MAX`, preferred 0) and validates it.
+    public init(parsing text: String) throws {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2 || parts.count == 3 else {
+            throw Invalid.malformed("rate range '\(text)' must be MIN:MAX:PREFERRED")
+        }
+        var values: [Double] = []
+        for p in parts {
+            guard let v = Double(p), v.isFinite else {
+                throw Invalid.malformed("rate range '\(text)': '\(p)' is not a number")
+            }
+            values.append(v)
+        }
+        self.init(minimum: values[0], maximum: values[1], preferred: values.count == 3 ? values[2] : 0)
+        try validate()
+    }
+
+    /// Throws unless 0 ≤ minimum ≤ maximum (maximum 0: unbounded) and preferred is 0 or inside.
+    public func validate() throws {
+        if minimum < 0 || maximum < 0 || preferred < 0 {
+            throw Invalid.malformed("rate range \(minimum):\(maximum):\(preferred) has a negative rate")
+        }
+        if maximum > 0 && minimum > maximum {
+            throw Invalid.malformed("rate range \(minimum):\(maximum):\(preferred): minimum is above maximum")
+        }
+        if preferred > 0 && (preferred < minimum || (maximum > 0 && preferred > maximum)) {
+            throw Invalid.malformed("rate range \(minimum):\(maximum):\(preferred): preferred is outside minimum…maximum")
+        }
+    }
+}
+
+/// The rate a display link actually runs at on a given display.
+public struct EffectiveRate: Equatable, Sendable {
+    /// Frames per second delivered to the link.
+    public var hz: Double
+    /// Fixed refresh: refreshes per frame (the divisor n of refresh/n). VRR: how many times the
+    /// panel shows each frame (1, or k > 1 under low-framerate compensation).
+    public var refreshesPerFrame: Int
+    /// True when the rate comes from a VRR range rather than a divisor of a fixed refresh.
+    public var isVariable: Bool
+    /// Nanoseconds between frames.
+    public var frameInterval: Double { 1e9 / hz }
+
+    public init(hz: Double, refreshesPerFrame: Int, isVariable: Bool) {
+        self.hz = hz
+        self.refreshesPerFrame = refreshesPerFrame
+        self.isVariable = isVariable
+    }
+
+    /// The effective rate for `range` on a display refreshing at `refreshHz`, or inside
+    /// `vrr` when the display runs variable refresh.
+    ///
+    /// Fixed refresh: the candidates are refresh/n (n = 1, 2, …); among those inside
+    /// [minimum, maximum] the one nearest to `preferred` wins, ties to the higher rate, preferred
+    /// 0 picks the highest; when none is inside, the candidate nearest to the range wins (ties
+    /// to the higher). VRR: the preferred rate (or the highest allowed), clamped to the range and
+    /// to the panel's maximum, exactly; below the panel's minimum each frame is shown k times.
+    public static func select(for range: FrameRateRange, refreshHz: Double, vrr: ClosedRange<Double>? = nil) -> EffectiveRate {
+        if let vrr = vrr { return selectVariable(range, vrr) }
+        return selectFixed(range, refreshHz)
+    }
+
+    static func selectFixed(_ range: FrameRateRange, _ refreshHz: Double) -> EffectiveRate {
+        let lo = range.minimum
+        let hi = range.maximum > 0 ? range.maximum : Double.infinity
+        // Divisors down to 1 Hz (and at least a few) are plenty for any real request.
+        let maxN = Swift.max(8, Int(refreshHz.rounded(.up)))
+        var bestInside: (n: Int, score: Double)? = nil
+        var bestOutside: (n: Int, score: Double)? = nil
+        for n in 1...maxN {
+            let r = refreshHz / Double(n)
+            if r >= lo && r <= hi {
+                // Descending rates: strict < keeps the higher rate on a tie.
+                let score = range.preferred > 0 ? abs(r - range.preferred) : -r
+                if bestInside == nil || score < bestInside!.score { bestInside = (n, score) }
+            } else {
+                let score = r < lo ? lo - r : r - hi
+                if bestOutside == nil || score < bestOutside!.score { bestOutside = (n, score) }
+            }
+        }
+        let n = bestInside?.n ?? bestOutside?.n ?? 1
+        return EffectiveRate(hz: refreshHz / Double(n), refreshesPerFrame: n, isVariable: false)
+    }
+
+    static func selectVariable(_ range: FrameRateRange, _ vrr: ClosedRange<Double>) -> EffectiveRate {
+        let hi = range.maximum > 0 ? Swift.min(range.maximum, vrr.upperBound) : vrr.upperBound
+        var r = range.preferred > 0 ? range.preferred : hi
+        r = Swift.min(Swift.max(r, range.minimum), hi)
+        if r <= 0 { r = vrr.upperBound }
+        var k = 1
+        if r < vrr.lowerBound {
+            k = Int((vrr.lowerBound / r).rounded(.up))
+            while r * Double(k) > vrr.upperBound && k > 1 { k -= 1 }
+        }
+        return EffectiveRate(hz: r, refreshesPerFrame: k, isVariable: true)
+    }
+}

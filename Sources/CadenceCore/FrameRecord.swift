@@ -1,0 +1,144 @@
+import Foundation
+
+/// One line of a `--log FILE.jsonl` run log: a frame's intent, timing, the kernel's answer and the
+/// accounting. Versioned (``version``): readers reject versions they do not know.
+/// All times are nanoseconds on the display clock (CLOCK_MONOTONIC on KMS); 0 means "did not happen".
+public struct FrameRecord: Codable, Equatable, Sendable {
+    /// The format version written by this build.
+    public static let currentVersion = 1
+
+    /// What the application asked for.
+    public struct Intent: Codable, Equatable, Sendable {
+        /// "next", "at", "at-nearest" or "after-minimum-duration".
+        public var kind: String
+        /// The display link's frame-rate range.
+        public var range: FrameRateRange
+        /// The intended presentation time.
+        public var targetTimeNs: Int64
+        /// Intended vblank sequence (fixed refresh).
+        public var targetSequence: UInt64
+        /// The minimum duration after the previous frame (after-minimum-duration only).
+        public var minDurationNs: Int64?
+        /// The time passed to present(at:) (at / at-nearest only).
+        public var requestedTimeNs: Int64?
+    }
+
+    public var version: Int
+    /// Application frame number.
+    public var frame: Int
+    /// Pacer frame id.
+    public var id: UInt64
+    public var intent: Intent
+    public var latency: Int
+    public var effectiveRateHz: Double
+    /// Vblank timestamp the display-link callback fired at, and when it actually ran.
+    public var callbackNs: Int64
+    public var wakeNs: Int64
+    /// Render deadline (the callback's targetTimestamp).
+    public var deadlineNs: Int64
+    public var renderStartNs: Int64
+    public var renderEndNs: Int64
+    /// When the flip was submitted.
+    public var commitNs: Int64
+    public var busyRetries: Int
+    /// Kernel flip timestamp (presentedTime) and vblank sequence; 0 when not shown.
+    public var flipNs: Int64
+    public var sequence: UInt64
+    /// When the completion event was received.
+    public var receivedNs: Int64
+    public var crtc: UInt32
+    /// "on-time", "late", "discarded", "failed", "unconfirmed".
+    public var outcome: FrameOutcome
+    public var lateRefreshes: Int
+    public var droppedRefreshes: Int
+    public var hitchNs: Int64
+    public var intervalNs: Int64
+    public var intervalRefreshes: Int
+    /// "render-late", "scheduler-late", "flip-late", "busy", "device-lost"; absent when on time.
+    public var cause: DropCause?
+
+    public init(_ r: FrameReport) {
+        version = Self.currentVersion
+        frame = r.frameIndex
+        id = r.id
+        var kind = "next"
+        var minDuration: Int64? = nil
+        var requested: Int64? = nil
+        switch r.intent {
+        case .nextOpportunity: break
+        case .at(let t, let nearest): kind = nearest ? "at-nearest" : "at"; requested = t
+        case .afterMinimumDuration(let d): kind = "after-minimum-duration"; minDuration = d
+        }
+        intent = Intent(kind: kind, range: r.range, targetTimeNs: r.targetTime, targetSequence: r.targetSequence, minDurationNs: minDuration, requestedTimeNs: requested)
+        latency = r.latency
+        effectiveRateHz = r.effectiveRateHz
+        callbackNs = r.callbackTimestamp
+        wakeNs = r.wakeTime
+        deadlineNs = r.deadline
+        renderStartNs = r.renderStart
+        renderEndNs = r.renderEnd
+        commitNs = r.commitTime
+        busyRetries = r.busyRetries
+        flipNs = r.presentedTime
+        sequence = r.sequence
+        receivedNs = r.receivedTime
+        crtc = r.crtc
+        outcome = r.outcome
+        lateRefreshes = r.lateRefreshes
+        droppedRefreshes = r.droppedRefreshes
+        hitchNs = r.hitch
+        intervalNs = r.interval
+        intervalRefreshes = r.intervalRefreshes
+        cause = r.cause
+    }
+}
+
+/// Writes ``FrameRecord``s as JSON lines, flushing at least once a second (wall clock) and on
+/// ``close()``, so that a killed run loses at most its last second and never a partial record
+/// before it.
+public final class FrameLogWriter {
+    /// Why a log cannot be written.
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    private let file: UnsafeMutablePointer<FILE>
+    private let encoder: JSONEncoder
+    private var lastFlush = Date()
+    public let path: String
+    public private(set) var written = 0
+
+    /// Opens (truncating) `path`; throws a one-line ``Failure`` when it cannot be written.
+    public init(path: String) throws {
+        guard let f = fopen(path, "w") else {
+            throw Failure(description: "cannot write log \(path): \(String(cString: strerror(errno)))")
+        }
+        file = f
+        self.path = path
+        encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    }
+
+    deinit { fclose(file) }
+
+    /// Appends one record (one line).
+    public func write(_ record: FrameRecord) throws {
+        var data = try encoder.encode(record)
+        data.append(0x0A)
+        let n = data.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+        if n != data.count {
+            throw Failure(description: "cannot write log \(path): \(String(cString: strerror(errno)))")
+        }
+        written += 1
+        if Date().timeIntervalSince(lastFlush) >= 1 { flush() }
+    }
+
+    /// Pushes buffered records to the file.
+    public func flush() {
+        fflush(file)
+        lastFlush = Date()
+    }
+
+    /// Flushes; the file is closed when the writer goes away.
+    public func close() { flush() }
+}

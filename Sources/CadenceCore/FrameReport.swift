@@ -1,0 +1,99 @@
+/// When a presented frame should reach the screen.
+public enum PresentIntent: Equatable, Sendable {
+    /// The next opportunity: the display link's target presentation when the frame was made in a
+    /// link callback, otherwise the first vblank after the frames already queued.
+    case nextOpportunity
+    /// The first vblank not before `time` (`nearest`: the vblank nearest to `time`).
+    case at(Nanoseconds, nearest: Bool)
+    /// No earlier than the previous frame's *actual* presentation plus this many nanoseconds.
+    case afterMinimumDuration(Nanoseconds)
+}
+
+/// What became of a frame.
+public enum FrameOutcome: String, Codable, Sendable, CaseIterable {
+    /// Shown at its target vblank.
+    case onTime = "on-time"
+    /// Shown, ``FrameReport/lateRefreshes`` refreshes after its target.
+    case late
+    /// Never shown: a newer frame was due at the same vblank, or the display replaced it.
+    case discarded
+    /// Never shown: the flip failed (device lost).
+    case failed
+    /// Submitted but its completion event never came; whether and when it was shown is unknown.
+    case unconfirmed
+}
+
+/// Why a frame was late or never shown.
+public enum DropCause: String, Codable, Sendable, CaseIterable {
+    /// Rendering finished after the frame's deadline (``DisplayLinkUpdate/targetTimestamp``).
+    case renderLate = "render-late"
+    /// The pacing loop woke late for the frame (its vblank event arrived late).
+    case schedulerLate = "scheduler-late"
+    /// The frame was committed in time but the flip (or the previous flip's completion) came late.
+    case flipLate = "flip-late"
+    /// The display refused the flip with EBUSY.
+    case busy
+    /// The device went away.
+    case deviceLost = "device-lost"
+}
+
+/// Everything known about one frame once it is complete: intent, timing, what the kernel reported,
+/// and the accounting. Presented handlers, the accounting and the per-frame log all consume it.
+/// Times are nanoseconds on the display clock; 0 means "did not happen".
+public struct FrameReport: Equatable, Sendable {
+    /// Pacer-wide identifier.
+    public var id: FrameID = 0
+    /// The application's frame number (as passed to `present`).
+    public var frameIndex: Int = 0
+    public var intent: PresentIntent = .nextOpportunity
+    /// The range of the link the frame was made for (default when none).
+    public var range: FrameRateRange = .default
+    /// The link's effective rate at the time (Hz; 0 when no link).
+    public var effectiveRateHz: Double = 0
+    /// Frame latency the frame was made with.
+    public var latency: Int = 1
+    /// Vblank timestamp of the link callback that made the frame.
+    public var callbackTimestamp: Nanoseconds = 0
+    /// When the callback actually ran.
+    public var wakeTime: Nanoseconds = 0
+    /// How late the loop woke for the callback (0 when it was busy with this link's previous frame).
+    public var schedulerDelay: Nanoseconds = 0
+    /// Render deadline (the callback's targetTimestamp).
+    public var deadline: Nanoseconds = 0
+    /// Intended presentation time (the target vblank's predicted time).
+    public var targetTime: Nanoseconds = 0
+    /// Intended vblank sequence (fixed refresh).
+    public var targetSequence: UInt64 = 0
+    public var renderStart: Nanoseconds = 0
+    public var renderEnd: Nanoseconds = 0
+    /// When the flip was submitted (0 if never).
+    public var commitTime: Nanoseconds = 0
+    /// Submissions refused with EBUSY before it went through.
+    public var busyRetries: Int = 0
+    /// Kernel timestamp of the vblank the frame was shown at (`presentedTime`; 0 if never shown).
+    public var presentedTime: Nanoseconds = 0
+    /// Vblank sequence it was shown at (0 if never shown).
+    public var sequence: UInt64 = 0
+    /// When the completion event reached the pacer.
+    public var receivedTime: Nanoseconds = 0
+    public var outcome: FrameOutcome = .onTime
+    /// Refreshes after the target (0 when on time or not shown).
+    public var lateRefreshes: Int = 0
+    /// Refreshes that showed a stale frame while this one (or a discarded predecessor) was due.
+    public var droppedRefreshes: Int = 0
+    /// Actual minus expected presentation time (0 when not shown).
+    public var hitch: Nanoseconds = 0
+    /// Time since the previous shown frame (0 for the first or when not shown).
+    public var interval: Nanoseconds = 0
+    /// Refreshes since the previous shown frame (0 for the first or when not shown).
+    public var intervalRefreshes: Int = 0
+    /// CRTC the frame was flipped on.
+    public var crtc: UInt32 = 0
+    /// Why it was late or not shown; nil when on time.
+    public var cause: DropCause? = nil
+
+    public init() {}
+
+    /// True when the frame reached the screen with a known timestamp.
+    public var wasPresented: Bool { outcome == .onTime || outcome == .late }
+}

@@ -1,0 +1,248 @@
+/// What a run asks of the pacing core (the options of `cadence run`).
+public struct RunConfiguration: Equatable, Sendable {
+    /// The display link's frame-rate range (`--rate MIN:MAX:PREFERRED`).
+    public var range: FrameRateRange = .default
+    /// Present every frame with `present(afterMinimumDuration:)` (`--min-duration MS`).
+    public var minimumDuration: Nanoseconds? = nil
+    /// Content frame n is presented at t0 + n/contentRate with `present(at:)` (`--content-rate HZ`).
+    public var contentRate: Double? = nil
+    /// Frame latency 1–3 (`--latency N`).
+    public var latency: Int = 1
+    /// Stop after this many frames (`--frames N`).
+    public var frames: Int? = nil
+    /// Stop producing frames after this long (`--duration S`).
+    public var duration: Nanoseconds? = nil
+    /// Frame index → K: that frame's rendering ends K − ½ refreshes after its deadline (`--inject-late`).
+    public var injectLate: [Int: Int] = [:]
+    /// Commit margin before the target vblank (0 on the fake display).
+    public var commitMargin: Nanoseconds = 0
+
+    public init() {}
+
+    /// Why a configuration is unusable: one line for the user.
+    public struct Invalid: Error, Equatable, CustomStringConvertible {
+        public var description: String
+        public init(_ d: String) { description = d }
+    }
+
+    /// Throws ``Invalid`` for values no run can use.
+    public func validate() throws {
+        do { try range.validate() } catch let e as FrameRateRange.Invalid { throw Invalid(e.description) }
+        if let d = minimumDuration, d < 0 { throw Invalid("--min-duration must not be negative") }
+        if let c = contentRate, !(c > 0 && c.isFinite) { throw Invalid("--content-rate must be a positive rate in Hz") }
+        if !(1...3).contains(latency) { throw Invalid("--latency must be 1, 2 or 3") }
+        if let f = frames, f <= 0 { throw Invalid("--frames must be positive") }
+        if let d = duration, d <= 0 { throw Invalid("--duration must be positive") }
+        if minimumDuration != nil && contentRate != nil { throw Invalid("--min-duration and --content-rate cannot be combined") }
+        for (f, k) in injectLate where f < 0 || k < 1 {
+            throw Invalid("--inject-late \(f):\(k): FRAME must be ≥ 0 and K ≥ 1")
+        }
+    }
+
+    /// Parses `FRAME:K[,FRAME:K…]`.
+    public static func parseInjectLate(_ text: String) throws -> [Int: Int] {
+        var out: [Int: Int] = [:]
+        for item in text.split(separator: ",") {
+            let p = item.split(separator: ":", omittingEmptySubsequences: false)
+            guard p.count == 2, let f = Int(p[0]), let k = Int(p[1]), f >= 0, k >= 1 else {
+                throw Invalid("--inject-late '\(item)' must be FRAME:K with FRAME ≥ 0 and K ≥ 1")
+            }
+            out[f] = k
+        }
+        if out.isEmpty { throw Invalid("--inject-late needs FRAME:K") }
+        return out
+    }
+}
+
+/// What a renderer is told about the frame it draws.
+public struct FrameContext: Equatable, Sendable {
+    /// Application frame number, from 0.
+    public var frameIndex: Int
+    /// Seconds from the first frame's target presentation to this frame's.
+    public var time: Double
+    /// When the frame is meant to be shown, and the render deadline (display clock, ns).
+    public var targetPresentationTime: Nanoseconds
+    public var deadline: Nanoseconds
+    /// The display's refresh and the rate frames are produced at, Hz.
+    public var refreshHz: Double
+    public var effectiveRateHz: Double
+}
+
+/// Draws one frame into the backend's shadow surface.
+public typealias FrameRenderer = (PixelSurface, FrameContext) -> Void
+
+/// Once-a-second view of a run in progress (for a live status line).
+public struct RunStatus: Equatable, Sendable {
+    public var elapsedSeconds: Double
+    /// Frames shown in the last second.
+    public var fps: Double
+    public var effectiveRateHz: Double
+    public var droppedRefreshes: Int
+    public var dropEvents: Int
+    public var hitchTimeRatio: Double
+}
+
+/// A complete `cadence run`: one display link producing frames per ``RunConfiguration`` on a
+/// ``DisplayBackend``, rendering with an optional ``FrameRenderer``, accounting every frame.
+/// The CLI and the end-to-end tests drive exactly this.
+///
+///     let run = try PacingRun(backend: FakeDisplay(), configuration: config)
+///     run.onFrame = { report in try? log.write(FrameRecord(report)) }
+///     let summary = try run.run()
+public final class PacingRun {
+    public let backend: any DisplayBackend
+    public let configuration: RunConfiguration
+    public let pacer: FramePacer
+    public var renderer: FrameRenderer?
+    /// Every completed frame, in completion order (log writers hook here).
+    public var onFrame: ((FrameReport) -> Void)?
+    /// Called about once a second of display time while frames are produced.
+    public var onStatus: ((RunStatus) -> Void)?
+    public private(set) var accounting: FrameAccounting
+    /// The display link producing the frames.
+    public let link: DisplayLink
+
+    private var produced = 0
+    private var producing = true
+    private var contentStart: Nanoseconds? = nil
+    private var firstTarget: Nanoseconds? = nil
+    private var lastStatusPresented = 0
+    private var lastStatusTime: Nanoseconds = 0
+
+    public init(backend: any DisplayBackend, configuration: RunConfiguration, renderer: FrameRenderer? = nil) throws {
+        try configuration.validate()
+        self.backend = backend
+        self.configuration = configuration
+        self.renderer = renderer
+        pacer = try FramePacer(backend: backend)
+        pacer.commitMargin = configuration.commitMargin
+        var expected = configuration.frames ?? 0
+        if let d = configuration.duration {
+            expected = Swift.max(expected, Int(Double(d) / backend.refreshInterval) + 16)
+        }
+        accounting = FrameAccounting(expectedFrames: expected + 16)
+        link = DisplayLink(preferredFrameRateRange: configuration.range, preferredFrameLatency: configuration.latency) { _ in }
+        link.handler = { [unowned self] u in self.produce(u) }
+        pacer.onFrameCompleted = { [unowned self] r in
+            self.accounting.add(r)
+            self.onFrame?(r)
+        }
+    }
+
+    /// The rate frames are intended at: the link's effective rate, the content rate, or what the
+    /// minimum duration allows.
+    public var intendedRateHz: Double {
+        let refreshHz = 1e9 / pacer.refreshInterval
+        let linkRate = EffectiveRate.select(for: configuration.range, refreshHz: refreshHz, vrr: pacer.vrrRange).hz
+        if let c = configuration.contentRate { return Swift.min(c, linkRate) }
+        if let d = configuration.minimumDuration, d > 0 {
+            if pacer.vrrRange != nil { return Swift.min(linkRate, 1e9 / Double(d)) }
+            let n = Swift.max(1.0, (Double(d) / pacer.refreshInterval - pacer.placementTolerance).rounded(.up))
+            return Swift.min(linkRate, refreshHz / n)
+        }
+        return linkRate
+    }
+
+    /// Runs until the frame count or duration is reached, `shouldStop` returns true (checked at
+    /// least once a refresh), or the device is lost; then lets queued frames complete and returns
+    /// the summary.
+    public func run(shouldStop: () -> Bool = { false }) throws -> RunSummary {
+        let start = backend.now()
+        let end = configuration.duration.map { start &+ $0 } ?? .max
+        lastStatusTime = start
+        var stopped = false
+        pacer.add(link)
+        let tick = Nanoseconds(pacer.refreshInterval.rounded())
+        while producing && pacer.deviceLost == nil {
+            if shouldStop() { stopped = true; break }
+            let now = backend.now()
+            if now >= end { break }
+            try pacer.runOnce(until: Swift.min(end, now &+ 4 &* tick, lastStatusTime &+ 1_000_000_000))
+            emitStatusIfDue()
+        }
+        link.invalidate()
+        try pacer.drain(until: backend.now() &+ 1_000_000_000)
+        let reason: String
+        if let why = pacer.deviceLost { reason = "device-lost: \(why)" } else if stopped { reason = "stopped" } else { reason = "completed" }
+        return summary(endReason: reason)
+    }
+
+    /// The summary of what has completed so far.
+    public func summary(endReason: String) -> RunSummary {
+        RunSummary(accounting: accounting, backend: backend.name, refreshHz: 1e9 / pacer.refreshInterval,
+                   vrr: pacer.vrrRange, effectiveRateHz: intendedRateHz, latency: configuration.latency, endReason: endReason)
+    }
+
+    private func emitStatusIfDue() {
+        let now = backend.now()
+        guard now &- lastStatusTime >= 1_000_000_000 else { return }
+        guard let onStatus = onStatus else {
+            lastStatusTime = now
+            return
+        }
+        let seconds = Double(now &- lastStatusTime) / 1e9
+        let shown = accounting.presented - lastStatusPresented
+        onStatus(RunStatus(elapsedSeconds: Double(now &- (firstTarget ?? now)) / 1e9, fps: Double(shown) / seconds,
+                           effectiveRateHz: intendedRateHz, droppedRefreshes: accounting.droppedRefreshes,
+                           dropEvents: accounting.dropEvents, hitchTimeRatio: accounting.hitchTimeRatio))
+        lastStatusPresented = accounting.presented
+        lastStatusTime = now
+    }
+
+    /// The display-link callback: decide whether a frame is due, draw it, present it.
+    private func produce(_ u: DisplayLinkUpdate) {
+        if let limit = configuration.frames, produced >= limit {
+            producing = false
+            return
+        }
+        let n = produced
+        var intent = PresentIntent.nextOpportunity
+        var target = u.targetPresentationTimestamp
+        if let rate = configuration.contentRate {
+            let t0 = contentStart ?? u.targetPresentationTimestamp
+            contentStart = t0
+            let tn = t0 &+ Nanoseconds((Double(n) * 1e9 / rate).rounded())
+            if pacer.vrrRange == nil {
+                // Not yet: a later callback will reach content frame n's vblank.
+                if pacer.sequence(at: tn) > u.targetSequence { return }
+            } else if tn > u.targetPresentationTimestamp &+ u.duration / 2 {
+                return
+            }
+            intent = .at(tn, nearest: false)
+            target = tn
+        } else if let d = configuration.minimumDuration {
+            intent = .afterMinimumDuration(d)
+        }
+        if firstTarget == nil { firstTarget = target }
+        let renderStart = backend.now()
+        if let r = renderer, let surface = backend.surface {
+            let ctx = FrameContext(frameIndex: n, time: Double(target &- (firstTarget ?? target)) / 1e9,
+                                   targetPresentationTime: target, deadline: u.targetTimestamp,
+                                   refreshHz: 1e9 / pacer.refreshInterval, effectiveRateHz: u.rate.hz)
+            r(surface, ctx)
+        }
+        if let k = configuration.injectLate[n] {
+            // Overrun the deadline so that the frame misses exactly k vblanks.
+            let overrun = (Double(k) - 0.5) * pacer.refreshInterval
+            try? pacer.renderWork(until: u.targetTimestamp &+ Nanoseconds(overrun.rounded()))
+        }
+        let renderEnd = backend.now()
+        produced += 1
+        do {
+            try pacer.present(intent: intent, update: u, frameIndex: n, renderStart: renderStart, renderEnd: renderEnd)
+        } catch {
+            producing = false
+        }
+        if let limit = configuration.frames, produced >= limit { producing = false }
+    }
+}
+
+extension PixelSurface {
+    /// Fills the whole surface with one XRGB8888 colour.
+    public func fill(_ color: UInt32) {
+        for y in 0..<height {
+            let row = (base + y &* stride).assumingMemoryBound(to: UInt32.self)
+            row.update(repeating: color, count: width)
+        }
+    }
+}

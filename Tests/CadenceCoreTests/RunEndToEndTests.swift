@@ -1,0 +1,50 @@
+import Testing
+@testable import CadenceCore
+
+/// The `cadence run` checks of issue 3, driven through the same PacingRun API the CLI uses.
+@Suite struct RunEndToEndTests {
+    func run(_ fake: FakeDisplayConfiguration = .init(refreshHz: 60), _ configure: (inout RunConfiguration) -> Void) throws -> (RunSummary, [FrameReport]) {
+        var c = RunConfiguration()
+        c.frames = 600
+        configure(&c)
+        let r = try PacingRun(backend: FakeDisplay(fake), configuration: c)
+        var reports: [FrameReport] = []
+        r.onFrame = { reports.append($0) }
+        return (try r.run(), reports)
+    }
+
+    @Test(arguments: [1, 2, 3])
+    func injectLateGivesExactDrops(latency: Int) throws {
+        let (s, reports) = try run { $0.injectLate = [100: 1, 250: 3]; $0.latency = latency }
+        #expect(s.droppedRefreshes == 4)
+        #expect(s.dropEvents == 2)
+        #expect(s.causes == ["render-late": 2])
+        #expect(s.discarded == 0 && s.failed == 0 && s.unconfirmed == 0)
+        #expect(s.frames == 600 && s.presented == 600)
+        let dropped = reports.filter { $0.droppedRefreshes > 0 }
+        #expect(dropped.map(\.frameIndex) == [100, 250])
+        #expect(dropped.map(\.droppedRefreshes) == [1, 3])
+        #expect(dropped.map(\.lateRefreshes) == [1, 3])
+        #expect(s.intervalRefreshes == ["1": 597, "2": 1, "4": 1])
+        // Hitch: 4 refreshes of 16.67 ms over 603 refreshes of display time.
+        #expect(abs(s.hitchTimeRatio - 4 * (1000.0 / 60) / (603.0 / 60)) < 1e-6)
+    }
+
+    @Test func rate26On60PresentsAt30() throws {
+        let (s, reports) = try run { $0.range = try! FrameRateRange(parsing: "10:60:26"); $0.frames = 300 }
+        #expect(s.effectiveRateHz == 30)
+        #expect(s.intervalRefreshes == ["2": 299])
+        #expect(s.droppedRefreshes == 0 && s.dropEvents == 0)
+        #expect(abs(s.intervalMs.mean - 1000.0 / 30) < 0.001)
+        #expect(reports.allSatisfy { $0.outcome == .onTime })
+    }
+
+    @Test func contentRate24Holds3232() throws {
+        let (s, reports) = try run { $0.contentRate = 24; $0.frames = 240 }
+        let units = reports.dropFirst().map(\.intervalRefreshes)
+        #expect(units.count == 239)
+        for (i, u) in units.enumerated() { #expect(u == (i % 2 == 0 ? 3 : 2)) }
+        #expect(s.droppedRefreshes == 0)
+        #expect(s.effectiveRateHz == 24)
+    }
+}
