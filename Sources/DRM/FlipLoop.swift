@@ -43,6 +43,7 @@ extension KMSOutput {
         var vblank = probeVBlank()
         let period = Int64(mode.refreshInterval.rounded())
         var samples: [FlipSample] = []
+        if period > 0 { samples.reserveCapacity(Int(min(durationNs / period, 10_000_000)) + 64) }
         var widener = SequenceWidener()
         var end = device.monotonicNow() + durationNs
         var warmupLeft = warmupFlips

@@ -99,6 +99,10 @@ public final class KMSDisplay: DisplayBackend {
         drmEvents.reserveCapacity(64)
     }
 
+    /// Restores the CRTC before the buffers go away: removing a framebuffer that is on screen
+    /// would make the kernel switch the CRTC off first.
+    deinit { try? output.restore() }
+
     /// Restores what the CRTC showed before (waiting for a pending flip). Also done in deinit.
     public func close() throws {
         do { try output.restore() } catch let e as DRMError { throw Self.failure(e) }

@@ -69,6 +69,16 @@ import SystemPackage
         #expect(gaps.reduce(0, +) == 3)
     }
 
+    @Test func sequencesWidenAcrossThe32BitWrap() throws {
+        let fake = FakeDRMDevice()
+        let (out, chain, shadow) = try setUp(fake, api: .atomic)
+        fake.setVBlankCounter(to: 0xffff_fff0)
+        let rec = try out.recordFlips(swapchain: chain, shadow: shadow, durationNs: 500_000_000)
+        #expect(rec.samples.first!.sequence < 0x1_0000_0000)
+        #expect(rec.samples.last!.sequence > 0x1_0000_0000)
+        #expect(zip(rec.samples, rec.samples.dropFirst()).allSatisfy { $1.sequence == $0.sequence + 1 })
+    }
+
     @Test func warmupFlipsAreNotRecorded() throws {
         let fake = FakeDRMDevice()
         let (out, chain, shadow) = try setUp(fake, api: .atomic)
