@@ -59,6 +59,8 @@ public final class DisplayLink {
     /// Whether the last callback presented a frame (late callbacks then fire at once instead of
     /// skipping, so that the frame after an overrun is not held back further).
     var lastCallbackPresented = false
+    /// The callback was held back while earlier frames were pending.
+    var heldByPendingFlip = false
     /// When the last callback returned.
     var lastHandlerEnd: Nanoseconds = .min
     /// The latency the next callback is planned with.

@@ -214,9 +214,14 @@ public final class FakeDisplay: DisplayBackend {
             }
             var next = nextVBlankTime
             if let first = outbox.first, first.at < next { next = first.at }
-            if next > deadline {
+            if next > deadline || (next == deadline && !vblankDue(by: deadline)) {
                 sleepOrJump(to: deadline)
                 return
+            }
+            if next == nextVBlankTime && !vblankDue(by: next) {
+                // A VRR repeat: it happens just after `next` unless a flip comes first.
+                sleepOrJump(to: next + 1)
+                continue
             }
             sleepOrJump(to: next)
         }
@@ -252,9 +257,16 @@ public final class FakeDisplay: DisplayBackend {
         advance(to: t)
     }
 
+    /// Whether the next vblank has happened by `t`. A VRR repeat (no flip pending) happens only
+    /// once `t` is past it, so that a flip submitted exactly at the repeat time still wins.
+    private func vblankDue(by t: Nanoseconds) -> Bool {
+        if vrrRange != nil && pending == nil { return nextVBlankTime < t }
+        return nextVBlankTime <= t
+    }
+
     /// Moves the clock to `t`, running every vblank on the way.
     private func advance(to t: Nanoseconds) {
-        while !gone && nextVBlankTime <= t {
+        while !gone && vblankDue(by: t) {
             clockNow = max(clockNow, nextVBlankTime)
             runVBlank()
         }

@@ -47,11 +47,13 @@ public final class FramePacer {
     private var outstandingRequest: UInt64? = nil
     private var retryAfterBusy = false
     private var lastCompletionDelay: Nanoseconds = 0
+    private var lastVBlankEventDelay: Nanoseconds = 0
     // The callback currently running, so that present() can link the frame to it.
     private var currentUpdate: DisplayLinkUpdate? = nil
     private var currentLink: DisplayLink? = nil
     private var currentWake: Nanoseconds = 0
     private var currentSchedulerDelay: Nanoseconds = 0
+    private var currentHeldByLateFlip = false
     private var presentedInCallback: Int = -1
 
     public init(backend: any DisplayBackend) throws {
@@ -127,6 +129,7 @@ public final class FramePacer {
             if currentUpdate == u {
                 r.wakeTime = currentWake
                 r.schedulerDelay = currentSchedulerDelay
+                r.waitedOnLateFlip = currentHeldByLateFlip
             } else {
                 r.wakeTime = u.timestamp
             }
@@ -334,6 +337,11 @@ public final class FramePacer {
         let n = UInt64(link.rate.refreshesPerFrame)
         var fire = link.nextTargetSequence &- UInt64(link.plannedLatency) &* n
         guard fire <= lastVBlank.sequence else { return }
+        // Back-pressure: a presenting link waits while `latency` frames are still pending.
+        if link.lastCallbackPresented && count >= link.plannedLatency {
+            link.heldByPendingFlip = true
+            return
+        }
         let planned = time(ofSequence: fire)
         let late = lastVBlank.sequence > fire
         if late && !link.lastCallbackPresented {
@@ -343,6 +351,16 @@ public final class FramePacer {
                 fire &+= n
             }
         }
+        if link.lastCallbackPresented {
+            // Frames still pending or shown later than planned (EBUSY, a late flip) push this one
+            // back: aim it at the first vblank after them so that it is not late behind them
+            // (their delay is already charged to them).
+            var floor = earliestFreeSequence()
+            if havePresented { floor = Swift.max(floor, lastPresentedSeq &+ 1) }
+            if link.nextTargetSequence < floor { link.nextTargetSequence = floor }
+        }
+        currentHeldByLateFlip = link.heldByPendingFlip && flipEventWasLate()
+        link.heldByPendingFlip = false
         let target = link.nextTargetSequence
         let presentTime = time(ofSequence: target)
         let update = DisplayLinkUpdate(
@@ -378,6 +396,12 @@ public final class FramePacer {
         let nowT = backend.now()
         var fire = link.nextTargetTime &- Nanoseconds(link.plannedLatency) &* d
         guard fire <= nowT else { return }
+        if link.lastCallbackPresented && count >= link.plannedLatency {
+            link.heldByPendingFlip = true
+            return
+        }
+        currentHeldByLateFlip = link.heldByPendingFlip && flipEventWasLate()
+        link.heldByPendingFlip = false
         let planned = fire
         let late = nowT - fire > d / 2
         if late && !link.lastCallbackPresented {
@@ -410,6 +434,27 @@ public final class FramePacer {
         }
         link.plannedLatency = latency
         link.nextTargetTime = next
+    }
+
+    /// The last flip completion arrived late while vblank events came on time: the flip (its
+    /// event) was late, not the whole process (that would be scheduler-late).
+    private func flipEventWasLate() -> Bool {
+        let limit = Nanoseconds(refreshInterval / 4)
+        return lastCompletionDelay > limit && lastVBlankEventDelay <= limit
+    }
+
+    /// The first vblank a newly presented frame could be shown at after the pending ones (0 when
+    /// none is pending).
+    private func earliestFreeSequence() -> UInt64 {
+        if count == 0 { return 0 }
+        var running = lastVBlank.sequence
+        var i = 0
+        while i < count {
+            let slot = (head + i) % ring.count
+            running = Swift.max(predicted[slot], running &+ 1)
+            i += 1
+        }
+        return running &+ 1
     }
 
     /// Runs the link's handler; returns the ring slot of the frame it presented, if any.
@@ -512,6 +557,7 @@ public final class FramePacer {
     private func handle(_ e: BackendEvent) {
         switch e {
         case .vblank(let vb):
+            lastVBlankEventDelay = backend.now() &- vb.timestamp
             if vb.sequence > lastVBlank.sequence { lastVBlank = vb }
             if let o = outstandingRequest, vb.sequence > o { outstandingRequest = nil }
         case .presented(let id, let vb, let receivedAt):
@@ -655,6 +701,7 @@ public final class FramePacer {
     /// Why a frame missed its target (also used for discarded frames).
     private func lateCause(_ r: FrameReport) -> DropCause {
         if r.busyRetries > 0 { return .busy }
+        if r.waitedOnLateFlip { return .flipLate }
         if r.renderEnd > r.deadline {
             // Would it have made the deadline had the loop woken on time?
             if r.schedulerDelay > 0 && r.renderEnd &- r.schedulerDelay <= r.deadline { return .schedulerLate }
@@ -662,7 +709,7 @@ public final class FramePacer {
         }
         if r.commitTime != 0 && r.commitTime > r.deadline {
             // Rendered in time, committed late: the previous flip's completion came late, or we did.
-            return lastCompletionDelay > Nanoseconds(refreshInterval / 4) ? .flipLate : .schedulerLate
+            return flipEventWasLate() ? .flipLate : .schedulerLate
         }
         return .flipLate
     }

@@ -58,6 +58,8 @@ public struct FrameReport: Equatable, Sendable {
     public var wakeTime: Nanoseconds = 0
     /// How late the loop woke for the callback (0 when it was busy with this link's previous frame).
     public var schedulerDelay: Nanoseconds = 0
+    /// The callback was held back until a late flip completion freed the pipeline.
+    public var waitedOnLateFlip: Bool = false
     /// Render deadline (the callback's targetTimestamp).
     public var deadline: Nanoseconds = 0
     /// Intended presentation time (the target vblank's predicted time).
