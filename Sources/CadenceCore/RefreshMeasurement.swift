@@ -8,8 +8,11 @@ public struct FlipTimestamp: Equatable, Sendable {
     public var timestamp: Nanoseconds
     /// When the event was read, CLOCK_MONOTONIC ns.
     public var receivedAt: Nanoseconds
-    public init(sequence: UInt64, timestamp: Nanoseconds, receivedAt: Nanoseconds) {
+    /// When the flip was submitted, CLOCK_MONOTONIC ns (nil when unknown).
+    public var submittedAt: Nanoseconds?
+    public init(sequence: UInt64, timestamp: Nanoseconds, receivedAt: Nanoseconds, submittedAt: Nanoseconds? = nil) {
         self.sequence = sequence; self.timestamp = timestamp; self.receivedAt = receivedAt
+        self.submittedAt = submittedAt
     }
 }
 
@@ -40,6 +43,15 @@ public struct RefreshMeasurement: Equatable, Sendable {
     public var flips: Int
     /// Vblanks skipped between consecutive flips (sequence gaps); 0 without hardware vblank.
     public var missedVBlanks: Int
+    /// Of ``missedVBlanks``: those whose flip was submitted only after the first skipped vblank
+    /// had passed (the submitter was late).
+    public var missedAfterLateSubmit: Int
+    /// Of ``missedVBlanks``: those whose flip was submitted before the first skipped vblank yet
+    /// did not latch there (the driver or the system was late). Unknown submissions count here
+    /// only when their submission time is known; see ``missedUnattributed``.
+    public var missedAfterTimelySubmit: Int
+    /// Of ``missedVBlanks``: gaps whose flip has no submission time.
+    public var missedUnattributed: Int
     /// Intervals between consecutive flip timestamps, in ms.
     public var intervalMs: SummaryStatistics
     public var checks: [TimestampCheck]
@@ -62,6 +74,7 @@ public struct RefreshMeasurement: Equatable, Sendable {
         var intervals: [Double] = []
         var perVBlank: [Double] = []
         var missed = 0
+        var lateSubmit = 0, timelySubmit = 0, unattributed = 0
         var worstSpacing = 0.0
         var nonMonotonic = 0
         for (a, b) in zip(flips, flips.dropFirst()) {
@@ -74,11 +87,23 @@ public struct RefreshMeasurement: Equatable, Sendable {
             }
             let dseq = b.sequence - a.sequence
             missed += Int(dseq - 1)
+            if dseq > 1 {
+                // The first vblank the flip could have latched at: one period after a's.
+                let firstSkipped = Double(a.timestamp) + period
+                if let sub = b.submittedAt, period > 0 {
+                    if Double(sub) < firstSkipped { timelySubmit += Int(dseq - 1) } else { lateSubmit += Int(dseq - 1) }
+                } else {
+                    unattributed += Int(dseq - 1)
+                }
+            }
             perVBlank.append(dt / Double(dseq))
             if period > 0 { worstSpacing = max(worstSpacing, abs(dt - Double(dseq) * period) / period) }
         }
         intervalMs = SummaryStatistics(intervals)
         missedVBlanks = missed
+        missedAfterLateSubmit = lateSubmit
+        missedAfterTimelySubmit = timelySubmit
+        missedUnattributed = unattributed
 
         if hardwareVBlank, let fit = LinearFit(flips.map { (x: Double($0.sequence), y: Double($0.timestamp)) }), fit.slope > 0 {
             measuredRefreshHz = 1e9 / fit.slope

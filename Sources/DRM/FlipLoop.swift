@@ -9,8 +9,11 @@ public struct FlipSample: Equatable, Sendable {
     public var timestampNs: Int64
     /// When the event was read (CLOCK_MONOTONIC ns).
     public var receivedNs: Int64
-    public init(sequence: UInt64, timestampNs: Int64, receivedNs: Int64) {
+    /// When the flip was submitted (CLOCK_MONOTONIC ns, just before the commit call).
+    public var submittedNs: Int64
+    public init(sequence: UInt64, timestampNs: Int64, receivedNs: Int64, submittedNs: Int64 = 0) {
         self.sequence = sequence; self.timestampNs = timestampNs; self.receivedNs = receivedNs
+        self.submittedNs = submittedNs
     }
 }
 
@@ -48,8 +51,10 @@ extension KMSOutput {
         var end = device.monotonicNow() + durationNs
         var warmupLeft = warmupFlips
 
+        var submittedAt = [Int64](repeating: 0, count: swapchain.buffers.count)
         func submitNext() throws {
             guard let i = swapchain.acquire() else { return }
+            submittedAt[i] = device.monotonicNow()
             try flip(to: swapchain.buffers[i].framebuffer, userData: UInt64(i) + 1)
             swapchain.markQueued(i)
         }
@@ -80,7 +85,9 @@ extension KMSOutput {
                     warmupLeft -= 1
                     end = received + durationNs
                 } else {
-                    samples.append(FlipSample(sequence: seq, timestampNs: e.timestampNs, receivedNs: received))
+                    let buffer = Int(e.userData) - 1
+                    let submitted = submittedAt.indices.contains(buffer) ? submittedAt[buffer] : 0
+                    samples.append(FlipSample(sequence: seq, timestampNs: e.timestampNs, receivedNs: received, submittedNs: submitted))
                 }
                 if e.userData >= 1, Int(e.userData) <= swapchain.buffers.count { swapchain.markOnScreen(Int(e.userData) - 1) }
                 guard received < end else { continue }

@@ -99,7 +99,8 @@ struct MeasureCommand: ParsableCommand {
         if let note = selection.note { printError("note: " + note) }
         if recording.vblank == .none { printError("notice: \(driver.name): \(noHardwareVBlankNotice)") }
         let flips = recording.samples.map {
-            FlipTimestamp(sequence: $0.sequence, timestamp: $0.timestampNs, receivedAt: $0.receivedNs)
+            FlipTimestamp(sequence: $0.sequence, timestamp: $0.timestampNs, receivedAt: $0.receivedNs,
+                          submittedAt: $0.submittedNs > 0 ? $0.submittedNs : nil)
         }
         let m = RefreshMeasurement(flips: flips, nominalRefreshHz: chosen.refreshHz, hardwareVBlank: recording.vblank == .hardware)
         let source = selection.source
@@ -141,7 +142,11 @@ struct MeasureCommand: ParsableCommand {
         s += "  measured refresh  \(m.measuredRefreshHz.map { String(format4: $0) + " Hz" } ?? "n/a (no hardware vblank)")\n"
         s += "  vblank            \(vblank.rawValue)\n"
         s += "  flips             \(m.flips)\n"
-        s += "  missed vblanks    \(m.missedVBlanks)\n"
+        s += "  missed vblanks    \(m.missedVBlanks)"
+        if m.missedVBlanks > 0 {
+            s += " (flip submitted late: \(m.missedAfterLateSubmit); submitted in time but not latched: \(m.missedAfterTimelySubmit))"
+        }
+        s += "\n"
         let i = m.intervalMs
         s += "  interval ms       mean \(ms(i.mean))  stddev \(ms(i.stddev))  min \(ms(i.min))  p50 \(ms(i.p50))  p99 \(ms(i.p99))  max \(ms(i.max))\n"
         for c in m.checks {
@@ -167,6 +172,9 @@ struct MeasureCommand: ParsableCommand {
             ("api", .string(api.rawValue)), ("allocator", .string(allocator.rawValue)),
             ("durationS", .number(duration, decimals: 3)), ("warmupFlips", .int(Self.warmupFlips)),
             ("flips", .int(m.flips)), ("missedVblanks", .int(m.missedVBlanks)),
+            ("missedVblankCauses", .object([
+                ("lateSubmit", .int(m.missedAfterLateSubmit)), ("notLatched", .int(m.missedAfterTimelySubmit)),
+            ])),
             ("intervalMs", .object([
                 ("mean", .number(i.mean, decimals: 4)), ("stddev", .number(i.stddev, decimals: 4)),
                 ("min", .number(i.min, decimals: 4)), ("p50", .number(i.p50, decimals: 4)),

@@ -36,6 +36,21 @@ import Testing
         #expect(abs(m.measuredRefreshHz! - 144) < 1e-3)
     }
 
+    @Test func missedVBlanksAreAttributedBySubmissionTime() {
+        var f = flips(hz: 100, count: 20, skip: [5, 12])
+        // Flip 5 was submitted 1 ms after flip 4 completed: in time, yet it skipped a vblank.
+        f[5].submittedAt = f[4].timestamp + 1_000_000
+        // Flip 12 was submitted 15 ms after flip 11: after the first skipped vblank.
+        f[12].submittedAt = f[11].timestamp + 15_000_000
+        let m = RefreshMeasurement(flips: f, nominalRefreshHz: 100, hardwareVBlank: true)
+        #expect(m.missedVBlanks == 2)
+        #expect(m.missedAfterTimelySubmit == 1)
+        #expect(m.missedAfterLateSubmit == 1)
+        #expect(m.missedUnattributed == 0)
+        f[12].submittedAt = nil
+        #expect(RefreshMeasurement(flips: f, nominalRefreshHz: 100, hardwareVBlank: true).missedUnattributed == 1)
+    }
+
     @Test func measuredDiffersFromNominalWhenPanelIsSlow() {
         // The mode says 60 but the panel runs at 59.94: the fit finds 59.94 and the spacing
         // check (0.1% off) still passes while the fit exposes the difference.
