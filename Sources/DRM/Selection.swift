@@ -74,6 +74,10 @@ public struct OutputSelection {
     /// The user-facing line for a DRM error on the device at `path`.
     public static func explain(_ e: DRMError, path: String) -> String {
         switch (e.call, e.errno.rawValue) {
+        case ("choose CRTC", _):
+            return "\(path): no CRTC can drive \(e.object ?? "the connector")"
+        case (let call, _) where call.hasPrefix("find primary plane") || call.hasPrefix("find property"):
+            return "\(path): the driver's atomic interface lacks what Cadence needs (\(call) on \(e.object ?? "?")); try --api legacy"
         case ("open", _):
             return explainOpen(e, path: path)
         case ("drmGetVersion", 25), ("drmGetVersion", 22), ("drmModeGetResources", 25), ("drmModeGetResources", 22):

@@ -165,6 +165,9 @@ import DRM
         held.masterHeldElsewhere = true
         let e = #expect(throws: OutputSelectionError.self) { try open(held) }
         #expect(e?.description.contains("held by another DRM master") == true)
+        let noCRTC = FakeDRMDevice()
+        noCRTC.encoders[0].possibleCRTCs = 0
+        #expect(throws: OutputSelectionError("/dev/dri/card0: no CRTC can drive Virtual-1")) { try open(noCRTC) }
         let notDRM = FakeDRMDevice()
         notDRM.isNotDRM = true
         #expect(throws: OutputSelectionError("/dev/dri/card0 is not a DRM device")) { try open(notDRM) }
