@@ -187,8 +187,8 @@ def build_init(modules, out_mount, env, command, cwd):
         "for t in ttyS1 ttyS2 ttyS3; do stty -F /dev/$t raw -echo; done",
         "status() { echo \"$*\" >/dev/ttyS3; }",
         "now() { cut -d' ' -f1 /proc/uptime; }",
-        "fail() { echo \"cadence-vm: setup failed: $*\"; status \"CADENCE-SETUP-FAILED $*\";"
-        " poweroff -f; sleep 5; exit 1; }",
+        "fail() { echo \"cadence-vm: setup failed: $*\"; dmesg | tail -n 60;"
+        " status \"CADENCE-SETUP-FAILED $*\"; poweroff -f; sleep 5; exit 1; }",
         "status \"CADENCE-INIT $(now)\"",
         "echo \"cadence-vm: init at $(now)s\"",
     ]
@@ -217,7 +217,10 @@ def build_init(modules, out_mount, env, command, cwd):
         " ".join(q(a) for a in command) + " </dev/null >/dev/ttyS1 2>/dev/ttyS2",
         "rc=$?",
         "cd /",
-        "echo \"cadence-vm: command exited with $rc at $(now)s\"",
+        "echo \"cadence-vm: command exited with $rc at $(now)s; kernel log:\"",
+        # The console only gets errors (loglevel=4) while the command runs: printk to a serial
+        # console runs with interrupts off and, under TCG, delays vkms' vblank timer.
+        "dmesg",
         "sync",
     ]
     if out_mount:
@@ -388,7 +391,7 @@ def run(args, kdir, vmlinux, busybox, qemu, qemu_dev, modules, run_dir, t_start)
     cmd = [qemu, "-machine", "pc,accel=tcg", "-cpu", os.environ.get("CADENCE_VM_CPU", "max"), "-smp", "1",
            "-m", str(args.mem), "-nodefaults", "-no-user-config", "-display", "none",
            "-no-reboot", "-kernel", vmlinux, "-initrd", initrd,
-           "-append", "console=ttyS0 loglevel=6 panic=-1 rdinit=/init"]
+           "-append", "console=ttyS0 loglevel=4 panic=-1 rdinit=/init"]
     for i, k in enumerate(("console", "stdout", "stderr", "status")):
         cmd += ["-chardev", "file,id=s%d,path=%s" % (i, paths[k]), "-serial", "chardev:s%d" % i]
     if args.driver == "virtio" and args.outputs != 1:
@@ -407,14 +410,21 @@ def run(args, kdir, vmlinux, busybox, qemu, qemu_dev, modules, run_dir, t_start)
     # qemu at a higher priority; it only uses CPU while the guest is busy.
     nice = int(os.environ.get("CADENCE_VM_NICE", "-10"))
 
+    rt = int(os.environ.get("CADENCE_VM_RT", "0"))
+
     def raise_priority():
         try:
             os.nice(nice)
         except OSError:
             pass
+        if rt:
+            try:
+                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(rt))
+            except (OSError, AttributeError):
+                pass
 
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=qemu_log, stderr=qemu_log,
-                            preexec_fn=raise_priority if nice else None)
+                            preexec_fn=raise_priority if nice or rt else None)
     readers = {"stdout": [open(paths["stdout"], "rb"), sys.stdout.buffer],
                "stderr": [open(paths["stderr"], "rb"), sys.stderr.buffer]}
 
