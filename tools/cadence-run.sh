@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Set-up command 1 of 2: installs the build dependencies if they are missing, builds
+# Cadence (release) and runs the main job, `cadence run`. Extra arguments go to `cadence run`
+# (for example: tools/cadence-run.sh --scene ufo --hud --duration 10).
+# With no openable DRM device it falls back to the fake display and says so in one line.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! pkg-config --exists libdrm gbm 2>/dev/null; then
+    echo "cadence-run: installing libdrm-dev and libgbm-dev" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    sudo_=""; [ "$(id -u)" = 0 ] || sudo_=sudo
+    $sudo_ apt-get update -q >/dev/null
+    $sudo_ apt-get install -y -q libdrm-dev libgbm-dev pkg-config >/dev/null
+fi
+swift build -c release --product cadence 2>&1 | grep -E "error|warning: unre|Compiling|Build complete" | tail -n 3 >&2
+exec "$(swift build -c release --show-bin-path)/cadence" run "$@"

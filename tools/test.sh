@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Set-up command 2 of 2 (and what CI runs): installs every apt package the tests need,
+# builds, runs the unit tests, checks `cadence render` PNGs with Pillow, then boots Debian's
+# kernel in qemu (TCG) and runs the real-kernel integration tests on vkms, bochs and
+# virtio-gpu. Exits non-zero on any failure.
+#   tools/test.sh            everything
+#   tools/test.sh --unit     unit tests only (no VM)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+unit_only=0
+[ "${1:-}" = "--unit" ] && unit_only=1
+
+export DEBIAN_FRONTEND=noninteractive
+sudo_=""; [ "$(id -u)" = 0 ] || sudo_=sudo
+echo "== apt packages"
+$sudo_ apt-get update -q >/dev/null
+# shellcheck disable=SC2046
+$sudo_ apt-get install -y -q $(cat tools/apt-packages.txt) >/dev/null
+
+echo "== unit tests (swift test)"
+log=$(mktemp /tmp/cadence-unit.XXXXXX)
+if ! swift test >"$log" 2>&1; then
+    grep -E "✘|error:|failed|Fatal" "$log" | head -n 60 || true
+    tail -n 5 "$log"
+    echo "unit tests FAILED (full log: $log)"
+    exit 1
+fi
+grep -E "^(✔|✘) Test run with|Executed .* tests" "$log" || tail -n 3 "$log"
+
+echo "== PNG check with Pillow (cadence render)"
+python3 -c "import PIL" 2>/dev/null || python3 -m pip install -q pillow >/dev/null
+python3 tools/bench/check_png.py "$(swift build --show-bin-path)/cadence"
+
+[ "$unit_only" = 1 ] && exit 0
+
+echo "== VM integration tests (Debian kernel in qemu TCG: vkms, bochs, virtio-gpu)"
+tools/vm/prepare.sh
+tools/vm/integration.sh
