@@ -85,11 +85,11 @@ extension KMSOutput {
                     warmupLeft -= 1
                     end = received + durationNs
                 } else {
-                    let buffer = Int(e.userData) - 1
+                    let buffer = e.userData >= 1 && e.userData <= UInt64(swapchain.buffers.count) ? Int(e.userData) - 1 : -1
                     let submitted = submittedAt.indices.contains(buffer) ? submittedAt[buffer] : 0
                     samples.append(FlipSample(sequence: seq, timestampNs: e.timestampNs, receivedNs: received, submittedNs: submitted))
                 }
-                if e.userData >= 1, Int(e.userData) <= swapchain.buffers.count { swapchain.markOnScreen(Int(e.userData) - 1) }
+                if e.userData >= 1, e.userData <= UInt64(swapchain.buffers.count) { swapchain.markOnScreen(Int(e.userData) - 1) }
                 guard received < end else { continue }
                 if vblank == .hardware {
                     try submitNext()

@@ -56,7 +56,7 @@ public struct ModeInfo: Hashable, Sendable, CustomStringConvertible {
         self.type = type
         self.name = name ?? "\(hdisplay)x\(vdisplay)\(flags.contains(.interlace) ? "i" : "")"
         self.vrefresh = 0
-        self.vrefresh = vrefresh ?? UInt32(refreshHz.rounded())
+        self.vrefresh = vrefresh ?? ModeInfo.roundedHz(refreshHz)
     }
 
     /// The exact vertical refresh in Hz (fields per second for interlaced modes), computed
@@ -77,6 +77,12 @@ public struct ModeInfo: Hashable, Sendable, CustomStringConvertible {
     public var refreshInterval: Double {
         let hz = refreshHz
         return hz > 0 ? 1e9 / hz : 0
+    }
+
+    /// `hz` rounded to an integer the way drm_mode_vrefresh reports it, clamped to UInt32.
+    static func roundedHz(_ hz: Double) -> UInt32 {
+        guard hz.isFinite, hz > 0 else { return 0 }
+        return UInt32(min(hz.rounded(), Double(UInt32.max)))
     }
 
     /// True for the connector's preferred mode.
@@ -103,9 +109,10 @@ public struct ModeInfo: Hashable, Sendable, CustomStringConvertible {
         if flags.contains(.interlace) { perFrame /= 2 }
         if flags.contains(.doublescan) { perFrame *= 2 }
         if vscan > 1 { perFrame *= Double(vscan) }
-        m.clock = UInt32((hz * perFrame / 1000).rounded())
+        let clock = (hz * perFrame / 1000).rounded()
+        m.clock = clock.isFinite && clock >= 1 ? UInt32(min(clock, Double(UInt32.max))) : 1
         m.type = [.userdef]
-        m.vrefresh = UInt32(m.refreshHz.rounded())
+        m.vrefresh = ModeInfo.roundedHz(m.refreshHz)
         return m
     }
 
@@ -154,15 +161,17 @@ public struct ModeRequest: Equatable, Sendable, CustomStringConvertible {
         self.width = width; self.height = height; self.hz = hz
     }
 
-    /// Parses "1024x768" or "1024x768@143.5"; nil when malformed.
+    /// Parses "1024x768" or "1024x768@143.5"; nil when malformed, a size is outside 1...65535
+    /// or the rate outside 1...1000 Hz.
     public init?(parsing text: String) {
         let parts = text.lowercased().split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 1 || parts.count == 2 else { return nil }
         let dims = parts[0].split(separator: "x", omittingEmptySubsequences: false)
-        guard dims.count == 2, let w = Int(dims[0]), let h = Int(dims[1]), w > 0, h > 0 else { return nil }
+        guard dims.count == 2, let w = Int(dims[0]), let h = Int(dims[1]), (1...65535).contains(w), (1...65535).contains(h)
+        else { return nil }
         width = w; height = h
         if parts.count == 2 {
-            guard let z = Double(parts[1]), z.isFinite, z > 0 else { return nil }
+            guard let z = Double(parts[1]), z.isFinite, z >= 1, z <= 1000 else { return nil }
             hz = z
         } else {
             hz = nil

@@ -104,7 +104,7 @@ public struct OutputSelection {
         var request: ModeRequest?
         if let text {
             guard let r = ModeRequest(parsing: text) else {
-                throw OutputSelectionError("invalid mode '\(text)': expected WxH or WxH@HZ, e.g. 1024x768@144")
+                throw OutputSelectionError("invalid mode '\(text)': expected WxH or WxH@HZ (1 to 1000 Hz), e.g. 1024x768@144")
             }
             request = r
         }

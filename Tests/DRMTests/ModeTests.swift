@@ -37,6 +37,13 @@ import Testing
         #expect(abs(v.refreshHz - 12_588_000.0 / (400 * 224)) < 1e-9)
     }
 
+    @Test func extremeTimingsDoNotTrap() {
+        let tiny = ModeInfo(clock: UInt32.max, hdisplay: 1, hsyncStart: 1, hsyncEnd: 1, htotal: 1,
+                            vdisplay: 1, vsyncStart: 1, vsyncEnd: 1, vtotal: 1)
+        #expect(tiny.vrefresh == UInt32.max)
+        #expect(vkms.withClockScaled(toRefresh: 1e15).clock == UInt32.max)
+    }
+
     @Test func degenerateModeIsZeroNotATrap() {
         let m = ModeInfo(clock: 0, hdisplay: 0, hsyncStart: 0, hsyncEnd: 0, htotal: 0,
                          vdisplay: 0, vsyncStart: 0, vsyncEnd: 0, vtotal: 0)
@@ -77,7 +84,8 @@ import Testing
         #expect(ModeRequest(parsing: "1024x768") == ModeRequest(width: 1024, height: 768))
         #expect(ModeRequest(parsing: "1024x768@59.94") == ModeRequest(width: 1024, height: 768, hz: 59.94))
         #expect(ModeRequest(parsing: "1024X768@144") == ModeRequest(width: 1024, height: 768, hz: 144))
-        for bad in ["", "1024", "x768", "1024x", "1024x768@", "1024x768@abc", "-5x10", "10x10@-3", "1x2x3", "1x2@3@4"] {
+        for bad in ["", "1024", "x768", "1024x", "1024x768@", "1024x768@abc", "-5x10", "10x10@-3", "1x2x3", "1x2@3@4",
+                    "1024x768@1e12", "1024x768@inf", "1024x768@nan", "99999x768", "1024x768@0.5"] {
             #expect(ModeRequest(parsing: bad) == nil, "\(bad)")
         }
     }
