@@ -22,7 +22,7 @@ while (($#)); do
         --bin) bin="$2"; shift 2 ;;
         --driver) drivers+=("$2"); shift 2 ;;
         --keep) keep="$2"; shift 2 ;;
-        -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) echo "integration.sh: unknown argument: $1" >&2; exit 2 ;;
     esac
 done
