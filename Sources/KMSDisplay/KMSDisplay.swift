@@ -9,7 +9,8 @@ import DRM
 ///
 /// On drivers without vblank (bochs, virtio-gpu) flips complete when the commit does,
 /// ``hasHardwareVBlank`` is false, and vblanks are synthesised on the mode's nominal grid
-/// anchored at the last flip completion.
+/// anchored at the last flip completion (a completion advances the sequence by the number of
+/// nominal refreshes since the previous one, rounded, at least 1).
 ///
 /// Use ``open(device:connector:mode:allocator:api:)``; errors are ``OutputSelectionError``
 /// with one clear line. Call it from one thread. To restore the console on SIGINT/SIGTERM,
@@ -219,7 +220,11 @@ public final class KMSDisplay: DisplayBackend {
                     if hasHardwareVBlank {
                         vb = VBlank(sequence: widener.widen(UInt32(truncatingIfNeeded: e.sequence)), timestamp: e.timestampNs)
                     } else {
-                        vb = VBlank(sequence: last.sequence &+ 1, timestamp: e.timestampNs)
+                        // No vblank counter: count nominal refreshes since the last completion
+                        // (at least one), so sequences stay on the synthetic grid.
+                        let refreshes = refreshInterval > 0 ? (Double(e.timestampNs - last.timestamp) / refreshInterval).rounded() : 1
+                        let step = refreshes.isFinite && refreshes > 1 ? UInt64(min(refreshes, 1e9)) : 1
+                        vb = VBlank(sequence: last.sequence &+ step, timestamp: e.timestampNs)
                     }
                     if vb.sequence >= last.sequence { last = vb }
                     swapchain.markOnScreen(f.buffer)

@@ -112,6 +112,12 @@ import DRM
         guard case .vblank(let next) = try wait(d).first else { Issue.record("no vblank"); return }
         #expect(next.sequence == vb.sequence + 1)
         #expect(abs(Double(next.timestamp - vb.timestamp) - d.refreshInterval) < 2)
+        // A frame finished 3.4 refreshes later lands 3 synthetic refreshes on.
+        d.spin(until: vb.timestamp + Int64(3.4 * d.refreshInterval) - fake.commitLatencyNs)
+        try d.finish(frame: 10)
+        try d.submit(frame: 10)
+        guard case .presented(10, let later, _) = try wait(d).first else { Issue.record("frame 10 not presented"); return }
+        #expect(later.sequence == vb.sequence + 3)
     }
 
     @Test func deviceLossIsReportedAndSticky() throws {
