@@ -74,6 +74,8 @@ public struct OutputSelection {
     /// The user-facing line for a DRM error on the device at `path`.
     public static func explain(_ e: DRMError, path: String) -> String {
         switch (e.call, e.errno.rawValue) {
+        case ("gbm_create_device", _), ("gbm_bo_create", _), ("gbm_bo_map", _):
+            return "GBM cannot allocate on \(path) (\(e)): is Mesa's DRI driver for it installed (libgl1-mesa-dri)? --allocator dumb works everywhere"
         case ("choose CRTC", _):
             return "\(path): no CRTC can drive \(e.object ?? "the connector")"
         case (let call, _) where call.hasPrefix("find primary plane") || call.hasPrefix("find property"):

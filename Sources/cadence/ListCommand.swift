@@ -188,7 +188,7 @@ func describing<T>(_ path: String, mode: ModeInfo? = nil, _ body: () throws -> T
     do {
         return try body()
     } catch let e as DRMError {
-        if let mode { throw CLIFailure("cannot allocate \(mode.hdisplay)x\(mode.vdisplay) scanout buffers on \(path): \(e)") }
+        if let mode, !e.call.hasPrefix("gbm_") { throw CLIFailure("cannot allocate \(mode.hdisplay)x\(mode.vdisplay) scanout buffers on \(path): \(e)") }
         throw CLIFailure(OutputSelection.explain(e, path: path))
     }
 }

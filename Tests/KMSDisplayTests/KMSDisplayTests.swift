@@ -174,6 +174,10 @@ import DRM
         let noCRTC = FakeDRMDevice()
         noCRTC.encoders[0].possibleCRTCs = 0
         #expect(throws: OutputSelectionError("/dev/dri/card0: no CRTC can drive Virtual-1")) { try open(noCRTC) }
+        let noGBM = FakeDRMDevice()
+        noGBM.inject(.noSuchFileOrDirectory, into: "gbm_create_device")
+        let g = #expect(throws: OutputSelectionError.self) { try open(noGBM, allocator: .gbm) }
+        #expect(g?.description.hasPrefix("GBM cannot allocate on /dev/dri/card0") == true)
         let notDRM = FakeDRMDevice()
         notDRM.isNotDRM = true
         #expect(throws: OutputSelectionError("/dev/dri/card0 is not a DRM device")) { try open(notDRM) }
