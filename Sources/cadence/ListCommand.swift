@@ -22,12 +22,21 @@ struct ListCommand: ParsableCommand {
             if paths.isEmpty { throw CLIFailure("no DRM device found: /dev/dri has no card* nodes") }
         }
         var reports: [JSON] = []
+        var failures: [CLIFailure] = []
         for path in paths {
-            let dev = try openDevice(path)
-            let report = try DeviceReport(dev)
-            if json { reports.append(report.json) } else { print(report.text, terminator: "") }
+            do {
+                let dev = try openDevice(path)
+                let report = try DeviceReport(dev)
+                if json { reports.append(report.json) } else { print(report.text, terminator: "") }
+            } catch let e as CLIFailure {
+                // One bad node (e.g. a render-only GPU) must not hide the others.
+                if paths.count == 1 { throw e }
+                printError("skipping \(path): \(e.description)")
+                failures.append(e)
+            }
         }
         if json { print(JSON.object([("devices", .array(reports))]).rendered) }
+        if failures.count == paths.count { throw ExitCode(1) }
     }
 }
 
