@@ -10,6 +10,13 @@ int cadence_raster_simd_level(void) {
     return 0;
 }
 
+/* Touches the cache lines of the row `ahead` rows below so scattered short rows arrive
+ * before they are needed (rows far apart defeat the hardware prefetcher). */
+static inline void prefetch_row(const uint8_t *row, size_t bytes) {
+    for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(row + off, 1, 3);
+    __builtin_prefetch(row + bytes - 1, 1, 3);
+}
+
 /* round((y - 128) / 255) for y <= 65153 is ((y - 1) * 0x8081) >> 23: the constants arrive
  * with +128 and are lowered by one, then a high multiply and a shift finish the division. */
 
@@ -34,6 +41,7 @@ static void blend_rect_avx2(uint8_t *base, ptrdiff_t stride, size_t n, size_t ro
     static const int32_t ramp[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     const __m256i tmask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)tail), _mm256_loadu_si256((const __m256i *)ramp));
     for (size_t r = 0; r < rows; r++) {
+        if (rows > 1 && r + 2 < rows) prefetch_row(base + (ptrdiff_t)(r + 2) * stride, n * 4);
         uint32_t *p = (uint32_t *)(base + (ptrdiff_t)r * stride);
         size_t i = 0;
         for (; i + 16 <= n; i += 16) {
@@ -74,6 +82,7 @@ static void blend_rect_avx512(uint8_t *base, ptrdiff_t stride, size_t n, size_t 
     const size_t tail = n & 15;
     const __mmask16 tmask = (__mmask16)((1u << tail) - 1u);
     for (size_t r = 0; r < rows; r++) {
+        if (rows > 1 && r + 2 < rows) prefetch_row(base + (ptrdiff_t)(r + 2) * stride, n * 4);
         uint32_t *p = (uint32_t *)(base + (ptrdiff_t)r * stride);
         size_t i = 0;
         for (; i + 16 <= n; i += 16) {
