@@ -45,10 +45,11 @@ let package = Package(
         .target(name: "CRasterKernels"),
         .target(name: "Raster", dependencies: ["CRasterKernels"]),
         .target(name: "Scenes", dependencies: ["Raster"], path: "shaders-cpu"),
+        .target(name: "CadenceReport", dependencies: ["CadenceCore", "Raster"]),
         .executableTarget(
             name: "cadence",
             dependencies: [
-                "DRM", "CadenceCore", "KMSDisplay", "Raster", "Scenes",
+                "DRM", "CadenceCore", "KMSDisplay", "Raster", "Scenes", "CadenceReport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -57,7 +58,8 @@ let package = Package(
         .testTarget(name: "KMSDisplayTests", dependencies: ["KMSDisplay", "DRM", "CadenceCore"]),
         .testTarget(name: "RasterTests", dependencies: ["Raster"]),
         .testTarget(name: "ScenesTests", dependencies: ["Scenes", "Raster"]),
-        .testTarget(name: "CLITests", dependencies: ["cadence"]),
+        .testTarget(name: "CLITests", dependencies: ["cadence", "CadenceReport", "CadenceCore"]),
+        .testTarget(name: "CadenceReportTests", dependencies: ["CadenceReport", "CadenceCore", "Raster"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -1,0 +1,175 @@
+import CadenceCore
+import Foundation
+
+extension FrameReport {
+    /// The frame a log line describes (the inverse of `FrameRecord.init(_:)` for every field the
+    /// log keeps; `schedulerDelay` and `waitedOnLateFlip` are not logged and stay 0/false).
+    public init(record r: FrameRecord) {
+        self.init()
+        id = r.id
+        frameIndex = r.frame
+        switch r.intent.kind {
+        case "at": intent = .at(r.intent.requestedTimeNs ?? r.intent.targetTimeNs, nearest: false)
+        case "at-nearest": intent = .at(r.intent.requestedTimeNs ?? r.intent.targetTimeNs, nearest: true)
+        case "after-minimum-duration": intent = .afterMinimumDuration(r.intent.minDurationNs ?? 0)
+        default: intent = .nextOpportunity
+        }
+        range = r.intent.range
+        effectiveRateHz = r.effectiveRateHz
+        latency = r.latency
+        callbackTimestamp = r.callbackNs
+        wakeTime = r.wakeNs
+        deadline = r.deadlineNs
+        targetTime = r.intent.targetTimeNs
+        targetSequence = r.intent.targetSequence
+        renderStart = r.renderStartNs
+        renderEnd = r.renderEndNs
+        commitTime = r.commitNs
+        busyRetries = r.busyRetries
+        presentedTime = r.flipNs
+        sequence = r.sequence
+        receivedTime = r.receivedNs
+        outcome = r.outcome
+        lateRefreshes = r.lateRefreshes
+        droppedRefreshes = r.droppedRefreshes
+        hitch = r.hitchNs
+        interval = r.intervalNs
+        intervalRefreshes = r.intervalRefreshes
+        crtc = r.crtc
+        cause = r.cause
+    }
+}
+
+/// Summaries computed from logged frames, exactly as the run computed them.
+public enum LogAnalysis {
+    /// The summary of `log` from its frame records: the same accounting the run used, so for a
+    /// complete log it equals the summary in the log's end line (apart from `endReason`).
+    /// Without a header (a log from elsewhere) the refresh is estimated from the kernel timestamps.
+    public static func summary(of log: RunLog) -> RunSummary {
+        var acc = FrameAccounting(expectedFrames: log.records.count + 16)
+        for r in log.records { acc.add(FrameReport(record: r)) }
+        let refreshHz = log.header?.refreshHz ?? estimatedRefreshHz(log.records)
+        let vrr = log.header?.vrrRangeHz.flatMap { $0.count == 2 ? $0[0]...$0[1] : nil }
+        let effective = log.end?.summary.effectiveRateHz ?? log.records.last?.effectiveRateHz ?? refreshHz
+        let endReason = log.end?.summary.endReason ?? "unfinished (no end record)"
+        return RunSummary(accounting: acc, backend: log.header?.backend ?? "unknown", refreshHz: refreshHz, vrr: vrr,
+                          effectiveRateHz: effective, latency: log.header?.latency ?? (log.records.first?.latency ?? 1),
+                          endReason: endReason)
+    }
+
+    /// Refresh estimated by a least-squares fit of kernel timestamp against vblank sequence.
+    public static func estimatedRefreshHz(_ records: [FrameRecord]) -> Double {
+        let pts = records.filter { $0.flipNs > 0 && $0.sequence > 0 }.map { (x: Double($0.sequence), y: Double($0.flipNs)) }
+        if let fit = LinearFit(pts), fit.slope > 0 { return 1e9 / fit.slope }
+        let iv = records.filter { $0.intervalRefreshes > 0 }.map { Double($0.intervalNs) / Double($0.intervalRefreshes) }
+        let m = SummaryStatistics(iv).p50
+        return m > 0 ? 1e9 / m : 0
+    }
+
+    /// Refresh interval in ns of a log (header, else estimated).
+    public static func refreshIntervalNs(_ log: RunLog) -> Double {
+        if let h = log.header { return h.refreshIntervalNs }
+        let hz = estimatedRefreshHz(log.records)
+        return hz > 0 ? 1e9 / hz : 16_666_666.667
+    }
+
+    /// Summary fields that differ between `a` and `b`, ignoring `backend` and `endReason`
+    /// (a replay or a re-analysis runs on another backend and ends on its own). Empty = equal.
+    public static func differences(_ a: RunSummary, _ b: RunSummary) -> [String] {
+        var x = a, y = b
+        x.backend = ""; y.backend = ""
+        x.endReason = ""; y.endReason = ""
+        if x == y { return [] }
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.sortedKeys]
+        guard let dx = try? enc.encode(x), let dy = try? enc.encode(y),
+              let ox = try? JSONSerialization.jsonObject(with: dx) as? [String: Any],
+              let oy = try? JSONSerialization.jsonObject(with: dy) as? [String: Any]
+        else { return ["(summary)"] }
+        func text(_ v: Any?) -> String {
+            guard let v = v else { return "nil" }
+            if let d = try? JSONSerialization.data(withJSONObject: v, options: [.sortedKeys, .fragmentsAllowed]) {
+                return String(decoding: d, as: UTF8.self)
+            }
+            return "\(v)"
+        }
+        var out: [String] = []
+        for k in Set(ox.keys).union(oy.keys).sorted() {
+            let vx = text(ox[k])
+            let vy = text(oy[k])
+            if vx != vy { out.append("\(k): \(vx) vs \(vy)") }
+        }
+        return out.isEmpty ? ["(rounding)"] : out
+    }
+}
+
+/// PresentMon-style CSV of a run's frames (one row per frame, in frame order).
+///
+/// Columns: `Frame, Sequence, TargetSequence, TimeInSeconds, MsBetweenPresents,
+/// MsBetweenDisplayChange, MsUntilRenderComplete, MsUntilDisplayed, MsHitch, Dropped, Outcome,
+/// LateRefreshes, DroppedRefreshes, IntervalRefreshes, Cause, CRTC`.
+/// A "present" is the frame handed to the pacer (its render end); "display" is the kernel flip
+/// timestamp. `Dropped` is 1 when the frame never reached the screen (PresentMon's meaning);
+/// `DroppedRefreshes` counts the stale refreshes before it. Not-applicable values are `NA`.
+public enum CSVExport {
+    public static let columns = [
+        "Frame", "Sequence", "TargetSequence", "TimeInSeconds", "MsBetweenPresents", "MsBetweenDisplayChange",
+        "MsUntilRenderComplete", "MsUntilDisplayed", "MsHitch", "Dropped", "Outcome", "LateRefreshes",
+        "DroppedRefreshes", "IntervalRefreshes", "Cause", "CRTC",
+    ]
+
+    /// Writes rows incrementally (during a run) with one write(2) per row.
+    public final class Writer {
+        private let file: LineFile
+        private var origin: Int64? = nil
+        private var lastPresent: Int64? = nil
+        public init(path: String) throws {
+            file = try LineFile(path: path)
+            try file.write(line: CSVExport.columns.joined(separator: ","))
+        }
+        /// Appends one frame (frames arrive in completion order; the log keeps the same order).
+        public func write(_ r: FrameRecord) throws {
+            try file.write(line: CSVExport.row(r, origin: &origin, lastPresent: &lastPresent))
+        }
+        public func close() { file.close() }
+        public func discard() { file.discard() }
+    }
+
+    /// The whole CSV for `records` (sorted by frame).
+    public static func csv(_ records: [FrameRecord]) -> String {
+        var out = columns.joined(separator: ",") + "\n"
+        var origin: Int64? = nil
+        var last: Int64? = nil
+        for r in records.sorted(by: { ($0.frame, $0.id) < ($1.frame, $1.id) }) {
+            out += row(r, origin: &origin, lastPresent: &last) + "\n"
+        }
+        return out
+    }
+
+    static func ms(_ ns: Int64) -> String { String(format: "%.3f", Double(ns) / 1e6) }
+
+    static func row(_ r: FrameRecord, origin: inout Int64?, lastPresent: inout Int64?) -> String {
+        let present = r.renderEndNs
+        if origin == nil { origin = present }
+        let shown = r.outcome == .onTime || r.outcome == .late
+        var f: [String] = []
+        f.append(String(r.frame))
+        f.append(shown ? String(r.sequence) : "NA")
+        f.append(String(r.intent.targetSequence))
+        f.append(String(format: "%.6f", Double(present - (origin ?? present)) / 1e9))
+        f.append(lastPresent.map { ms(present - $0) } ?? "NA")
+        f.append(shown && r.intervalNs > 0 ? ms(r.intervalNs) : "NA")
+        f.append(ms(r.renderEndNs - r.renderStartNs))
+        f.append(shown ? ms(r.flipNs - present) : "NA")
+        f.append(shown ? ms(r.hitchNs) : "NA")
+        f.append(shown ? "0" : "1")
+        f.append(r.outcome.rawValue)
+        f.append(String(r.lateRefreshes))
+        f.append(String(r.droppedRefreshes))
+        f.append(String(r.intervalRefreshes))
+        f.append(r.cause?.rawValue ?? "")
+        f.append(String(r.crtc))
+        lastPresent = present
+        return f.joined(separator: ",")
+    }
+}

@@ -1,0 +1,145 @@
+import CadenceCore
+import Foundation
+
+/// Pass/fail thresholds for `cadence validate`. Unset thresholds are not checked.
+public struct ValidationCriteria: Equatable, Sendable {
+    /// Most dropped refreshes allowed (`--max-dropped`).
+    public var maxDropped: Int?
+    /// Most drop events allowed (`--max-drop-events`).
+    public var maxDropEvents: Int?
+    /// Largest deviation of the measured refresh from the nominal one, in percent (`--refresh-tolerance`).
+    public var refreshTolerancePercent: Double?
+    /// Largest deviation of the p99 frame interval from the nominal interval, ms (`--max-jitter`).
+    public var maxJitterMs: Double?
+    /// Lowest measured frame rate allowed, Hz (`--min-rate`).
+    public var minRateHz: Double?
+
+    public init() {}
+
+    /// Why criteria are unusable.
+    public struct Invalid: Error, Equatable, CustomStringConvertible {
+        public var description: String
+        public init(_ d: String) { description = d }
+    }
+
+    /// Throws for negative or non-finite thresholds.
+    public func validate() throws {
+        if let v = maxDropped, v < 0 { throw Invalid("--max-dropped must be ≥ 0") }
+        if let v = maxDropEvents, v < 0 { throw Invalid("--max-drop-events must be ≥ 0") }
+        if let v = refreshTolerancePercent, !(v.isFinite && v >= 0) { throw Invalid("--refresh-tolerance must be a percentage ≥ 0") }
+        if let v = maxJitterMs, !(v.isFinite && v >= 0) { throw Invalid("--max-jitter must be milliseconds ≥ 0") }
+        if let v = minRateHz, !(v.isFinite && v >= 0) { throw Invalid("--min-rate must be a rate in Hz ≥ 0") }
+    }
+
+    /// True when no threshold is set.
+    public var isEmpty: Bool {
+        maxDropped == nil && maxDropEvents == nil && refreshTolerancePercent == nil && maxJitterMs == nil && minRateHz == nil
+    }
+
+    /// Checks `summary` against every set threshold, in a fixed order.
+    ///
+    /// - refresh: measured = the kernel's vblank rate (`measuredRefreshHz`, from flip timestamps
+    ///   and sequences), against the nominal `summary.refreshHz`.
+    /// - jitter: |p99 interval − nominal frame interval| where nominal = 1000 / effective rate.
+    /// - rate: `summary.measuredRateHz` (shown frames per second of presentation).
+    public func evaluate(_ s: RunSummary, measuredRefreshHz: Double?) -> [CriterionResult] {
+        var out: [CriterionResult] = []
+        let f3 = { (v: Double) in String(format: "%.3f", v) }
+        if let m = maxDropped {
+            out.append(CriterionResult(name: "max-dropped", passed: s.droppedRefreshes <= m,
+                                       detail: "dropped refreshes \(s.droppedRefreshes) (limit \(m))"))
+        }
+        if let m = maxDropEvents {
+            out.append(CriterionResult(name: "max-drop-events", passed: s.dropEvents <= m,
+                                       detail: "drop events \(s.dropEvents) (limit \(m))"))
+        }
+        if let tol = refreshTolerancePercent {
+            if let hz = measuredRefreshHz, hz > 0, s.refreshHz > 0 {
+                let dev = abs(hz - s.refreshHz) / s.refreshHz * 100
+                out.append(CriterionResult(name: "refresh-tolerance", passed: dev <= tol,
+                                           detail: "refresh \(f3(hz)) Hz measured vs \(f3(s.refreshHz)) Hz nominal, off by \(f3(dev))% (limit \(f3(tol))%)"))
+            } else {
+                out.append(CriterionResult(name: "refresh-tolerance", passed: false,
+                                           detail: "refresh could not be measured (fewer than two vblank timestamps)"))
+            }
+        }
+        if let mj = maxJitterMs {
+            if s.intervalMs.count > 0 && s.effectiveRateHz > 0 {
+                let nominal = 1000 / s.effectiveRateHz
+                let dev = abs(s.intervalMs.p99 - nominal)
+                out.append(CriterionResult(name: "max-jitter", passed: dev <= mj,
+                                           detail: "p99 interval \(f3(s.intervalMs.p99)) ms vs \(f3(nominal)) ms nominal, off by \(f3(dev)) ms (limit \(f3(mj)) ms)"))
+            } else {
+                out.append(CriterionResult(name: "max-jitter", passed: false, detail: "no frame intervals were measured"))
+            }
+        }
+        if let mr = minRateHz {
+            out.append(CriterionResult(name: "min-rate", passed: s.measuredRateHz >= mr,
+                                       detail: "rate \(f3(s.measuredRateHz)) Hz measured (minimum \(f3(mr)) Hz)"))
+        }
+        return out
+    }
+}
+
+/// One checked criterion.
+public struct CriterionResult: Equatable, Sendable {
+    public var name: String
+    public var passed: Bool
+    /// What was measured against what limit, one line.
+    public var detail: String
+    public init(name: String, passed: Bool, detail: String) {
+        self.name = name
+        self.passed = passed
+        self.detail = detail
+    }
+}
+
+/// JUnit XML for CI systems: one test suite "cadence.validate", one test case per criterion,
+/// a `<failure>` for each failed one, and the summary in `<system-out>`.
+public enum JUnitReport {
+    public static func xml(_ results: [CriterionResult], summary: RunSummary, seconds: Double, suiteName: String = "cadence.validate") -> String {
+        let failures = results.filter { !$0.passed }.count
+        var s = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        s += "<testsuites tests=\"\(results.count)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", seconds))\">\n"
+        s += "  <testsuite name=\"\(escape(suiteName))\" tests=\"\(results.count)\" failures=\"\(failures)\" errors=\"0\" time=\"\(String(format: "%.3f", seconds))\">\n"
+        for r in results {
+            s += "    <testcase classname=\"\(escape(suiteName))\" name=\"\(escape(r.name))\""
+            if r.passed {
+                s += ">\n      <system-out>\(escape(r.detail))</system-out>\n    </testcase>\n"
+            } else {
+                s += ">\n      <failure message=\"\(escape(r.detail))\" type=\"threshold\">\(escape(r.detail))</failure>\n    </testcase>\n"
+            }
+        }
+        let f3 = { (v: Double) in String(format: "%.3f", v) }
+        let line = "backend \(summary.backend), refresh \(f3(summary.refreshHz)) Hz, effective \(f3(summary.effectiveRateHz)) Hz, frames \(summary.frames), presented \(summary.presented), dropped refreshes \(summary.droppedRefreshes) in \(summary.dropEvents) events, hitch \(f3(summary.hitchTimeRatio)) ms/s"
+        s += "    <system-out>\(escape(line))</system-out>\n"
+        s += "  </testsuite>\n</testsuites>\n"
+        return s
+    }
+
+    /// XML-escapes text for attributes and content.
+    public static func escape(_ t: String) -> String {
+        var o = ""
+        for c in t {
+            switch c {
+            case "&": o += "&amp;"
+            case "<": o += "&lt;"
+            case ">": o += "&gt;"
+            case "\"": o += "&quot;"
+            case "'": o += "&apos;"
+            default: o.append(c)
+            }
+        }
+        return o
+    }
+}
+
+extension LogAnalysis {
+    /// The CRTC's measured refresh from the frames' kernel timestamps and sequences (nil with
+    /// fewer than two distinct vblanks, or without hardware vblank sequences).
+    public static func measuredRefreshHz(_ records: [FrameRecord]) -> Double? {
+        let pts = records.filter { $0.flipNs > 0 && $0.sequence > 0 }.map { (x: Double($0.sequence), y: Double($0.flipNs)) }
+        guard let fit = LinearFit(pts), fit.slope > 0 else { return nil }
+        return 1e9 / fit.slope
+    }
+}

@@ -1,0 +1,254 @@
+import CadenceCore
+import Foundation
+
+/// A display that plays back a recorded run: vblanks at the recorded kernel timestamps (and
+/// sequences; vblanks no frame was shown at are interpolated between recorded ones), and each
+/// submitted frame completing as it did in the recording — presented at its recorded vblank
+/// and received when it was, discarded, failed, or never confirmed. Virtual time, no sleeping.
+///
+/// Frames are matched by pacer frame id (the pacer numbers frames the same way on every run).
+/// A frame submitted after its recorded vblank had already passed, or not in the recording, is
+/// shown at the next vblank and counted in ``divergences``.
+///
+/// Limits: the log records when each flip completion was received and when each display-link
+/// callback woke, but not when vblank events the pacer asked for without a callback arrived. A
+/// stall of the whole process that delayed only such events replays as a late flip event
+/// (cause flip-late instead of scheduler-late); everything else is reproduced exactly.
+public final class ReplayDisplay: DisplayBackend {
+    public let name: String = "replay"
+    public let crtcID: UInt32
+    public let refreshInterval: Double
+    public let vrrRange: ClosedRange<Double>?
+    public let hasHardwareVBlank: Bool
+    public let surface: PixelSurface?
+    public let queueCapacity: Int
+    /// Submissions that could not follow the recording.
+    public private(set) var divergences = 0
+
+    private var clock: Nanoseconds
+    private let seqs: [UInt64]
+    private let stamps: [Nanoseconds]
+    private let byID: [FrameID: FrameRecord]
+    private var busyLeft: [FrameID: Int] = [:]
+    /// Vblank timestamp → when the recorded run woke for it (its callbacks' wake times).
+    private var wakeAt: [Nanoseconds: Nanoseconds] = [:]
+    private var pending: (id: FrameID, at: VBlank, received: Nanoseconds, kind: Int)? = nil
+    private var requests: [UInt64] = []
+    private var outbox: [(at: Nanoseconds, order: Int, event: BackendEvent)] = []
+    private var startSequence: UInt64
+    private var pixel = [UInt32](repeating: 0, count: 1)
+    private let pixelBase: UnsafeMutableRawPointer
+
+    /// Why a log cannot be replayed.
+    public struct Unreplayable: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// A display playing back `log`.
+    public init(log: RunLog) throws {
+        let recs = log.records
+        refreshInterval = LogAnalysis.refreshIntervalNs(log)
+        vrrRange = log.header?.vrrRangeHz.flatMap { $0.count == 2 ? $0[0]...$0[1] : nil }
+        hasHardwareVBlank = log.header?.hasHardwareVBlank ?? true
+        queueCapacity = log.header?.queueCapacity ?? 2
+        crtcID = recs.first?.crtc ?? 0
+        var pairs: [UInt64: Nanoseconds] = [:]
+        for r in recs where r.flipNs > 0 && (r.outcome == .onTime || r.outcome == .late) { pairs[r.sequence] = r.flipNs }
+        guard !pairs.isEmpty else { throw Unreplayable(description: "no frame in the log reached the screen; nothing to replay") }
+        seqs = pairs.keys.sorted()
+        stamps = seqs.map { pairs[$0]! }
+        var m: [FrameID: FrameRecord] = [:]
+        for r in recs {
+            m[r.id] = r
+            if r.busyRetries > 0 { busyLeft[r.id] = r.busyRetries }
+            if r.callbackNs > 0 && r.wakeNs > r.callbackNs { wakeAt[r.callbackNs] = Swift.max(wakeAt[r.callbackNs] ?? 0, r.wakeNs) }
+        }
+        byID = m
+        pixelBase = UnsafeMutableRawPointer.allocate(byteCount: 4, alignment: 4)
+        surface = PixelSurface(base: pixelBase, width: 1, height: 1, stride: 4)
+        // Start where the recorded run started: its first callback's vblank, woken when it woke.
+        let first = recs.min { $0.id < $1.id }!
+        clock = 0
+        startSequence = 0
+        startSequence = sequence(near: first.callbackNs)
+        clock = Swift.max(first.wakeNs, time(of: startSequence))
+        outbox.reserveCapacity(16)
+    }
+
+    deinit { pixelBase.deallocate() }
+
+    /// Kernel timestamp of vblank `s` (recorded, else interpolated by sequence, else extrapolated).
+    public func time(of s: UInt64) -> Nanoseconds {
+        var lo = 0, hi = seqs.count
+        while lo < hi { let mid = (lo + hi) / 2; if seqs[mid] < s { lo = mid + 1 } else { hi = mid } }
+        if lo < seqs.count && seqs[lo] == s { return stamps[lo] }
+        if lo > 0 && lo < seqs.count {
+            let s0 = seqs[lo - 1], s1 = seqs[lo]
+            let t0 = stamps[lo - 1], t1 = stamps[lo]
+            return t0 &+ Nanoseconds((Double(t1 &- t0) * Double(s &- s0) / Double(s1 &- s0)).rounded())
+        }
+        if lo == 0 {
+            return stamps[0] &- Nanoseconds((Double(seqs[0] &- s) * refreshInterval).rounded())
+        }
+        return stamps[seqs.count - 1] &+ Nanoseconds((Double(s &- seqs[seqs.count - 1]) * refreshInterval).rounded())
+    }
+
+    /// The vblank sequence whose time is nearest to `t`.
+    func sequence(near t: Nanoseconds) -> UInt64 {
+        let k = Double(t &- stamps[0]) / refreshInterval
+        var s = UInt64(Swift.max(0, Int64(seqs[0]) &+ Int64(k.rounded())))
+        // Correct against the (possibly uneven) timeline.
+        while s > 0 && time(of: s) > t &+ Nanoseconds(refreshInterval / 2) { s -= 1 }
+        while time(of: s &+ 1) <= t &- Nanoseconds(refreshInterval / 2) { s += 1 }
+        return s
+    }
+
+    /// The last vblank at or before `t`.
+    private func vblank(atOrBefore t: Nanoseconds) -> VBlank {
+        var s = sequence(near: t)
+        while time(of: s) > t && s > 0 { s -= 1 }
+        while time(of: s &+ 1) <= t { s += 1 }
+        return VBlank(sequence: s, timestamp: time(of: s))
+    }
+
+    public func now() -> Nanoseconds { clock }
+
+    public func lastVBlank() throws -> VBlank {
+        let vb = vblank(atOrBefore: clock)
+        return vb.sequence < startSequence ? VBlank(sequence: startSequence, timestamp: time(of: startSequence)) : vb
+    }
+
+    public func finish(frame: FrameID) throws {}
+
+    public func submit(frame: FrameID) throws {
+        if pending != nil { throw BackendFailure.busy }
+        if let n = busyLeft[frame], n > 0 {
+            busyLeft[frame] = n - 1
+            throw BackendFailure.busy
+        }
+        let next = try lastVBlank().sequence &+ 1
+        var target = VBlank(sequence: next, timestamp: time(of: next))
+        var received = target.timestamp
+        var kind = 0 // 0 presented, 1 discarded, 2 failed, 3 never confirmed
+        if let r = byID[frame] {
+            switch r.outcome {
+            case .onTime, .late:
+                if r.sequence >= next {
+                    target = VBlank(sequence: r.sequence, timestamp: r.flipNs)
+                    received = Swift.max(r.receivedNs, r.flipNs)
+                } else {
+                    divergences += 1
+                }
+            case .discarded: kind = 1
+            case .failed: kind = 2
+            case .unconfirmed: kind = 3
+            }
+        } else {
+            divergences += 1
+        }
+        pending = (frame, target, received, kind)
+        switch kind {
+        case 0: enqueue(.presented(frame: frame, vblank: target, receivedAt: received), at: received, order: 0)
+        case 1: enqueue(.discarded(frame: frame), at: target.timestamp, order: 0)
+        case 2: enqueue(.failed(frame: frame, .deviceLost("replayed failure")), at: target.timestamp, order: 0)
+        default: break
+        }
+    }
+
+    public func requestVBlank(after sequence: UInt64) throws {
+        let s = sequence &+ 1
+        let last = try lastVBlank()
+        if last.sequence > sequence {
+            enqueue(.vblank(last), at: clock, order: 1)
+        } else if !requests.contains(s) {
+            requests.append(s)
+            // Delivered when the recorded run received it (a late wake is replayed as late).
+            let t = time(of: s)
+            enqueue(.vblank(VBlank(sequence: s, timestamp: t)), at: Swift.max(t, wakeAt[t] ?? t), order: 1)
+        }
+    }
+
+    public func waitForEvents(until deadline: Nanoseconds, into events: inout [BackendEvent]) throws {
+        if outbox.isEmpty || outbox[0].at > deadline {
+            // A never-confirmed flip stops occupying the display at its vblank.
+            if let p = pending, p.kind == 3, p.at.timestamp <= deadline { pending = nil }
+            clock = Swift.max(clock, deadline)
+            return
+        }
+        clock = Swift.max(clock, outbox[0].at)
+        var n = 0
+        while n < outbox.count && outbox[n].at <= clock {
+            let e = outbox[n].event
+            switch e {
+            case .presented(let id, _, _), .discarded(let id):
+                if pending?.id == id { pending = nil }
+            case .failed(let id, _):
+                if let id = id, pending?.id == id { pending = nil }
+            case .vblank(let vb):
+                requests.removeAll { $0 == vb.sequence }
+            }
+            events.append(e)
+            n += 1
+        }
+        outbox.removeFirst(n)
+    }
+
+    public func spin(until deadline: Nanoseconds) {
+        clock = Swift.max(clock, deadline)
+    }
+
+    private func enqueue(_ e: BackendEvent, at t: Nanoseconds, order: Int) {
+        let at = Swift.max(t, clock)
+        var i = outbox.count
+        while i > 0 && (outbox[i - 1].at > at || (outbox[i - 1].at == at && outbox[i - 1].order > order)) { i -= 1 }
+        outbox.insert((at, order, e), at: i)
+    }
+}
+
+/// The outcome of replaying a log.
+public struct ReplayResult: Sendable {
+    /// The summary the pacer computed on the replayed timestamps (backend "replay").
+    public var replayed: RunSummary
+    /// The recorded summary: the log's end line, or (for a log without one) the accounting of
+    /// its frame records.
+    public var recorded: RunSummary
+    /// Summary fields that differ (empty when the replay reproduces the recording).
+    public var differences: [String]
+    /// Frames whose replay could not follow the recording (see ``ReplayDisplay``).
+    public var divergences: Int
+    /// The replayed frames as log records.
+    public var records: [FrameRecord]
+}
+
+/// Re-runs the pacing core on a recorded run's kernel timestamps.
+public enum Replay {
+    /// Replays `log`: the run's configuration (from the header) drives a ``PacingRun`` on a
+    /// ``ReplayDisplay``; each frame's rendering takes as long as it took in the recording.
+    public static func run(_ log: RunLog) throws -> ReplayResult {
+        guard let header = log.header else {
+            throw ReplayDisplay.Unreplayable(description: "the log has no run header (written by an older or foreign tool); it can be reported but not replayed")
+        }
+        let display = try ReplayDisplay(log: log)
+        var config = header.configuration
+        config.injectLate = [:]
+        config.duration = nil
+        let maxFrame = log.records.map(\.frame).max() ?? 0
+        config.frames = maxFrame + 1
+        var renderTime: [Int: Nanoseconds] = [:]
+        for r in log.records where r.renderEndNs > r.renderStartNs { renderTime[r.frame] = r.renderEndNs - r.renderStartNs }
+        let run = try PacingRun(backend: display, configuration: config)
+        var records: [FrameRecord] = []
+        records.reserveCapacity(log.records.count)
+        run.onFrame = { records.append(FrameRecord($0)) }
+        run.renderer = { [unowned run] _, ctx in
+            if let d = renderTime[ctx.frameIndex] {
+                try? run.pacer.renderWork(until: run.backend.now() &+ d)
+            }
+        }
+        var replayed = try run.run()
+        let recorded = log.end?.summary ?? LogAnalysis.summary(of: log)
+        replayed.endReason = recorded.endReason == "stopped" && replayed.endReason == "completed" ? "stopped" : replayed.endReason
+        return ReplayResult(replayed: replayed, recorded: recorded, differences: LogAnalysis.differences(replayed, recorded),
+                            divergences: display.divergences, records: records)
+    }
+}

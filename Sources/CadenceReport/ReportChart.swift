@@ -1,0 +1,140 @@
+import CadenceCore
+import Foundation
+
+/// The geometry of a run's picture, shared by the PNG, SVG and HTML renderers so that all three
+/// put every mark at the same place:
+///
+/// - top: the frame-interval timeline (x = frame index, y = interval since the previous shown
+///   frame in ms) with a horizontal gridline at every whole number of refreshes, and a marker
+///   plus a vertical stripe at every frame that has a drop cause, coloured by cause;
+/// - bottom: the histogram of intervals in refresh units (1×, 2×, …);
+/// - a legend of the causes that occur, and a title line with the summary.
+public struct ReportChart {
+    /// One point of the interval line.
+    public struct Point: Equatable, Sendable {
+        public var frame: Int
+        public var intervalMs: Double
+    }
+    /// One marked frame.
+    public struct Drop: Equatable, Sendable {
+        public var frame: Int
+        public var cause: DropCause
+        public var outcome: FrameOutcome
+        public var droppedRefreshes: Int
+    }
+    /// A rectangle in picture coordinates (pixels, y down).
+    public struct Box: Equatable, Sendable {
+        public var x: Double, y: Double, width: Double, height: Double
+        public var maxX: Double { x + width }
+        public var maxY: Double { y + height }
+    }
+
+    public let width: Int
+    public let height: Int
+    public let summary: RunSummary
+    public let refreshMs: Double
+    public let points: [Point]
+    public let drops: [Drop]
+    /// Histogram: index k counts intervals of k refreshes (k ≥ 1).
+    public let histogram: [Int]
+    public let firstFrame: Int
+    public let lastFrame: Int
+    /// Top of the y axis, in refreshes.
+    public let yMaxRefreshes: Int
+    public let timeline: Box
+    public let histogramBox: Box
+    public let title: String
+
+    /// Builds the chart of `log` at the given picture size (at least 480×320).
+    public init(log: RunLog, width: Int = 1200, height: Int = 720) {
+        self.width = Swift.max(480, width)
+        self.height = Swift.max(320, height)
+        summary = LogAnalysis.summary(of: log)
+        refreshMs = LogAnalysis.refreshIntervalNs(log) / 1e6
+        let recs = log.records.sorted { ($0.frame, $0.id) < ($1.frame, $1.id) }
+        firstFrame = recs.first?.frame ?? 0
+        lastFrame = Swift.max(firstFrame + 1, recs.last?.frame ?? 1)
+        var pts: [Point] = []
+        var dr: [Drop] = []
+        var hist = [Int](repeating: 0, count: 2)
+        var maxRef = 0
+        for r in recs {
+            let shown = r.outcome == .onTime || r.outcome == .late
+            if shown && r.intervalNs > 0 {
+                pts.append(Point(frame: r.frame, intervalMs: Double(r.intervalNs) / 1e6))
+                let k = r.intervalRefreshes > 0 ? r.intervalRefreshes : Int((Double(r.intervalNs) / 1e6 / refreshMs).rounded())
+                let kk = Swift.max(1, k)
+                if kk >= hist.count { hist += [Int](repeating: 0, count: kk - hist.count + 1) }
+                hist[kk] += 1
+                maxRef = Swift.max(maxRef, Int((Double(r.intervalNs) / 1e6 / refreshMs).rounded(.up)))
+            }
+            if let c = r.cause {
+                dr.append(Drop(frame: r.frame, cause: c, outcome: r.outcome, droppedRefreshes: r.droppedRefreshes))
+            }
+        }
+        points = pts
+        drops = dr
+        histogram = hist
+        yMaxRefreshes = Swift.min(64, Swift.max(3, maxRef + 1))
+        let W = Double(self.width), H = Double(self.height)
+        timeline = Box(x: 64, y: 56, width: W - 64 - 24, height: (H - 56) * 0.62 - 24)
+        let hy = timeline.maxY + 40
+        histogramBox = Box(x: 64, y: hy, width: W - 64 - 24, height: H - hy - 28)
+        let f = { (v: Double) in String(format: "%.2f", v) }
+        let s = summary
+        title = "\(s.backend) \(f(s.refreshHz)) Hz, effective \(f(s.effectiveRateHz)) Hz: \(s.frames) frames, \(s.presented) shown, \(s.droppedRefreshes) dropped refreshes in \(s.dropEvents) events, hitch \(f(s.hitchTimeRatio)) ms/s"
+    }
+
+    /// x of frame `frame` on the timeline.
+    public func x(frame: Int) -> Double {
+        let span = Double(lastFrame - firstFrame)
+        return timeline.x + Double(frame - firstFrame) / span * timeline.width
+    }
+
+    /// y of an interval (ms) on the timeline (clamped to the plot).
+    public func y(intervalMs: Double) -> Double {
+        let top = Double(yMaxRefreshes) * refreshMs
+        let v = Swift.min(Swift.max(intervalMs, 0), top)
+        return timeline.maxY - v / top * timeline.height
+    }
+
+    /// Centre of the marker of a drop at `frame` (a row of markers along the top of the plot).
+    public func markerCenter(frame: Int) -> (x: Double, y: Double) { (x(frame: frame), timeline.y + 10) }
+    /// Marker radius.
+    public var markerRadius: Double { 5 }
+
+    /// The histogram bars: refreshes k, count, and the bar's box.
+    public var histogramBars: [(refreshes: Int, count: Int, box: Box)] {
+        let kinds = Swift.max(1, histogram.count - 1)
+        let slot = histogramBox.width / Double(kinds)
+        let top = Double(histogram.max() ?? 1)
+        var out: [(Int, Int, Box)] = []
+        for k in 1..<histogram.count {
+            let n = histogram[k]
+            // Non-empty bars are at least 2 px tall so that a single interval stays visible.
+            let h = top > 0 && n > 0 ? Swift.max(2, Double(n) / top * (histogramBox.height - 16)) : 0
+            let bx = histogramBox.x + Double(k - 1) * slot + slot * 0.15
+            out.append((k, n, Box(x: bx, y: histogramBox.maxY - h, width: slot * 0.7, height: h)))
+        }
+        return out
+    }
+
+    /// The causes present, in `DropCause.allCases` order.
+    public var causesPresent: [DropCause] { DropCause.allCases.filter { c in drops.contains { $0.cause == c } } }
+
+    /// The colour of each cause (RGB), distinct and readable on white.
+    public static func color(_ c: DropCause) -> UInt32 {
+        switch c {
+        case .renderLate: return 0xD32F2F
+        case .schedulerLate: return 0xF57C00
+        case .flipLate: return 0x7B1FA2
+        case .busy: return 0x1976D2
+        case .deviceLost: return 0x212121
+        }
+    }
+    public static let lineColor: UInt32 = 0x00897B
+    public static let gridColor: UInt32 = 0xD0D0D0
+    public static let axisColor: UInt32 = 0x404040
+    public static let barColor: UInt32 = 0x546E7A
+    public static let background: UInt32 = 0xFFFFFF
+}

@@ -1,0 +1,210 @@
+import CadenceCore
+import Foundation
+
+/// The first line of a run log: what was run, on which display. Frame lines follow
+/// (``FrameRecord``, one per frame), and a clean end adds one ``RunLogEnd`` line.
+///
+/// Header and end lines carry a `record` key ("run" / "end"); frame lines never do, so a
+/// reader tells them apart without guessing.
+public struct RunLogHeader: Codable, Equatable, Sendable {
+    /// Format version of header and end lines (frame lines carry their own `version`).
+    public static let currentVersion = 1
+    /// Always "run".
+    public var record: String = "run"
+    public var version: Int = RunLogHeader.currentVersion
+    /// "kms", "fake" (or "replay").
+    public var backend: String
+    /// Nominal refresh in Hz and the exact refresh interval in ns.
+    public var refreshHz: Double
+    public var refreshIntervalNs: Double
+    public var vrrRangeHz: [Double]?
+    public var hasHardwareVBlank: Bool
+    public var crtc: UInt32
+    /// Finished frames the backend could hold besides the one on screen and the one in flight.
+    public var queueCapacity: Int
+    /// The run's configuration, enough to run it again (``RunConfiguration``).
+    public var range: FrameRateRange
+    public var latency: Int
+    public var minDurationNs: Int64?
+    public var contentRateHz: Double?
+    public var frames: Int?
+    public var durationNs: Int64?
+    public var commitMarginNs: Int64
+    /// Frame index → K of `--inject-late`.
+    public var injectLate: [String: Int]
+    /// Wall-clock start, ISO 8601.
+    public var startedAt: String
+
+    /// Describes a run about to start on `backend`.
+    public init(backend: any DisplayBackend, configuration c: RunConfiguration, startedAt: Date = Date()) {
+        self.backend = backend.name
+        refreshIntervalNs = backend.refreshInterval
+        refreshHz = 1e9 / backend.refreshInterval
+        vrrRangeHz = backend.vrrRange.map { [$0.lowerBound, $0.upperBound] }
+        hasHardwareVBlank = backend.hasHardwareVBlank
+        crtc = backend.crtcID
+        queueCapacity = backend.queueCapacity
+        range = c.range
+        latency = c.latency
+        minDurationNs = c.minimumDuration
+        contentRateHz = c.contentRate
+        frames = c.frames
+        durationNs = c.duration
+        commitMarginNs = c.commitMargin
+        var inj: [String: Int] = [:]
+        for (f, k) in c.injectLate { inj[String(f)] = k }
+        injectLate = inj
+        self.startedAt = ISO8601DateFormatter().string(from: startedAt)
+    }
+
+    /// The configuration the run used.
+    public var configuration: RunConfiguration {
+        var c = RunConfiguration()
+        c.range = range
+        c.latency = latency
+        c.minimumDuration = minDurationNs
+        c.contentRate = contentRateHz
+        c.frames = frames
+        c.duration = durationNs
+        c.commitMargin = commitMarginNs
+        var inj: [Int: Int] = [:]
+        for (f, k) in injectLate { if let i = Int(f) { inj[i] = k } }
+        c.injectLate = inj
+        return c
+    }
+}
+
+/// The last line of a run log that ended cleanly: the run's summary as `cadence run` printed it.
+public struct RunLogEnd: Codable, Equatable, Sendable {
+    /// Always "end".
+    public var record: String = "end"
+    public var version: Int = RunLogHeader.currentVersion
+    public var summary: RunSummary
+    public init(summary: RunSummary) { self.summary = summary }
+}
+
+/// A run log read back: header, frames in completion order, and the end line when present.
+public struct RunLog: Sendable {
+    public var header: RunLogHeader?
+    public var records: [FrameRecord]
+    public var end: RunLogEnd?
+    /// Bytes of an incomplete last line that was skipped (only with `allowPartialLastLine`).
+    public var skippedPartialBytes: Int = 0
+
+    public init(header: RunLogHeader?, records: [FrameRecord], end: RunLogEnd?) {
+        self.header = header
+        self.records = records
+        self.end = end
+    }
+
+    /// Why a file is not a usable run log: one line naming the file and the line.
+    public struct Invalid: Error, Equatable, CustomStringConvertible {
+        public var description: String
+        public init(_ d: String) { description = d }
+    }
+
+    /// Reads and checks `path`.
+    ///
+    /// Rejects an empty or unreadable file, a file that is not a Cadence run log, an unknown
+    /// version, and a log whose last line was cut off mid-record (unless
+    /// `allowPartialLastLine`, which drops that line: a `kill -9` can leave one).
+    public static func read(path: String, allowPartialLastLine: Bool = false) throws -> RunLog {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDir) {
+                throw Invalid("\(path): cannot be read\(isDir.boolValue ? " (a directory)" : "")")
+            }
+            throw Invalid("\(path): no such file")
+        }
+        return try parse(data, name: path, allowPartialLastLine: allowPartialLastLine)
+    }
+
+    /// Parses log text (see ``read(path:allowPartialLastLine:)``); `name` is used in messages.
+    public static func parse(_ data: Data, name: String, allowPartialLastLine: Bool = false) throws -> RunLog {
+        if data.isEmpty { throw Invalid("\(name): empty file, not a Cadence run log") }
+        let bytes = [UInt8](data)
+        var lines: [ArraySlice<UInt8>] = []
+        var start = 0
+        for i in 0..<bytes.count where bytes[i] == 0x0A {
+            lines.append(bytes[start..<i])
+            start = i + 1
+        }
+        let tail = start < bytes.count ? bytes[start..<bytes.count] : nil
+        let decoder = JSONDecoder()
+        var log = RunLog(header: nil, records: [], end: nil)
+        var lineNo = 0
+
+        func decodeLine(_ line: ArraySlice<UInt8>, number: Int) throws {
+            let d = Data(line)
+            guard let obj = try? JSONSerialization.jsonObject(with: d), let dict = obj as? [String: Any] else {
+                throw Invalid("\(name): line \(number) is not a JSON object; not a Cadence run log")
+            }
+            if let kind = dict["record"] as? String {
+                guard let v = dict["version"] as? Int, v == RunLogHeader.currentVersion else {
+                    throw Invalid("\(name): line \(number): unknown log version \(dict["version"].map { "\($0)" } ?? "(none)") (this build reads \(RunLogHeader.currentVersion))")
+                }
+                switch kind {
+                case "run":
+                    guard number == 1 else { throw Invalid("\(name): line \(number): a second run header") }
+                    do { log.header = try decoder.decode(RunLogHeader.self, from: d) } catch {
+                        throw Invalid("\(name): line \(number): malformed run header")
+                    }
+                case "end":
+                    guard log.end == nil else { throw Invalid("\(name): line \(number): a second end record") }
+                    do { log.end = try decoder.decode(RunLogEnd.self, from: d) } catch {
+                        throw Invalid("\(name): line \(number): malformed end record")
+                    }
+                default:
+                    throw Invalid("\(name): line \(number): unknown record '\(kind)'")
+                }
+                return
+            }
+            guard dict["frame"] != nil, dict["outcome"] != nil, let v = dict["version"] as? Int else {
+                throw Invalid("\(name): line \(number) is not a frame record; not a Cadence run log")
+            }
+            guard v == FrameRecord.currentVersion else {
+                throw Invalid("\(name): line \(number): unknown frame record version \(v) (this build reads \(FrameRecord.currentVersion))")
+            }
+            if log.end != nil { throw Invalid("\(name): line \(number): frame record after the end record") }
+            do {
+                log.records.append(try decoder.decode(FrameRecord.self, from: d))
+            } catch {
+                throw Invalid("\(name): line \(number): malformed frame record (\(Self.shortReason(error)))")
+            }
+        }
+
+        for line in lines {
+            lineNo += 1
+            if line.isEmpty { throw Invalid("\(name): line \(lineNo) is empty; not a Cadence run log") }
+            try decodeLine(line, number: lineNo)
+        }
+        if let t = tail {
+            lineNo += 1
+            // A last line without newline: complete JSON is accepted, a cut-off record is not.
+            do {
+                try decodeLine(t, number: lineNo)
+            } catch {
+                if lineNo == 1 { throw error }
+                if allowPartialLastLine {
+                    log.skippedPartialBytes = t.count
+                } else {
+                    throw Invalid("\(name): line \(lineNo) is cut off (truncated log); --allow-partial analyses the complete lines")
+                }
+            }
+        }
+        if log.records.isEmpty { throw Invalid("\(name): no frame records") }
+        return log
+    }
+
+    private static func shortReason(_ error: Error) -> String {
+        if let e = error as? DecodingError {
+            switch e {
+            case .keyNotFound(let k, _): return "missing \(k.stringValue)"
+            case .typeMismatch(_, let c), .valueNotFound(_, let c), .dataCorrupted(let c):
+                return "bad \(c.codingPath.map(\.stringValue).joined(separator: "."))"
+            @unknown default: return "undecodable"
+            }
+        }
+        return "undecodable"
+    }
+}

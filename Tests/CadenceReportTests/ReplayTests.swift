@@ -1,0 +1,86 @@
+import CadenceCore
+import CadenceReport
+import Foundation
+import Testing
+
+@Suite struct ReplayTests {
+    static let cases: [(String, RunConfiguration, FakeDisplayConfiguration)] = {
+        var out: [(String, RunConfiguration, FakeDisplayConfiguration)] = []
+        out.append(("inject-late latency 1", config(injectLate: [100: 1, 250: 3]), .init()))
+        out.append(("inject-late latency 2", config(latency: 2, injectLate: [100: 1, 250: 3]), .init()))
+        out.append(("inject-late latency 3, 144 Hz", config(latency: 3, injectLate: [50: 2]), .init(refreshHz: 144)))
+        var r = config(frames: 300)
+        r.range = FrameRateRange(minimum: 10, maximum: 60, preferred: 26)
+        out.append(("rate 10:60:26", r, .init()))
+        var c = config(frames: 240)
+        c.contentRate = 24
+        out.append(("content-rate 24", c, .init()))
+        var m = config(frames: 200, injectLate: [20: 1])
+        m.minimumDuration = 40_000_000
+        out.append(("min-duration 40 ms", m, .init(refreshHz: 59.94)))
+        var j = FakeDisplayConfiguration(refreshHz: 60, seed: 7)
+        j.jitter = 300_000
+        j.driftPPM = 50
+        out.append(("jitter and drift", config(injectLate: [10: 1, 400: 2]), j))
+        out.append(("late flip events", config(frames: 300), {
+            var f = FakeDisplayConfiguration()
+            f.faults = [.lateEvent(submission: 100, by: 12_000_000), .lateEvent(submission: 200, by: 30_000_000)]
+            return f
+        }()))
+        out.append(("EBUSY", config(frames: 300), {
+            var f = FakeDisplayConfiguration()
+            f.faults = [.busy(submission: 150)]
+            return f
+        }()))
+        return out
+    }()
+
+    @Test(arguments: 0..<cases.count)
+    func replayReproducesTheRecordedSummary(_ i: Int) throws {
+        let (name, cfg, fake) = Self.cases[i]
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (path, recorded) = try recordRun(cfg, fake: fake, in: dir)
+        let log = try RunLog.read(path: path)
+        let result = try Replay.run(log)
+        #expect(result.differences == [], "\(name)")
+        #expect(result.divergences == 0, "\(name)")
+        #expect(result.recorded == recorded)
+        #expect(result.replayed.backend == "replay")
+        // Frame by frame: same fate, sequence and kernel timestamp.
+        let a = log.records.map { [$0.frame, Int($0.sequence), Int($0.flipNs), $0.droppedRefreshes] }
+        let b = result.records.map { [$0.frame, Int($0.sequence), Int($0.flipNs), $0.droppedRefreshes] }
+        #expect(a == b, "\(name)")
+    }
+
+    /// The replay follows the kernel timestamps, not the logged verdicts: a log edited so that
+    /// frame 300 and every later frame came one refresh later yields one more dropped refresh.
+    @Test func replayReanalysesTheTimestamps() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (path, recorded) = try recordRun(config(frames: 600, injectLate: [100: 1]), in: dir)
+        var log = try RunLog.read(path: path)
+        let period = Int64((1e9 / 60).rounded())
+        for i in log.records.indices where log.records[i].frame >= 300 {
+            log.records[i].sequence += 1
+            log.records[i].flipNs += period
+            log.records[i].receivedNs += period
+        }
+        let result = try Replay.run(log)
+        #expect(result.replayed.droppedRefreshes == recorded.droppedRefreshes + 1)
+        #expect(result.replayed.dropEvents == recorded.dropEvents + 1)
+        #expect(result.differences.contains { $0.hasPrefix("droppedRefreshes") })
+        let r300 = result.records.first { $0.frame == 300 }!
+        #expect(r300.droppedRefreshes == 1 && r300.outcome == .late)
+    }
+
+    @Test func logsWithoutHeaderOrShownFramesAreRefused() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (path, _) = try recordRun(config(frames: 10), in: dir)
+        var log = try RunLog.read(path: path)
+        log.header = nil
+        #expect(throws: ReplayDisplay.Unreplayable.self) { try Replay.run(log) }
+    }
+}
+
