@@ -67,6 +67,7 @@ struct RunCommand: ParsableCommand {
     var scene: String?
     @Flag(help: "Print the summary as one JSON object.")
     var json = false
+    @OptionGroup var outputs: RunOutputOptions
 
     func run() throws {
         do {
@@ -86,6 +87,14 @@ struct RunCommand: ParsableCommand {
 
     /// Everything up to the run itself fails with exit 2; the run ends with 0 or 1.
     private func execute() throws {
+        let summary = try pace()
+        try printSummary(summary)
+        if summary.endReason.hasPrefix("device-lost") { throw ExitCode(1) }
+    }
+
+    /// Runs to the end (or SIGINT/SIGTERM) and returns the summary; outputs are complete and the
+    /// display is closed (CRTC restored) when it returns. `validate` runs this too.
+    func pace(onRun: ((PacingRun, RunOutputs) -> Void)? = nil) throws -> RunSummary {
         let config = try makeConfiguration()
         let sceneRenderer: SceneRenderer?
         if let name = scene {
@@ -97,9 +106,9 @@ struct RunCommand: ParsableCommand {
             sceneRenderer = nil
         }
         let fakeConfig = try makeFakeConfiguration(surface: sceneRenderer != nil)
-        let writer = try log.map { try FrameLogWriter(path: $0) }
+        let out = try RunOutputs(log: log, options: outputs)
 
-        let display = try openBackend(fakeConfig)
+        let display = try out.discardOnError { try openBackend(fakeConfig) }
         var runConfig = config
         if display is KMSDisplay { runConfig.commitMargin = 1_000_000 }
         StopSignal.install()
@@ -118,20 +127,12 @@ struct RunCommand: ParsableCommand {
             let colours: [UInt32] = [0x00C0_3030, 0x0030_C030, 0x0030_30C0, 0x00C0_C030]
             renderer = { surface, ctx in surface.fill(colours[ctx.frameIndex & 3]) }
         }
-        let run = try PacingRun(backend: display, configuration: runConfig, renderer: renderer)
-        var writeError: Error? = nil
-        if let w = writer {
-            run.onFrame = { r in
-                if writeError == nil {
-                    do { try w.write(FrameRecord(r)) } catch { writeError = error }
-                }
-            }
-        }
-        let summary = try run.run(shouldStop: { StopSignal.received != 0 || writeError != nil })
-        writer?.close()
-        if let e = writeError { throw e }
-        try printSummary(summary)
-        if summary.endReason.hasPrefix("device-lost") { throw ExitCode(1) }
+        let run = try out.discardOnError { try PacingRun(backend: display, configuration: runConfig, renderer: renderer) }
+        try out.attach(run, configuration: runConfig)
+        onRun?(run, out)
+        let summary = try run.run(shouldStop: { StopSignal.received != 0 || out.failure != nil })
+        try out.finish(summary)
+        return summary
     }
 
     func makeConfiguration() throws -> RunConfiguration {

@@ -1,0 +1,79 @@
+import ArgumentParser
+import CadenceCore
+import CadenceReport
+import Foundation
+
+/// `cadence replay LOG.jsonl`: re-run the pacing core headlessly on a recorded run's kernel timestamps.
+struct ReplayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Re-analyse a recorded run: feed its kernel timestamps to the pacing core on a replay display.",
+        discussion: """
+            The run's configuration comes from the log's header; a replay display produces the
+            recorded vblanks (kernel timestamps and sequences) and completes each frame as the
+            kernel did; every frame's rendering takes as long as it did. The pacing core then
+            accounts for every frame again. Prints the replayed summary and whether it equals
+            the recorded one (the log's end line; for a killed run, the accounting of its
+            frames). Exit 0 when equal, 1 when the replay differs, 2 for a bad log.
+
+            Examples:
+              cadence run --backend fake --frames 600 --inject-late 100:1,250:3 --log run.jsonl
+              cadence replay run.jsonl
+              cadence replay run.jsonl --json --log replayed.jsonl
+            """)
+
+    @Argument(help: "A run log written by `cadence run --log`.")
+    var log: String
+    @Flag(help: "Print the replayed and recorded summaries, whether they are equal, the differences and divergences as one JSON object.")
+    var json = false
+    @Option(name: .customLong("log-out"), help: "Write the replayed frames as a run log to FILE.")
+    var logOut: String?
+    @Flag(name: .customLong("allow-partial"), help: "Replay a log whose last line was cut off (a killed run), dropping that line.")
+    var allowPartial = false
+
+    struct Output: Encodable {
+        var replayed: RunSummary
+        var recorded: RunSummary
+        var equal: Bool
+        var differences: [String]
+        var divergences: Int
+    }
+
+    func run() throws {
+        let result: ReplayResult
+        let runLog: RunLog
+        do {
+            runLog = try RunLog.read(path: log, allowPartialLastLine: allowPartial)
+            result = try Replay.run(runLog)
+            if let p = logOut {
+                let w = try RunLogWriter(path: p)
+                var header = runLog.header!
+                header.backend = "replay"
+                try w.begin(header)
+                for r in result.records { try w.write(r) }
+                try w.end(result.replayed)
+            }
+        } catch {
+            FileHandle.standardError.write(Data("cadence replay: \(String(describing: error))\n".utf8))
+            throw ExitCode(2)
+        }
+        let equal = result.differences.isEmpty
+        if json {
+            let enc = JSONEncoder()
+            enc.outputFormatting = [.sortedKeys]
+            let o = Output(replayed: result.replayed, recorded: result.recorded, equal: equal, differences: result.differences, divergences: result.divergences)
+            print(String(decoding: try enc.encode(o), as: UTF8.self))
+        } else {
+            let s = result.replayed
+            let f = { (v: Double) in String(format: "%.3f", v) }
+            print("replayed          \(runLog.records.count) logged frames of a \(runLog.header?.backend ?? "?") run at \(f(s.refreshHz)) Hz")
+            print("frames            \(s.frames)  presented \(s.presented) (on time \(s.onTime), late \(s.late))  discarded \(s.discarded)")
+            print("dropped           \(s.droppedRefreshes) refreshes in \(s.dropEvents) events  hitch \(f(s.hitchTimeRatio)) ms/s")
+            print("interval ms       mean \(f(s.intervalMs.mean))  p50 \(f(s.intervalMs.p50))  p99 \(f(s.intervalMs.p99))  max \(f(s.intervalMs.max))")
+            if !s.causes.isEmpty { print("causes            " + s.causes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: "  ")) }
+            print(equal ? "summary           equals the recorded one" : "summary           DIFFERS from the recorded one: " + result.differences.joined(separator: "; "))
+            if result.divergences > 0 { print("divergences       \(result.divergences) frames could not follow the recording") }
+        }
+        if !equal { throw ExitCode(1) }
+    }
+}
