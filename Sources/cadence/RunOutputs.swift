@@ -67,6 +67,7 @@ final class RunOutputs {
             try l.begin(RunLogHeader(backend: run.backend, configuration: configuration))
         }
         lastStatusWall = Date()
+        Self.unblockStopSignals()
         run.onFrame = { [unowned self] r in self.frame(r) }
         run.onStatus = { [unowned self] s in self.status(s) }
     }
@@ -93,6 +94,16 @@ final class RunOutputs {
         }
         lastStatusWall = now
         FileHandle.standardError.write(Data((Self.statusLine(s) + "\n").utf8))
+    }
+
+    /// A parent may start us with SIGINT/SIGTERM blocked (the mask is inherited through exec):
+    /// unblock them so that the stop handlers run.
+    static func unblockStopSignals() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
     /// The live status line.

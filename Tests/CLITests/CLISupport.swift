@@ -1,0 +1,70 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built `cadence` binary: next to the test bundle, else in .build/debug.
+func cadenceBinary() -> String {
+    let bundleDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    var candidates = [bundleDir.appendingPathComponent("cadence").path]
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    candidates.append(root.appendingPathComponent(".build/debug/cadence").path)
+    for c in candidates where FileManager.default.isExecutableFile(atPath: c) { return c }
+    return candidates[0]
+}
+
+/// A running `cadence` process with its stdout and stderr captured to files.
+final class CadenceProcess {
+    let process = Process()
+    let dir: String
+    let stdoutPath: String
+    let stderrPath: String
+
+    init(_ args: [String], in dir: String) throws {
+        self.dir = dir
+        stdoutPath = dir + "/.stdout-\(UUID().uuidString)"
+        stderrPath = dir + "/.stderr-\(UUID().uuidString)"
+        FileManager.default.createFile(atPath: stdoutPath, contents: nil)
+        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        process.executableURL = URL(fileURLWithPath: cadenceBinary())
+        process.arguments = args
+        process.currentDirectoryURL = URL(fileURLWithPath: dir)
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    func signal(_ sig: Int32) { kill(process.processIdentifier, sig) }
+
+    /// Waits for the exit (killing it after `timeout` seconds) and returns (status, stdout, stderr).
+    func finish(timeout: Double = 120) -> (status: Int32, out: String, err: String) {
+        let end = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < end { usleep(20_000) }
+        if process.isRunning { signal(SIGKILL); process.waitUntilExit() }
+        let out = (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? ""
+        let err = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
+        try? FileManager.default.removeItem(atPath: stdoutPath)
+        try? FileManager.default.removeItem(atPath: stderrPath)
+        return (process.terminationStatus, out, err)
+    }
+}
+
+/// Runs `cadence ARGS` to completion in `dir`.
+func cadence(_ args: [String], in dir: String) throws -> (status: Int32, out: String, err: String) {
+    try CadenceProcess(args, in: dir).finish()
+}
+
+func scratchDirectory() -> String {
+    let p = NSTemporaryDirectory() + "cadence-cli-\(UUID().uuidString)"
+    try? FileManager.default.createDirectory(atPath: p, withIntermediateDirectories: true)
+    return p
+}
+
+/// Visible files in `dir` (the capture files start with a dot).
+func files(in dir: String) -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+}
+
+func lines(_ text: String) -> [Substring] { text.split(separator: "\n") }

@@ -1,0 +1,228 @@
+import CadenceCore
+import CadenceReport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// End-to-end tests of the `cadence` binary (run as a subprocess).
+@Suite(.serialized) struct CLIRunTests {
+    /// SIGKILL mid-run: every line written up to the last second is a whole, parseable record.
+    @Test func killedRunKeepsEveryRecordBeforeTheLastSecond() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let p = try CadenceProcess(["run", "--backend", "fake", "--fake-clock", "wall", "--duration", "60", "--log", "run.jsonl", "--csv", "run.csv", "--quiet"], in: dir)
+        // Wait for the first frame line (the run has started), then let it run.
+        var started = Date()
+        for _ in 0..<500 {
+            let text = (try? String(contentsOfFile: dir + "/run.jsonl", encoding: .utf8)) ?? ""
+            if text.split(separator: "\n").count >= 2 { started = Date(); break }
+            usleep(10_000)
+        }
+        usleep(2_500_000)
+        let killedAfter = Date().timeIntervalSince(started)
+        p.signal(SIGKILL)
+        let r = p.finish()
+        #expect(r.status != 0)
+        let data = try Data(contentsOf: URL(fileURLWithPath: dir + "/run.jsonl"))
+        let log = try RunLog.parse(data, name: "run.jsonl", allowPartialLastLine: true)
+        #expect(log.header?.backend == "fake")
+        #expect(log.end == nil)
+        #expect(log.skippedPartialBytes == 0, "lines are written whole")
+        // At 60 Hz, everything up to one second before the kill is in the file.
+        let expected = Int((killedAfter - 1.0) * 60)
+        #expect(log.records.count >= expected, "\(log.records.count) records, expected ≥ \(expected)")
+        #expect(log.records.map(\.frame) == Array(0..<log.records.count))
+        // The CSV is whole too: one row per logged frame (± the frame in progress).
+        let csvRows = try String(contentsOfFile: dir + "/run.csv", encoding: .utf8).split(separator: "\n").count - 1
+        #expect(abs(csvRows - log.records.count) <= 1)
+        // replay accepts the killed log and reproduces the accounting of its frames.
+        let rep = try cadence(["replay", "run.jsonl"], in: dir)
+        #expect(rep.status == 0, "\(rep.out)\(rep.err)")
+    }
+
+    /// SIGINT: the run ends cleanly with a complete log (end line), the summary, and the files.
+    @Test func sigintEndsTheRunCleanly() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let p = try CadenceProcess(["run", "--backend", "fake", "--fake-clock", "wall", "--duration", "60", "--log", "run.jsonl",
+                                    "--csv", "run.csv", "--summary", "summary.json"], in: dir)
+        usleep(2_500_000)
+        p.signal(SIGINT)
+        let r = p.finish(timeout: 20)
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out.contains("end               stopped"))
+        #expect(r.out.contains("dropped"))
+        // Live status lines on stderr, one a second.
+        let status = lines(r.err).filter { $0.contains("fps") && $0.contains("effective") && $0.contains("hitch") }
+        #expect(status.count >= 1 && status.count <= 4, "\(r.err)")
+        let log = try RunLog.read(path: dir + "/run.jsonl")
+        #expect(log.end?.summary.endReason == "stopped")
+        #expect(log.end?.summary.frames == log.records.count)
+        #expect(log.records.count > 60)
+        let summary = try JSONDecoder().decode(RunSummary.self, from: Data(contentsOf: URL(fileURLWithPath: dir + "/summary.json")))
+        #expect(summary == log.end?.summary)
+        #expect(LogAnalysis.summary(of: log) == summary)
+        let csv = try String(contentsOfFile: dir + "/run.csv", encoding: .utf8).split(separator: "\n")
+        #expect(csv.count == log.records.count + 1)
+        #expect(csv[0].hasPrefix("Frame,Sequence,TargetSequence,TimeInSeconds,MsBetweenPresents,MsBetweenDisplayChange"))
+    }
+
+    @Test func fallsBackToTheFakeDisplayInOneLine() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cadence(["run", "--device", "/nonexistent/card9", "--frames", "120", "--json"], in: dir)
+        #expect(r.status == 0)
+        #expect(lines(r.err).filter { $0.contains("using the fake display") }.count == 1)
+        let s = try JSONDecoder().decode(RunSummary.self, from: Data(r.out.utf8))
+        #expect(s.backend == "fake" && s.frames == 120)
+    }
+}
+
+@Suite(.serialized) struct CLIValidateTests {
+    let base = ["validate", "--backend", "fake", "--frames", "600", "--inject-late", "100:1,250:3"]
+
+    @Test func passesUnderTheThreshold() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cadence(base + ["--max-dropped", "4", "--max-drop-events", "2", "--refresh-tolerance", "0.1", "--min-rate", "59", "--junit", "v.xml"], in: dir)
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out.contains("validate: PASS (4 criteria)"))
+        #expect(r.err.isEmpty)
+        let xml = try String(contentsOfFile: dir + "/v.xml", encoding: .utf8)
+        #expect(xml.contains("tests=\"4\" failures=\"0\""))
+    }
+
+    @Test func failsAboveTheThresholdWithOneLinePerCriterion() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cadence(base + ["--max-dropped", "3", "--max-drop-events", "1", "--max-jitter", "0.5", "--junit", "v.xml"], in: dir)
+        #expect(r.status == 1)
+        #expect(lines(r.err) == ["FAIL max-dropped: dropped refreshes 4 (limit 3)", "FAIL max-drop-events: drop events 2 (limit 1)"])
+        #expect(r.out.contains("PASS max-jitter"))
+        let xml = try String(contentsOfFile: dir + "/v.xml", encoding: .utf8)
+        #expect(xml.contains("tests=\"3\" failures=\"2\""))
+    }
+
+    @Test func lateFramesBreakTheJitterLimit() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // 1 frame in 50 late by one refresh: the p99 interval is 2 refreshes.
+        let late = stride(from: 20, to: 600, by: 50).map { "\($0):1" }.joined(separator: ",")
+        let r = try cadence(["validate", "--backend", "fake", "--frames", "600", "--inject-late", late, "--max-jitter", "1"], in: dir)
+        #expect(r.status == 1)
+        #expect(lines(r.err).count == 1 && r.err.hasPrefix("FAIL max-jitter: p99 interval 33.333 ms"), "\(r.err)")
+    }
+
+    @Test func usageAndDeviceErrorsExitTwo() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for args in [["validate", "--backend", "fake", "--frames", "10"],
+                     ["validate", "--backend", "fake", "--max-dropped", "-1"],
+                     ["validate", "--backend", "kms", "--device", "/nonexistent/card0", "--max-dropped", "0", "--junit", "v.xml"]] {
+            let r = try cadence(args, in: dir)
+            #expect(r.status == 2, "\(args)")
+            #expect(lines(r.err).count == 1, "\(args): \(r.err)")
+            #expect(r.out.isEmpty)
+        }
+        #expect(files(in: dir).isEmpty)
+    }
+}
+
+@Suite(.serialized) struct CLIReportReplayTests {
+    func recordLog(_ dir: String, _ extra: [String] = []) throws {
+        let r = try cadence(["run", "--backend", "fake", "--frames", "600", "--inject-late", "100:1,250:3", "--log", "run.jsonl", "--quiet"] + extra, in: dir)
+        #expect(r.status == 0, "\(r.err)")
+    }
+
+    @Test func reportWritesPNGAndSVGWithTheDrops() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try recordLog(dir)
+        let png = try cadence(["report", "run.jsonl", "--output", "run.png", "--size", "1000x600"], in: dir)
+        #expect(png.status == 0, "\(png.err)")
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/run.png")))
+        #expect(Array(bytes.prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+        #expect(bytes[16..<20].reduce(0) { $0 << 8 | Int($1) } == 1000)
+        #expect(bytes[20..<24].reduce(0) { $0 << 8 | Int($1) } == 600)
+        let svg = try cadence(["report", "run.jsonl", "--output", "run.svg"], in: dir)
+        #expect(svg.status == 0)
+        let text = try String(contentsOfFile: dir + "/run.svg", encoding: .utf8)
+        let frames = text.components(separatedBy: "data-frame=\"").dropFirst().map { String($0.prefix { $0 != "\"" }) }
+        #expect(frames == ["100", "250"])
+        #expect(text.contains("data-cause=\"render-late\""))
+        let html = try cadence(["report", "run.jsonl", "--output", "run.html", "--csv", "run.csv"], in: dir)
+        #expect(html.status == 0)
+        let page = try String(contentsOfFile: dir + "/run.html", encoding: .utf8)
+        #expect(page.contains("<svg"))
+        let csv = try String(contentsOfFile: dir + "/run.csv", encoding: .utf8)
+        #expect(csv.split(separator: "\n").count == 601)
+    }
+
+    @Test func replayReproducesTheSummary() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try recordLog(dir, ["--summary", "recorded.json", "--latency", "2"])
+        let r = try cadence(["replay", "run.jsonl", "--json", "--log-out", "replayed.jsonl"], in: dir)
+        #expect(r.status == 0, "\(r.out) \(r.err)")
+        let obj = try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any]
+        #expect(obj?["equal"] as? Bool == true)
+        let recorded = try JSONDecoder().decode(RunSummary.self, from: Data(contentsOf: URL(fileURLWithPath: dir + "/recorded.json")))
+        let replayedLog = try RunLog.read(path: dir + "/replayed.jsonl")
+        var replayed = try #require(replayedLog.end?.summary)
+        #expect(replayed.backend == "replay")
+        replayed.backend = recorded.backend
+        #expect(replayed == recorded)
+        let text = try cadence(["replay", "run.jsonl"], in: dir)
+        #expect(text.out.contains("summary           equals the recorded one"))
+    }
+
+    @Test func badInputIsOneLineExitTwoAndWritesNothing() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try recordLog(dir)
+        let good = try Data(contentsOf: URL(fileURLWithPath: dir + "/run.jsonl"))
+        try good.prefix(good.count / 2).write(to: URL(fileURLWithPath: dir + "/truncated.jsonl"))
+        try Data("{\"traceEvents\":[]}\n".utf8).write(to: URL(fileURLWithPath: dir + "/foreign.jsonl"))
+        try Data("Application,ProcessID,MsBetweenPresents\nfoo.exe,1,16.6\n".utf8).write(to: URL(fileURLWithPath: dir + "/presentmon.csv"))
+        let before = files(in: dir)
+        let cases: [[String]] = [
+            ["run", "--backend", "fake", "--scene", "nope", "--log", "x.jsonl"],
+            ["run", "--backend", "fake", "--rate", "60:30:45", "--log", "x.jsonl"],
+            ["run", "--backend", "fake", "--duration", "-1", "--log", "x.jsonl"],
+            ["run", "--backend", "fake", "--log", "/nonexistent-dir/x.jsonl"],
+            ["run", "--backend", "fake", "--log", "x.jsonl", "--csv", "/nonexistent-dir/x.csv"],
+            ["run", "--backend", "fake", "--log", "x.jsonl", "--summary", "/nonexistent-dir/x.json"],
+            ["run", "--backend", "kms", "--device", "/nonexistent/card0", "--log", "x.jsonl"],
+            ["report", "truncated.jsonl", "--output", "x.png"],
+            ["report", "foreign.jsonl", "--output", "x.svg"],
+            ["report", "presentmon.csv", "--output", "x.png"],
+            ["report", "run.jsonl", "--output", "x.gif"],
+            ["report", "missing.jsonl", "--output", "x.png"],
+            ["replay", "truncated.jsonl"],
+            ["replay", "foreign.jsonl"],
+            ["replay", "presentmon.csv"],
+        ]
+        for args in cases {
+            let r = try cadence(args, in: dir)
+            #expect(r.status == 2, "\(args)")
+            #expect(lines(r.err).count == 1, "\(args): \(r.err)")
+            #expect(!r.err.contains("Fatal") && !r.err.contains("crashed"))
+            #expect(r.out.isEmpty, "\(args)")
+            #expect(files(in: dir) == before, "\(args) left \(files(in: dir))")
+        }
+    }
+
+    @Test func everyCommandHelpHasExamples() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for cmd in ["run", "validate", "report", "replay"] {
+            let r = try cadence([cmd, "--help"], in: dir)
+            #expect(r.status == 0)
+            #expect(r.out.contains("Examples:"), "\(cmd)")
+            #expect(r.out.contains("cadence \(cmd)"), "\(cmd)")
+        }
+    }
+}
