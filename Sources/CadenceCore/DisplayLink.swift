@@ -47,7 +47,8 @@ public final class DisplayLink {
     /// False after ``invalidate()``.
     public private(set) var isValid = true
 
-    var handler: Handler
+    /// The callback; may be replaced (e.g. once `self` can be captured) before the link is added.
+    public var handler: Handler
     var rate = EffectiveRate(hz: 60, refreshesPerFrame: 1, isVariable: false)
     var rateDirty = true
     var needsReanchor = true

@@ -47,13 +47,7 @@ public struct FrameAccounting {
         case .failed: failed += 1
         case .unconfirmed: unconfirmed += 1
         }
-        if let c = r.cause {
-            var i = 0
-            for k in DropCause.allCases {
-                if k == c { causeCounts[i] += 1; break }
-                i += 1
-            }
-        }
+        if let c = r.cause { causeCounts[c.index] += 1 }
         guard r.wasPresented else { return }
         if r.droppedRefreshes > 0 {
             droppedRefreshes += r.droppedRefreshes
@@ -70,14 +64,7 @@ public struct FrameAccounting {
     }
 
     /// Frames attributed to `cause`.
-    public func count(of cause: DropCause) -> Int {
-        var i = 0
-        for k in DropCause.allCases {
-            if k == cause { return causeCounts[i] }
-            i += 1
-        }
-        return 0
-    }
+    public func count(of cause: DropCause) -> Int { causeCounts[cause.index] }
 
     /// Milliseconds of hitch per second of presentation (MetricKit's hitch time ratio).
     public var hitchTimeRatio: Double {

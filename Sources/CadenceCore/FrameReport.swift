@@ -35,6 +35,17 @@ public enum DropCause: String, Codable, Sendable, CaseIterable {
     case busy
     /// The device went away.
     case deviceLost = "device-lost"
+
+    /// Position in `allCases` (without building the array).
+    var index: Int {
+        switch self {
+        case .renderLate: return 0
+        case .schedulerLate: return 1
+        case .flipLate: return 2
+        case .busy: return 3
+        case .deviceLost: return 4
+        }
+    }
 }
 
 /// Everything known about one frame once it is complete: intent, timing, what the kernel reported,

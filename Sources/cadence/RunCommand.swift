@@ -80,10 +80,7 @@ struct RunCommand: ParsableCommand {
         }
     }
 
-    private func describe(_ error: Error) -> String {
-        if let e = error as? CustomStringConvertible { return e.description }
-        return "\(error)"
-    }
+    private func describe(_ error: Error) -> String { String(describing: error) }
 
     /// Everything up to the run itself fails with exit 2; the run ends with 0 or 1.
     private func execute() throws {
@@ -194,7 +191,7 @@ struct RunCommand: ParsableCommand {
             do {
                 return try KMSDisplay.open(device: device, connector: connector, mode: mode)
             } catch {
-                let why = (error as? CustomStringConvertible)?.description ?? "\(error)"
+                let why = String(describing: error)
                 let what = fake.vrrRange.map { "VRR \($0.lowerBound)–\($0.upperBound) Hz" } ?? "\(fake.refreshHz) Hz"
                 FileHandle.standardError.write(Data("cadence run: no usable DRM device (\(why)); using the fake display at \(what)\n".utf8))
                 return FakeDisplay(fake)

@@ -319,6 +319,10 @@ private func pump(_ p: FramePacer, for ns: Nanoseconds) throws {
         try? FileManager.default.removeItem(atPath: path)
     }
 
+    @Test func causeIndexFollowsAllCases() {
+        #expect(DropCause.allCases.enumerated().allSatisfy { $0.offset == $0.element.index })
+    }
+
     @Test func unwritableLogIsOneLine() {
         #expect(throws: FrameLogWriter.Failure.self) { try FrameLogWriter(path: "/nonexistent-dir/x.jsonl") }
     }
