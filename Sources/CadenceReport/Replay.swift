@@ -26,8 +26,8 @@ public final class ReplayDisplay: DisplayBackend {
     public private(set) var divergences = 0
 
     private var clock: Nanoseconds
-    private let seqs: [UInt64]
-    private let stamps: [Nanoseconds]
+    private var seqs: [UInt64]
+    private var stamps: [Nanoseconds]
     private let byID: [FrameID: FrameRecord]
     private var busyLeft: [FrameID: Int] = [:]
     /// Vblank timestamp → when the recorded run woke for it (its callbacks' wake times).
@@ -36,6 +36,7 @@ public final class ReplayDisplay: DisplayBackend {
     private var requests: [UInt64] = []
     private var outbox: [(at: Nanoseconds, order: Int, event: BackendEvent)] = []
     private var startSequence: UInt64
+    private var lastFlipSequence: UInt64 = 0
     private var pixel = [UInt32](repeating: 0, count: 1)
     private let pixelBase: UnsafeMutableRawPointer
 
@@ -66,10 +67,20 @@ public final class ReplayDisplay: DisplayBackend {
         byID = m
         pixelBase = UnsafeMutableRawPointer.allocate(byteCount: 4, alignment: 4)
         surface = PixelSurface(base: pixelBase, width: 1, height: 1, stride: 4)
-        // Start where the recorded run started: its first callback's vblank, woken when it woke.
-        let first = recs.min { $0.id < $1.id }!
         clock = 0
         startSequence = 0
+        // Display-link callbacks ran at vblanks no frame was shown at, too: their timestamps
+        // (`callbackNs`) are kernel vblank timestamps; pin them on the timeline.
+        if hasHardwareVBlank {
+            for r in recs where r.callbackNs > 0 {
+                let s = sequence(near: r.callbackNs)
+                if pairs[s] == nil && abs(time(of: s) &- r.callbackNs) < Nanoseconds(refreshInterval / 4) { pairs[s] = r.callbackNs }
+            }
+            seqs = pairs.keys.sorted()
+            stamps = seqs.map { pairs[$0]! }
+        }
+        // Start where the recorded run started: its first callback's vblank, woken when it woke.
+        let first = recs.min { $0.id < $1.id }!
         startSequence = sequence(near: first.callbackNs)
         clock = Swift.max(first.wakeNs, time(of: startSequence))
         outbox.reserveCapacity(16)
@@ -127,15 +138,22 @@ public final class ReplayDisplay: DisplayBackend {
             throw BackendFailure.busy
         }
         let next = try lastVBlank().sequence &+ 1
+        // The recorded run committed at commitNs (after copying the frame, say): so does the replay.
+        if let r = byID[frame], r.commitNs > clock { clock = r.commitNs }
         var target = VBlank(sequence: next, timestamp: time(of: next))
         var received = target.timestamp
+        var deliver = received
         var kind = 0 // 0 presented, 1 discarded, 2 failed, 3 never confirmed
         if let r = byID[frame] {
             switch r.outcome {
             case .onTime, .late:
-                if r.sequence >= next {
+                // A vkms-style timer that fires late latches a flip committed just after the
+                // vblank's timestamp: accept the recorded vblank up to one before `next`.
+                if r.sequence > lastFlipSequence && r.sequence &+ 1 >= next {
+                    lastFlipSequence = r.sequence
                     target = VBlank(sequence: r.sequence, timestamp: r.flipNs)
                     received = Swift.max(r.receivedNs, r.flipNs)
+                    deliver = Swift.max(received, wakeAt[r.flipNs] ?? received)
                 } else {
                     divergences += 1
                 }
@@ -148,7 +166,7 @@ public final class ReplayDisplay: DisplayBackend {
         }
         pending = (frame, target, received, kind)
         switch kind {
-        case 0: enqueue(.presented(frame: frame, vblank: target, receivedAt: received), at: received, order: 0)
+        case 0: enqueue(.presented(frame: frame, vblank: target, receivedAt: received), at: deliver, order: 0)
         case 1: enqueue(.discarded(frame: frame), at: target.timestamp, order: 0)
         case 2: enqueue(.failed(frame: frame, .deviceLost("replayed failure")), at: target.timestamp, order: 0)
         default: break
@@ -234,15 +252,17 @@ public enum Replay {
         config.duration = nil
         let maxFrame = log.records.map(\.frame).max() ?? 0
         config.frames = maxFrame + 1
-        var renderTime: [Int: Nanoseconds] = [:]
-        for r in log.records where r.renderEndNs > r.renderStartNs { renderTime[r.frame] = r.renderEndNs - r.renderStartNs }
+        // Rendering ends when it ended in the recording (at once when the replay is already past that).
+        var renderEnd: [Int: Nanoseconds] = [:]
+        for r in log.records where r.renderEndNs > 0 { renderEnd[r.frame] = r.renderEndNs }
         let run = try PacingRun(backend: display, configuration: config)
         var records: [FrameRecord] = []
         records.reserveCapacity(log.records.count)
         run.onFrame = { records.append(FrameRecord($0)) }
         run.renderer = { [unowned run] _, ctx in
-            if let d = renderTime[ctx.frameIndex] {
-                try? run.pacer.renderWork(until: run.backend.now() &+ d)
+            if let end = renderEnd[ctx.frameIndex] {
+                let now = run.backend.now()
+                if end > now { try? run.pacer.renderWork(until: end) }
             }
         }
         var replayed = try run.run()
