@@ -103,7 +103,8 @@ public enum LogAnalysis {
     }
 }
 
-/// PresentMon-style CSV of a run's frames (one row per frame, in frame order).
+/// PresentMon-style CSV of a run's frames, one row per frame (``csv(_:)``: in frame order;
+/// ``Writer``, during a run: in completion order, as the log).
 ///
 /// Columns: `Frame, Sequence, TargetSequence, TimeInSeconds, MsBetweenPresents,
 /// MsBetweenDisplayChange, MsUntilRenderComplete, MsUntilDisplayed, MsHitch, Dropped, Outcome,
@@ -146,7 +147,10 @@ public enum CSVExport {
         return out
     }
 
-    static func ms(_ ns: Int64) -> String { String(format: "%.3f", Double(ns) / 1e6) }
+    static func ms(_ ns: Int64) -> String {
+        let v = Double(ns) / 1e6
+        return String(format: "%.3f", abs(v) < 0.0005 ? 0 : v)
+    }
 
     static func row(_ r: FrameRecord, origin: inout Int64?, lastPresent: inout Int64?) -> String {
         let present = r.renderEndNs
