@@ -56,11 +56,14 @@ func argbChannels(_ v: UInt32) -> [UInt32] { [v >> 24, (v >> 16) & 0xFF, (v >> 8
     }
 }
 
-@Suite struct KernelTests {
+/// True when this CPU runs at least the AVX2 kernels.
+let wideKernelsAvailable = cadence_raster_simd_level() >= 2
+
+@Suite(.enabled(if: wideKernelsAvailable, "this CPU has no AVX2: only the portable path runs"))
+struct KernelTests {
     @Test func wideKernelsMatchThePortablePathExactly() {
         let level = cadence_raster_simd_level()
         let levels = [2, 3].filter { $0 <= level }
-        if levels.isEmpty { return }  // nothing wider than the portable path on this CPU
         let w = 45, h = 3
         let src = Bitmap(width: w, height: h), dst = Bitmap(width: w, height: h)
         var s: UInt32 = 7
