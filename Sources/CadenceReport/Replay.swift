@@ -28,6 +28,9 @@ public final class ReplayDisplay: DisplayBackend {
     private var clock: Nanoseconds
     private var seqs: [UInt64]
     private var stamps: [Nanoseconds]
+    // Pins with nanosecond precision (timestamps not a whole microsecond).
+    private var nsSeqs: [UInt64] = []
+    private var nsStamps: [Nanoseconds] = []
     private let byID: [FrameID: FrameRecord]
     private var busyLeft: [FrameID: Int] = [:]
     /// Vblank timestamp → when the recorded run woke for it (its callbacks' wake times).
@@ -70,14 +73,19 @@ public final class ReplayDisplay: DisplayBackend {
         clock = 0
         startSequence = 0
         // Display-link callbacks ran at vblanks no frame was shown at, too: their timestamps
-        // (`callbackNs`) are kernel vblank timestamps; pin them on the timeline.
+        // (`callbackNs`) are kernel vblank timestamps; pin them on the timeline. They come from
+        // vblank queries and events, which carry nanoseconds, while flip events carry
+        // microseconds: queries and vblank events replay the nanosecond value, flip completions
+        // keep their own (recorded) timestamp.
         if hasHardwareVBlank {
             for r in recs where r.callbackNs > 0 {
                 let s = sequence(near: r.callbackNs)
-                if pairs[s] == nil && abs(time(of: s) &- r.callbackNs) < Nanoseconds(refreshInterval / 4) { pairs[s] = r.callbackNs }
+                if abs(time(of: s) &- r.callbackNs) < Nanoseconds(refreshInterval / 4) { pairs[s] = r.callbackNs }
             }
             seqs = pairs.keys.sorted()
             stamps = seqs.map { pairs[$0]! }
+            nsSeqs = seqs.filter { pairs[$0]! % 1000 != 0 }
+            nsStamps = nsSeqs.map { pairs[$0]! }
         }
         // Start where the recorded run started: its first callback's vblank, woken when it woke.
         let first = recs.min { $0.id < $1.id }!
@@ -92,16 +100,41 @@ public final class ReplayDisplay: DisplayBackend {
     public func time(of s: UInt64) -> Nanoseconds {
         var lo = 0, hi = seqs.count
         while lo < hi { let mid = (lo + hi) / 2; if seqs[mid] < s { lo = mid + 1 } else { hi = mid } }
-        if lo < seqs.count && seqs[lo] == s { return stamps[lo] }
+        if lo < seqs.count && seqs[lo] == s {
+            // A flip event's microseconds, refined by the nanosecond grid when it truncates to it.
+            if stamps[lo] % 1000 == 0, let g = gridEstimate(s), g >= stamps[lo] && g &- stamps[lo] < 1000 { return g }
+            return stamps[lo]
+        }
         if lo > 0 && lo < seqs.count {
             let s0 = seqs[lo - 1], s1 = seqs[lo]
             let t0 = stamps[lo - 1], t1 = stamps[lo]
-            return t0 &+ Nanoseconds((Double(t1 &- t0) * Double(s &- s0) / Double(s1 &- s0)).rounded())
+            let linear = t0 &+ Nanoseconds((Double(t1 &- t0) * Double(s &- s0) / Double(s1 &- s0)).rounded())
+            // Flip events carry microseconds. When a nanosecond timestamp (from a vblank query)
+            // of a nearby vblank, stepped by the nominal interval, agrees with them, use it: a
+            // timer-driven vblank (vkms) lies on that grid to the nanosecond.
+            if let g = gridEstimate(s), abs(g &- linear) <= 2_000 { return g }
+            return linear
         }
         if lo == 0 {
             return stamps[0] &- Nanoseconds((Double(seqs[0] &- s) * refreshInterval).rounded())
         }
         return stamps[seqs.count - 1] &+ Nanoseconds((Double(s &- seqs[seqs.count - 1]) * refreshInterval).rounded())
+    }
+
+    /// Vblank `s` from the nearest nanosecond-precision pin, stepped by the nominal interval
+    /// (nil when there is none; the caller checks it against the flip timestamps around `s`).
+    private func gridEstimate(_ s: UInt64) -> Nanoseconds? {
+        guard !nsSeqs.isEmpty else { return nil }
+        var lo = 0, hi = nsSeqs.count
+        while lo < hi { let mid = (lo + hi) / 2; if nsSeqs[mid] < s { lo = mid + 1 } else { hi = mid } }
+        var best: Int? = nil
+        for i in [lo - 1, lo] where i >= 0 && i < nsSeqs.count {
+            let d = nsSeqs[i] > s ? nsSeqs[i] - s : s - nsSeqs[i]
+            if best == nil || d < (nsSeqs[best!] > s ? nsSeqs[best!] - s : s - nsSeqs[best!]) { best = i }
+        }
+        guard let b = best else { return nil }
+        let d = Int64(bitPattern: s &- nsSeqs[b])
+        return nsStamps[b] &+ Nanoseconds((Double(d) * refreshInterval).rounded())
     }
 
     /// The vblank sequence whose time is nearest to `t`.
@@ -241,28 +274,37 @@ public struct ReplayResult: Sendable {
 /// Re-runs the pacing core on a recorded run's kernel timestamps.
 public enum Replay {
     /// Replays `log`: the run's configuration (from the header) drives a ``PacingRun`` on a
-    /// ``ReplayDisplay``; each frame's rendering takes as long as it took in the recording.
+    /// ``ReplayDisplay``; each frame's rendering ends when it ended in the recording.
     public static func run(_ log: RunLog) throws -> ReplayResult {
         guard let header = log.header else {
             throw ReplayDisplay.Unreplayable(description: "the log has no run header (written by an older or foreign tool); it can be reported but not replayed")
         }
         let display = try ReplayDisplay(log: log)
         var config = header.configuration
-        config.injectLate = [:]
         config.duration = nil
         let maxFrame = log.records.map(\.frame).max() ?? 0
         config.frames = maxFrame + 1
-        // Rendering ends when it ended in the recording (at once when the replay is already past that).
+        // Rendering ends when it ended in the recording (at once when the replay is already past
+        // that). Frames with injected lateness are replayed as they were made: drawing (as long
+        // as a typical frame's) and then the injected overrun, which looks at the display again.
+        let injected = config.injectLate
         var renderEnd: [Int: Nanoseconds] = [:]
-        for r in log.records where r.renderEndNs > 0 { renderEnd[r.frame] = r.renderEndNs }
+        var durations: [Double] = []
+        for r in log.records where r.renderEndNs > 0 {
+            renderEnd[r.frame] = r.renderEndNs
+            if injected[r.frame] == nil { durations.append(Double(r.renderEndNs - r.renderStartNs)) }
+        }
+        let typical = Nanoseconds(SummaryStatistics(durations).p50)
         let run = try PacingRun(backend: display, configuration: config)
         var records: [FrameRecord] = []
         records.reserveCapacity(log.records.count)
         run.onFrame = { records.append(FrameRecord($0)) }
         run.renderer = { [unowned run] _, ctx in
-            if let end = renderEnd[ctx.frameIndex] {
-                let now = run.backend.now()
-                if end > now { try? run.pacer.renderWork(until: end) }
+            let now = run.backend.now()
+            if injected[ctx.frameIndex] != nil {
+                if typical > 0 { try? run.pacer.renderWork(until: Swift.min(now &+ typical, ctx.deadline)) }
+            } else if let end = renderEnd[ctx.frameIndex], end > now {
+                try? run.pacer.renderWork(until: end)
             }
         }
         var replayed = try run.run()
