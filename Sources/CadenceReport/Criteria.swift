@@ -60,7 +60,7 @@ public struct ValidationCriteria: Equatable, Sendable {
                                            detail: "refresh \(f3(hz)) Hz measured vs \(f3(s.refreshHz)) Hz nominal, off by \(f3(dev))% (limit \(f3(tol))%)"))
             } else {
                 out.append(CriterionResult(name: "refresh-tolerance", passed: false,
-                                           detail: "refresh could not be measured (fewer than two vblank timestamps)"))
+                                           detail: "refresh could not be measured (no hardware vblank timestamps, or fewer than two)"))
             }
         }
         if let mj = maxJitterMs {

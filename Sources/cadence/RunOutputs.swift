@@ -27,6 +27,7 @@ final class RunOutputs {
     private var lastStatusWall = Date()
     /// The first error writing a file; the run stops when it is set.
     private(set) var failure: Error? = nil
+    private var hardwareVBlank = true
     /// (sequence, kernel timestamp) of every shown frame, for the measured refresh.
     private(set) var vblanks: [(x: Double, y: Double)] = []
 
@@ -67,6 +68,7 @@ final class RunOutputs {
             try l.begin(RunLogHeader(backend: run.backend, configuration: configuration))
         }
         lastStatusWall = Date()
+        hardwareVBlank = run.backend.hasHardwareVBlank
         Self.unblockStopSignals()
         run.onFrame = { [unowned self] r in self.frame(r) }
         run.onStatus = { [unowned self] s in self.status(s) }
@@ -112,9 +114,10 @@ final class RunOutputs {
                s.elapsedSeconds, s.fps, s.effectiveRateHz, s.droppedRefreshes, s.dropEvents, s.hitchTimeRatio)
     }
 
-    /// The CRTC's refresh measured from the shown frames' kernel timestamps (nil when unknown).
+    /// The CRTC's refresh measured from the shown frames' kernel timestamps (nil when unknown,
+    /// and on drivers without a vblank interrupt, whose sequences are synthetic).
     var measuredRefreshHz: Double? {
-        guard let fit = LinearFit(vblanks), fit.slope > 0 else { return nil }
+        guard hardwareVBlank, let fit = LinearFit(vblanks), fit.slope > 0 else { return nil }
         return 1e9 / fit.slope
     }
 
