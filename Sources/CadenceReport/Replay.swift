@@ -65,7 +65,15 @@ public final class ReplayDisplay: DisplayBackend {
         for r in recs {
             m[r.id] = r
             if r.busyRetries > 0 { busyLeft[r.id] = r.busyRetries }
-            if r.callbackNs > 0 && r.wakeNs > r.callbackNs { wakeAt[r.callbackNs] = Swift.max(wakeAt[r.callbackNs] ?? 0, r.wakeNs) }
+        }
+        // A callback that ran late is replayed late, unless a flip completion arriving just then
+        // (within 50 µs) is what woke it: that lateness is the flip's, and replays by itself.
+        let receipts = recs.map(\.receivedNs).filter { $0 > 0 }.sorted()
+        for r in recs where r.callbackNs > 0 && r.wakeNs > r.callbackNs {
+            var lo = 0, hi = receipts.count
+            while lo < hi { let mid = (lo + hi) / 2; if receipts[mid] < r.wakeNs &- 50_000 { lo = mid + 1 } else { hi = mid } }
+            if lo < receipts.count && receipts[lo] <= r.wakeNs { continue }
+            wakeAt[r.callbackNs] = Swift.max(wakeAt[r.callbackNs] ?? 0, r.wakeNs)
         }
         byID = m
         pixelBase = UnsafeMutableRawPointer.allocate(byteCount: 4, alignment: 4)
@@ -77,7 +85,10 @@ public final class ReplayDisplay: DisplayBackend {
         // vblank queries and events, which carry nanoseconds, while flip events carry
         // microseconds: queries and vblank events replay the nanosecond value, flip completions
         // keep their own (recorded) timestamp.
-        if hasHardwareVBlank {
+        // Only for kernel flip events, which carry whole microseconds (the fake display's carry
+        // nanoseconds and need no refinement).
+        let microsecondFlips = stamps.allSatisfy { $0 % 1000 == 0 }
+        if hasHardwareVBlank && microsecondFlips {
             for r in recs where r.callbackNs > 0 {
                 let s = sequence(near: r.callbackNs)
                 if abs(time(of: s) &- r.callbackNs) < Nanoseconds(refreshInterval / 4) { pairs[s] = r.callbackNs }
