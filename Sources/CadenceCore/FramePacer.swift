@@ -68,7 +68,8 @@ public final class FramePacer {
         links.reserveCapacity(4)
     }
 
-    /// Starts `link`: its first callback comes at once (timestamp: the last vblank).
+    /// Starts `link`: its first callback comes at the current vblank when the pacer is at one
+    /// (within 1/8 refresh), else at the next vblank.
     public func add(_ link: DisplayLink) {
         link.rateDirty = true
         link.needsReanchor = true
@@ -320,7 +321,11 @@ public final class FramePacer {
                 if link.rate.isVariable {
                     link.nextTargetTime = backend.now() &+ Nanoseconds(latency) &* Nanoseconds(link.rate.frameInterval.rounded())
                 } else {
-                    link.nextTargetSequence = lastVBlank.sequence &+ UInt64(latency * link.rate.refreshesPerFrame)
+                    // Start at a vblank: at once when we are at one, else at the next one, so
+                    // that the first callback gets a whole frame to render.
+                    let sinceVBlank = backend.now() &- lastVBlank.timestamp
+                    let start = sinceVBlank > Nanoseconds(refreshInterval / 8) ? lastVBlank.sequence &+ 1 : lastVBlank.sequence
+                    link.nextTargetSequence = start &+ UInt64(latency * link.rate.refreshesPerFrame)
                 }
                 link.plannedLatency = latency
             }

@@ -51,6 +51,18 @@ private func pump(_ p: FramePacer, for ns: Nanoseconds) throws {
         #expect(got[9].targetSequence - got[8].targetSequence == 1)
     }
 
+    @Test func startingMidFrameWaitsForTheNextVBlank() throws {
+        let d = FakeDisplay(.init(refreshHz: 60))
+        d.spin(until: d.now() + 5_000_000)
+        let p = try FramePacer(backend: d)
+        var got: [DisplayLinkUpdate] = []
+        p.add(DisplayLink { got.append($0) })
+        try pump(p, for: 20_000_000)
+        let first = try #require(got.first)
+        #expect(first.timestamp == Nanoseconds(1_016_666_667))
+        #expect(first.targetSequence == 1_002)
+    }
+
     @Test func pauseAndInvalidate() throws {
         let d = FakeDisplay(.init(refreshHz: 60))
         let p = try FramePacer(backend: d)
