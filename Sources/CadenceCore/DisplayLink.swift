@@ -1,7 +1,8 @@
 /// What a display link's callback learns about the frame it should produce
 /// (`CADisplayLink` / `CAMetalDisplayLink.Update`).
 public struct DisplayLinkUpdate: Equatable, Sendable {
-    /// Kernel timestamp of the vblank the callback fired at (under VRR: the time it fired).
+    /// Kernel timestamp of the vblank the callback was planned for (predicted from the last one
+    /// when the callback runs late; under VRR: the planned firing time).
     public var timestamp: Nanoseconds
     /// The render deadline: a frame finished by then is shown at ``targetPresentationTimestamp``.
     public var targetTimestamp: Nanoseconds

@@ -203,7 +203,12 @@ public final class FakeDisplay: DisplayBackend {
             if let first = outbox.first, first.at <= clockNow {
                 var n = 0
                 while n < outbox.count && outbox[n].at <= clockNow {
-                    events.append(outbox[n].event)
+                    var e = outbox[n].event
+                    // Received now: later than planned when the client was busy or descheduled.
+                    if case let .presented(f, vb, at) = e, at < clockNow {
+                        e = .presented(frame: f, vblank: vb, receivedAt: clockNow)
+                    }
+                    events.append(e)
                     n += 1
                 }
                 outbox.removeFirst(n)

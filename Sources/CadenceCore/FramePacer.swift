@@ -369,7 +369,9 @@ public final class FramePacer {
         let target = link.nextTargetSequence
         let presentTime = time(ofSequence: target)
         let update = DisplayLinkUpdate(
-            timestamp: lastVBlank.timestamp,
+            // The vblank the callback was planned at (the last one when on time): a late wake
+            // then shows as wakeTime − timestamp in the frame's record.
+            timestamp: fire == lastVBlank.sequence ? lastVBlank.timestamp : time(ofSequence: fire),
             targetTimestamp: presentTime &- commitMargin,
             targetPresentationTimestamp: presentTime,
             targetSequence: target,
@@ -417,7 +419,7 @@ public final class FramePacer {
         }
         let target = link.nextTargetTime
         let update = DisplayLinkUpdate(
-            timestamp: nowT,
+            timestamp: fire,
             targetTimestamp: target &- commitMargin,
             targetPresentationTimestamp: target,
             targetSequence: lastVBlank.sequence &+ UInt64(link.plannedLatency),
