@@ -1,8 +1,9 @@
 /// What a display link's callback learns about the frame it should produce
 /// (`CADisplayLink` / `CAMetalDisplayLink.Update`).
 public struct DisplayLinkUpdate: Equatable, Sendable {
-    /// Kernel timestamp of the vblank the callback was planned for (predicted from the last one
-    /// when the callback runs late; under VRR: the planned firing time).
+    /// Kernel timestamp of the last vblank when the callback runs (under VRR: the time it runs).
+    /// A callback that runs late (see ``FrameReport/schedulerDelay``) reports the vblank it woke
+    /// after, not the one it was planned at.
     public var timestamp: Nanoseconds
     /// The render deadline: a frame finished by then is shown at ``targetPresentationTimestamp``.
     public var targetTimestamp: Nanoseconds

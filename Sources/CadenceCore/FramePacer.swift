@@ -369,9 +369,7 @@ public final class FramePacer {
         let target = link.nextTargetSequence
         let presentTime = time(ofSequence: target)
         let update = DisplayLinkUpdate(
-            // The vblank the callback was planned at (the last one when on time): a late wake
-            // then shows as wakeTime − timestamp in the frame's record.
-            timestamp: fire == lastVBlank.sequence ? lastVBlank.timestamp : time(ofSequence: fire),
+            timestamp: lastVBlank.timestamp,
             targetTimestamp: presentTime &- commitMargin,
             targetPresentationTimestamp: presentTime,
             targetSequence: target,
@@ -419,7 +417,7 @@ public final class FramePacer {
         }
         let target = link.nextTargetTime
         let update = DisplayLinkUpdate(
-            timestamp: fire,
+            timestamp: nowT,
             targetTimestamp: target &- commitMargin,
             targetPresentationTimestamp: target,
             targetSequence: lastVBlank.sequence &+ UInt64(link.plannedLatency),

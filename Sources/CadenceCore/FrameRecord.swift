@@ -34,6 +34,10 @@ public struct FrameRecord: Codable, Equatable, Sendable {
     /// Vblank timestamp the display-link callback fired at, and when it actually ran.
     public var callbackNs: Int64
     public var wakeNs: Int64
+    /// How late the loop woke for the callback, measured from the vblank it was planned at
+    /// (0 when it ran late only because this link's previous frame overran). Optional so that
+    /// logs written before it existed still decode.
+    public var schedulerDelayNs: Int64?
     /// Render deadline (the callback's targetTimestamp).
     public var deadlineNs: Int64
     public var renderStartNs: Int64
@@ -74,6 +78,7 @@ public struct FrameRecord: Codable, Equatable, Sendable {
         effectiveRateHz = r.effectiveRateHz
         callbackNs = r.callbackTimestamp
         wakeNs = r.wakeTime
+        schedulerDelayNs = r.schedulerDelay
         deadlineNs = r.deadline
         renderStartNs = r.renderStart
         renderEndNs = r.renderEnd

@@ -261,7 +261,9 @@ private func pump(_ p: FramePacer, for ns: Nanoseconds) throws {
         let (s, out) = try run([.stall(atVBlank: 60, by: 20_000_000)])
         #expect(s.dropEvents == 1 && s.droppedRefreshes == 1)
         #expect(s.causes == ["scheduler-late": 1])
-        #expect(out.first { $0.droppedRefreshes > 0 }!.schedulerDelay > 16_000_000)
+        let late = try #require(out.first { $0.droppedRefreshes > 0 })
+        #expect(late.schedulerDelay > 16_000_000)
+        #expect(FrameRecord(late).schedulerDelayNs == late.schedulerDelay)
     }
 
     @Test func jitterAndDriftCauseNoFalseDrops() throws {
