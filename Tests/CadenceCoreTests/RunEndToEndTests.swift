@@ -30,6 +30,25 @@ import Testing
         #expect(abs(s.hitchTimeRatio - 4 * (1000.0 / 60) / (603.0 / 60)) < 1e-6)
     }
 
+    /// A KMS-like fake (timestamp jitter, event latency, flips that need 0.5 ms to arm, 1 ms
+    /// commit margin): the injected lateness is still reported exactly.
+    @Test(arguments: [1, 2, 3])
+    func injectLateIsExactOnAKMSLikeDisplay(latency: Int) throws {
+        var f = FakeDisplayConfiguration(refreshHz: 60.0038, seed: 3)
+        f.jitter = 100_000
+        f.eventLatency = 200_000
+        f.flipLatency = 500_000
+        f.driftPPM = 20
+        let (s, reports) = try run(f) {
+            $0.injectLate = [100: 1, 250: 3]
+            $0.latency = latency
+            $0.commitMargin = 1_000_000
+        }
+        #expect(s.droppedRefreshes == 4 && s.dropEvents == 2)
+        #expect(s.causes == ["render-late": 2])
+        #expect(reports.filter { $0.droppedRefreshes > 0 }.map(\.frameIndex) == [100, 250])
+    }
+
     @Test func rate26On60PresentsAt30() throws {
         let (s, reports) = try run { $0.range = try! FrameRateRange(parsing: "10:60:26"); $0.frames = 300 }
         #expect(s.effectiveRateHz == 30)
