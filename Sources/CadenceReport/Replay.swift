@@ -48,8 +48,10 @@ public final class ReplayDisplay: DisplayBackend {
         public var description: String
     }
 
-    /// A display playing back `log`.
-    public init(log: RunLog) throws {
+    /// A display playing back `log`. The log does not say where between two vblanks the run
+    /// started: `startBetweenVBlanks` starts the clock half a refresh before the first callback's
+    /// vblank (the first callback waits for it), otherwise at that callback's wake.
+    public init(log: RunLog, startBetweenVBlanks: Bool = false) throws {
         let recs = log.records
         refreshInterval = LogAnalysis.refreshIntervalNs(log)
         vrrRange = log.header?.vrrRangeHz.flatMap { $0.count == 2 ? $0[0]...$0[1] : nil }
@@ -101,7 +103,12 @@ public final class ReplayDisplay: DisplayBackend {
         // Start where the recorded run started: its first callback's vblank, woken when it woke.
         let first = recs.min { $0.id < $1.id }!
         startSequence = sequence(near: first.callbackNs)
-        clock = Swift.max(first.wakeNs, time(of: startSequence))
+        if startBetweenVBlanks && startSequence > 0 {
+            startSequence -= 1
+            clock = first.callbackNs &- Nanoseconds(refreshInterval / 2)
+        } else {
+            clock = Swift.max(first.wakeNs, time(of: startSequence))
+        }
         outbox.reserveCapacity(16)
     }
 
@@ -287,10 +294,28 @@ public enum Replay {
     /// Replays `log`: the run's configuration (from the header) drives a ``PacingRun`` on a
     /// ``ReplayDisplay``; each frame's rendering ends when it ended in the recording.
     public static func run(_ log: RunLog) throws -> ReplayResult {
-        guard let header = log.header else {
+        guard log.header != nil else {
             throw ReplayDisplay.Unreplayable(description: "the log has no run header (written by an older or foreign tool); it can be reported but not replayed")
         }
-        let display = try ReplayDisplay(log: log)
+        // Where the run started between two vblanks is not logged: try both starts, the likelier
+        // first, and keep the one whose first frame is the recorded one (else the closer result).
+        guard let first = log.records.min(by: { $0.id < $1.id }) else { throw ReplayDisplay.Unreplayable(description: "no frames") }
+        let woke = first.wakeNs &- first.callbackNs > Nanoseconds(LogAnalysis.refreshIntervalNs(log) / 8)
+        var best: ReplayResult? = nil
+        for between in [woke, !woke] {
+            let r = try run(log, startBetweenVBlanks: between)
+            let replayedFirst = r.records.min { $0.id < $1.id }
+            if replayedFirst?.intent.targetSequence == first.intent.targetSequence && replayedFirst?.callbackNs == first.callbackNs {
+                return r
+            }
+            if best == nil || r.differences.count < best!.differences.count { best = r }
+        }
+        return best!
+    }
+
+    static func run(_ log: RunLog, startBetweenVBlanks: Bool) throws -> ReplayResult {
+        let header = log.header!
+        let display = try ReplayDisplay(log: log, startBetweenVBlanks: startBetweenVBlanks)
         var config = header.configuration
         config.duration = nil
         let maxFrame = log.records.map(\.frame).max() ?? 0
