@@ -55,6 +55,9 @@ public struct FakeDisplayConfiguration: Equatable, Sendable {
     public var faults: [FakeFault] = []
     /// Virtual or wall-speed clock.
     public var clock: FakeClock = .virtual
+    /// Finished frames it holds besides the one on screen and the one in flight (KMS with a
+    /// 3-buffer swapchain: 1).
+    public var queueCapacity: Int = 2
     /// When set, the display owns a zeroed XRGB8888 surface of this size.
     public var surfaceWidth: Int = 0
     public var surfaceHeight: Int = 0
@@ -91,7 +94,7 @@ public final class FakeDisplay: DisplayBackend {
     public private(set) var vrrRange: ClosedRange<Double>?
     public var hasHardwareVBlank: Bool { true }
     public let surface: PixelSurface?
-    public var queueCapacity: Int { 2 }
+    public var queueCapacity: Int { configuration.queueCapacity }
 
     // Clock.
     private var clockNow: Nanoseconds

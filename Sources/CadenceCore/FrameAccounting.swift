@@ -100,6 +100,7 @@ public struct RunSummary: Codable, Equatable, Sendable {
     public var vrrRangeHz: [Double]?
     public var effectiveRateHz: Double
     public var measuredRateHz: Double
+    /// Frame latency in effect (the requested one, limited by the backend's buffers).
     public var latency: Int
     public var frames: Int
     public var presented: Int

@@ -143,6 +143,10 @@ public final class PacingRun {
         return linkRate
     }
 
+    /// The frame latency in effect: the requested one, limited by how many finished frames the
+    /// backend can hold (KMS with 3 buffers: 2).
+    public var effectiveLatency: Int { Swift.min(configuration.latency, 1 + backend.queueCapacity) }
+
     /// Runs until the frame count or duration is reached, `shouldStop` returns true (checked at
     /// least once a refresh), or the device is lost; then lets queued frames complete and returns
     /// the summary.
@@ -170,7 +174,7 @@ public final class PacingRun {
     /// The summary of what has completed so far.
     public func summary(endReason: String) -> RunSummary {
         RunSummary(accounting: accounting, backend: backend.name, refreshHz: 1e9 / pacer.refreshInterval,
-                   vrr: pacer.vrrRange, effectiveRateHz: intendedRateHz, latency: configuration.latency, endReason: endReason)
+                   vrr: pacer.vrrRange, effectiveRateHz: intendedRateHz, latency: effectiveLatency, endReason: endReason)
     }
 
     private func emitStatusIfDue() {

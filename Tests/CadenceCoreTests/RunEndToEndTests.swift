@@ -46,7 +46,17 @@ import Testing
         }
         #expect(s.droppedRefreshes == 4 && s.dropEvents == 2)
         #expect(s.causes == ["render-late": 2])
+        #expect(s.latency == latency)
         #expect(reports.filter { $0.droppedRefreshes > 0 }.map(\.frameIndex) == [100, 250])
+    }
+
+    @Test func latencyIsLimitedByTheBackendsBuffers() throws {
+        var f = FakeDisplayConfiguration(refreshHz: 60)
+        f.queueCapacity = 1
+        let (s, reports) = try run(f) { $0.latency = 3; $0.frames = 200 }
+        #expect(s.latency == 2)
+        #expect(reports.allSatisfy { $0.latency == 2 && $0.outcome == .onTime })
+        #expect(s.intervalRefreshes == ["1": 199])
     }
 
     @Test func rate26On60PresentsAt30() throws {
