@@ -58,6 +58,11 @@ public struct FakeDisplayConfiguration: Equatable, Sendable {
     /// Finished frames it holds besides the one on screen and the one in flight (KMS with a
     /// 3-buffer swapchain: 1).
     public var queueCapacity: Int = 2
+    /// False models a driver without vblank (bochs, virtio-gpu) as KMSDisplay reports it: a flip
+    /// completes `flipLatency` after its commit, not at a vblank; its sequence advances by the
+    /// nominal refreshes since the previous completion (at least 1) and the synthetic vblank grid
+    /// is re-anchored at the completion.
+    public var hasHardwareVBlank: Bool = true
     /// When set, the display owns a zeroed XRGB8888 surface of this size.
     public var surfaceWidth: Int = 0
     public var surfaceHeight: Int = 0
@@ -92,7 +97,7 @@ public final class FakeDisplay: DisplayBackend {
     public var crtcID: UInt32 { 0 }
     public private(set) var refreshInterval: Double
     public private(set) var vrrRange: ClosedRange<Double>?
-    public var hasHardwareVBlank: Bool { true }
+    public var hasHardwareVBlank: Bool { configuration.hasHardwareVBlank }
     public let surface: PixelSurface?
     public var queueCapacity: Int { configuration.queueCapacity }
 
@@ -107,6 +112,8 @@ public final class FakeDisplay: DisplayBackend {
     /// Time of the next vblank (fixed) or forced repeat (VRR).
     private var nextVBlankTime: Nanoseconds
     private var last: VBlank
+    /// No hardware vblank: the last flip completion (sequences count from it).
+    private var lastCompletion: VBlank
     private var vblankCount = 0
 
     // VRR state.
@@ -143,6 +150,7 @@ public final class FakeDisplay: DisplayBackend {
         clockNow = configuration.startTime
         gridBase = configuration.startTime
         last = VBlank(sequence: configuration.startSequence, timestamp: configuration.startTime)
+        lastCompletion = last
         lastRefreshStart = configuration.startTime
         wallOrigin = FakeDisplay.monotonicNow()
         if configuration.surfaceWidth > 0 && configuration.surfaceHeight > 0 {
@@ -187,7 +195,7 @@ public final class FakeDisplay: DisplayBackend {
         if pending != nil { throw BackendFailure.busy }
         if faults.contains(.busy(submission: index)) { throw BackendFailure.busy }
         pending = (frame, clockNow, index)
-        if vrrRange != nil { nextVBlankTime = computeNextVBlankTime() }
+        if vrrRange != nil || !configuration.hasHardwareVBlank { nextVBlankTime = computeNextVBlankTime() }
     }
 
     public func requestVBlank(after sequence: UInt64) throws {
@@ -283,7 +291,11 @@ public final class FakeDisplay: DisplayBackend {
 
     private func computeNextVBlankTime() -> Nanoseconds {
         guard let vrr = vrrRange else {
-            return gridBase + Nanoseconds((Double(gridIndex + 1) * period).rounded())
+            let grid = gridBase + Nanoseconds((Double(gridIndex + 1) * period).rounded())
+            if !configuration.hasHardwareVBlank, let p = pending {
+                return Swift.min(grid, p.committed + configuration.flipLatency)
+            }
+            return grid
         }
         let minInterval = Nanoseconds((1e9 / vrr.upperBound * (1 + configuration.driftPPM / 1e6)).rounded())
         let maxInterval = Nanoseconds((1e9 / vrr.lowerBound * (1 + configuration.driftPPM / 1e6)).rounded())
@@ -334,8 +346,15 @@ public final class FakeDisplay: DisplayBackend {
             nextVBlankTime = .max
             return
         }
-        let stamp = t + randomJitter()
-        let vb = VBlank(sequence: last.sequence &+ 1, timestamp: stamp)
+        var vb = VBlank(sequence: last.sequence &+ 1, timestamp: t + randomJitter())
+        var completesWithoutVBlank = false
+        if !configuration.hasHardwareVBlank && vrrRange == nil, let p = pending, p.committed + configuration.flipLatency <= t {
+            // No vblank: the flip completes now; count nominal refreshes since the last one.
+            let refreshes = (Double(t - lastCompletion.timestamp) / refreshInterval).rounded()
+            vb = VBlank(sequence: lastCompletion.sequence &+ UInt64(Swift.max(1, refreshes)), timestamp: t)
+            lastCompletion = vb
+            completesWithoutVBlank = true
+        }
         last = vb
         for f in faults {
             if case .stall(let n, let by) = f, n == vblankCount { stallUntil = t + by }
@@ -384,6 +403,9 @@ public final class FakeDisplay: DisplayBackend {
                 repeatIndex += 1
             }
             lastRefreshStart = t
+        } else if completesWithoutVBlank {
+            gridBase = t
+            gridIndex = 0
         } else {
             gridIndex += 1
         }

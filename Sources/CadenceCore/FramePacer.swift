@@ -48,6 +48,9 @@ public final class FramePacer {
     private var retryAfterBusy = false
     private var lastCompletionDelay: Nanoseconds = 0
     private var lastVBlankEventDelay: Nanoseconds = 0
+    /// Without hardware vblank: how long the last flip took from commit to completion, so that
+    /// the next is committed that much before its target time.
+    private var softwareCommitLead: Nanoseconds = 0
     // The callback currently running, so that present() can link the frame to it.
     private var currentUpdate: DisplayLinkUpdate? = nil
     private var currentLink: DisplayLink? = nil
@@ -282,6 +285,7 @@ public final class FramePacer {
             } else {
                 let target = predicted[head]
                 if target >= lastVBlank.sequence &+ 2 { needVBlankAfter = Swift.min(needVBlankAfter, target &- 2) }
+                if !backend.hasHardwareVBlank { wake = Swift.min(wake, time(ofSequence: ring[head].targetSequence) &- softwareCommitLead) }
             }
         }
         if retryAfterBusy { needVBlankAfter = Swift.min(needVBlankAfter, lastVBlank.sequence) }
@@ -499,6 +503,9 @@ public final class FramePacer {
                 }
                 let due = lastVBlank.sequence &+ 1
                 if r.targetSequence > due { return }
+                // Without hardware vblank a flip completes at commit, not at a vblank: commit at
+                // the target's predicted time instead of as soon as the previous one completed.
+                if !backend.hasHardwareVBlank && backend.now() < time(ofSequence: r.targetSequence) &- softwareCommitLead { return }
                 // A newer frame due at the same vblank makes this one invisible: discard it.
                 if count > 1 {
                     let n = ring[(head + 1) % ring.count]
@@ -573,6 +580,9 @@ public final class FramePacer {
             guard inFlight, count > 0, ring[head].id == id else { return }
             inFlight = false
             var r = ring[head]
+            if !backend.hasHardwareVBlank && r.commitTime > 0 {
+                softwareCommitLead = Swift.min(Swift.max(0, vb.timestamp &- r.commitTime), Nanoseconds(refreshInterval / 2))
+            }
             r.presentedTime = vb.timestamp
             r.sequence = vb.sequence
             r.receivedTime = receivedAt

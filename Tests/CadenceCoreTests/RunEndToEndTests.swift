@@ -77,3 +77,38 @@ import Testing
         #expect(s.effectiveRateHz == 24)
     }
 }
+
+/// Drivers without vblank (bochs, virtio-gpu): flips complete at commit, so the pacer must
+/// commit at the target's time rather than as fast as flips complete.
+@Suite struct NoHardwareVBlankTests {
+    func run(_ configure: (inout RunConfiguration) -> Void) throws -> RunSummary {
+        var f = FakeDisplayConfiguration(refreshHz: 75)
+        f.hasHardwareVBlank = false
+        f.flipLatency = 300_000
+        var c = RunConfiguration()
+        c.frames = 300
+        c.commitMargin = 1_000_000
+        configure(&c)
+        return try PacingRun(backend: FakeDisplay(f), configuration: c).run()
+    }
+
+    @Test func pacesAtTheNominalRefresh() throws {
+        let s = try run { _ in }
+        #expect(s.droppedRefreshes == 0)
+        #expect(s.intervalRefreshes == ["1": 299])
+        #expect(abs(s.intervalMs.mean - 1000.0 / 75) < 0.01)
+        #expect(abs(s.measuredRateHz - 75) < 0.1)
+    }
+
+    @Test func rateDivisorHolds() throws {
+        let s = try run { $0.range = FrameRateRange(minimum: 0, maximum: 40, preferred: 37.5) }
+        #expect(s.intervalRefreshes == ["2": 299])
+        #expect(abs(s.measuredRateHz - 37.5) < 0.05)
+    }
+
+    @Test func injectedLatenessIsSeen() throws {
+        let s = try run { $0.injectLate = [100: 2] }
+        #expect(s.dropEvents == 1 && s.droppedRefreshes >= 1)
+        #expect(s.causes == ["render-late": 1])
+    }
+}
