@@ -3,7 +3,8 @@ import Foundation
 
 extension FrameReport {
     /// The frame a log line describes (the inverse of `FrameRecord.init(_:)` for every field the
-    /// log keeps; `schedulerDelay` and `waitedOnLateFlip` are not logged and stay 0/false).
+    /// log keeps; `waitedOnLateFlip` is not logged and stays false, `schedulerDelay` is 0 in
+    /// logs written before it was recorded).
     public init(record r: FrameRecord) {
         self.init()
         id = r.id
@@ -19,6 +20,7 @@ extension FrameReport {
         latency = r.latency
         callbackTimestamp = r.callbackNs
         wakeTime = r.wakeNs
+        schedulerDelay = r.schedulerDelayNs ?? 0
         deadline = r.deadlineNs
         targetTime = r.intent.targetTimeNs
         targetSequence = r.intent.targetSequence

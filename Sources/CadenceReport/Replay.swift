@@ -35,6 +35,10 @@ public final class ReplayDisplay: DisplayBackend {
     private var busyLeft: [FrameID: Int] = [:]
     /// Vblank timestamp → when the recorded run woke for it (its callbacks' wake times).
     private var wakeAt: [Nanoseconds: Nanoseconds] = [:]
+    /// Vblank sequence → when the recorded run woke for a callback planned at it (logs with
+    /// `schedulerDelayNs`: planned vblank = wake − delay).
+    private var wakeAtSequence: [UInt64: Nanoseconds] = [:]
+    private var loggedDelays = false
     private var pending: (id: FrameID, at: VBlank, received: Nanoseconds, kind: Int)? = nil
     private var requests: [UInt64] = []
     private var outbox: [(at: Nanoseconds, order: Int, event: BackendEvent)] = []
@@ -99,6 +103,20 @@ public final class ReplayDisplay: DisplayBackend {
             stamps = seqs.map { pairs[$0]! }
             nsSeqs = seqs.filter { pairs[$0]! % 1000 != 0 }
             nsStamps = nsSeqs.map { pairs[$0]! }
+        }
+        loggedDelays = recs.contains { $0.schedulerDelayNs != nil }
+        let renders = recs.filter { $0.renderEndNs > $0.renderStartNs }.map { (start: $0.renderStartNs, end: $0.renderEndNs) }
+        for r in recs {
+            guard let d = r.schedulerDelayNs, d > 0 else { continue }
+            let planned = r.wakeNs &- d
+            // Not when the wake is explained by work the replay reproduces anyway: a frame being
+            // drawn until then, or a flip completion received just then.
+            if renders.contains(where: { $0.start <= planned && $0.end >= r.wakeNs &- 50_000 && $0.end <= r.wakeNs }) { continue }
+            if receipts.contains(where: { $0 >= r.wakeNs &- 50_000 && $0 <= r.wakeNs }) { continue }
+            let s = sequence(near: planned)
+            if abs(time(of: s) &- planned) < Nanoseconds(refreshInterval / 4) {
+                wakeAtSequence[s] = Swift.max(wakeAtSequence[s] ?? 0, r.wakeNs)
+            }
         }
         // Start where the recorded run started: its first callback's vblank, woken when it woke.
         let first = recs.min { $0.id < $1.id }!
@@ -204,7 +222,8 @@ public final class ReplayDisplay: DisplayBackend {
                     lastFlipSequence = r.sequence
                     target = VBlank(sequence: r.sequence, timestamp: r.flipNs)
                     received = Swift.max(r.receivedNs, r.flipNs)
-                    deliver = Swift.max(received, wakeAt[r.flipNs] ?? received)
+                    let wake = loggedDelays ? wakeAtSequence[r.sequence] : wakeAt[r.flipNs]
+                    deliver = Swift.max(received, wake ?? received)
                 } else {
                     divergences += 1
                 }
@@ -233,7 +252,8 @@ public final class ReplayDisplay: DisplayBackend {
             requests.append(s)
             // Delivered when the recorded run received it (a late wake is replayed as late).
             let t = time(of: s)
-            enqueue(.vblank(VBlank(sequence: s, timestamp: t)), at: Swift.max(t, wakeAt[t] ?? t), order: 1)
+            let wake = loggedDelays ? wakeAtSequence[s] : wakeAt[t]
+            enqueue(.vblank(VBlank(sequence: s, timestamp: t)), at: Swift.max(t, wake ?? t), order: 1)
         }
     }
 
