@@ -22,7 +22,8 @@ struct RunCommand: ParsableCommand {
               cadence run --backend fake --frames 600 --inject-late 100:1,250:3 --json
               cadence run --backend fake --rate 10:60:26 --frames 300 --json
               cadence run --backend fake --content-rate 24 --duration 10 --log run.jsonl
-              cadence run --scene bar --duration 5
+              cadence run --scene bar --hud --duration 5
+              cadence run --scene solid --duration 5
             """)
 
     @Option(help: "Display backend: auto (KMS when a device opens, else fake), kms or fake.")
@@ -63,8 +64,10 @@ struct RunCommand: ParsableCommand {
     var log: String?
     @Option(name: .customLong("inject-late"), help: "FRAME:K[,FRAME:K…]: that frame's rendering ends K−½ refreshes after its deadline.")
     var injectLate: String?
-    @Option(help: "Scene to draw (see `cadence scenes`); default: solid colours.")
-    var scene: String?
+    @Option(help: "Scene to draw (see `cadence scenes`), or solid (plain colours, no rendering cost).")
+    var scene: String = "bar"
+    @Flag(help: "Draw the performance HUD (fps, rates, drops, interval chart) over the scene.")
+    var hud = false
     @Flag(help: "Print the summary as one JSON object.")
     var json = false
     @OptionGroup var outputs: RunOutputOptions
@@ -94,14 +97,18 @@ struct RunCommand: ParsableCommand {
     func pace(onRun: ((PacingRun, RunOutputs) -> Void)? = nil) throws -> RunSummary {
         let config = try makeConfiguration()
         let sceneRenderer: SceneRenderer?
-        if let name = scene {
-            guard let s = SceneCatalog.scene(named: name) else {
-                throw CLIFailure("unknown scene '\(name)': choose one of \(SceneCatalog.names.joined(separator: ", "))")
+        if scene == "solid" {
+            guard !hud else { throw CLIFailure("--hud needs a scene; --scene solid draws plain colours only") }
+            sceneRenderer = nil
+        } else {
+            guard let s = SceneCatalog.scene(named: scene) else {
+                throw CLIFailure("unknown scene '\(scene)': choose solid or one of \(SceneCatalog.names.joined(separator: ", "))")
             }
             sceneRenderer = SceneRenderer(scene: s)
-        } else {
-            sceneRenderer = nil
         }
+        // One HUD state per run: created at the first frame (rates known), updated by every
+        // completed frame, drawn over each rendered frame.
+        let hudState: HUDState? = hud ? HUDState() : nil
         let fakeConfig = try makeFakeConfiguration(surface: sceneRenderer != nil)
         let out = try RunOutputs(log: log, options: outputs)
 
@@ -118,7 +125,12 @@ struct RunCommand: ParsableCommand {
         if let sr = sceneRenderer {
             renderer = { surface, ctx in
                 let c = Scenes.FrameContext(frameIndex: ctx.frameIndex, time: ctx.time, refreshHz: ctx.refreshHz, effectiveRateHz: ctx.effectiveRateHz)
-                sr.render(base: surface.base, width: surface.width, height: surface.height, stride: surface.stride, context: c)
+                if let h = hudState {
+                    if h.stats == nil { h.stats = HUDStats(refreshHz: ctx.refreshHz, effectiveRateHz: ctx.effectiveRateHz) }
+                    h.stats!.effectiveRateHz = ctx.effectiveRateHz
+                }
+                sr.render(base: surface.base, width: surface.width, height: surface.height, stride: surface.stride, context: c,
+                          hud: hudState?.stats)
             }
         } else {
             let colours: [UInt32] = [0x00C0_3030, 0x0030_C030, 0x0030_30C0, 0x00C0_C030]
@@ -126,6 +138,13 @@ struct RunCommand: ParsableCommand {
         }
         let run = try out.discardOnError { try PacingRun(backend: display, configuration: runConfig, renderer: renderer) }
         try out.attach(run, configuration: runConfig)
+        if let h = hudState {
+            let logFrame = run.onFrame
+            run.onFrame = { r in
+                logFrame?(r)
+                h.frame(r)
+            }
+        }
         onRun?(run, out)
         let summary = try run.run(shouldStop: { StopSignal.received != 0 || out.failure != nil })
         try out.finish(summary)
@@ -219,5 +238,17 @@ struct RunCommand: ParsableCommand {
             print("causes            " + s.causes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: "  "))
         }
         print("end               \(s.endReason)  (\(f(s.durationSeconds)) s shown, \(f(s.measuredRateHz)) Hz measured)")
+    }
+}
+
+/// The HUD figures of one `cadence run --hud`, shared by the renderer and the frame hook.
+final class HUDState {
+    var stats: HUDStats?
+
+    /// Adds a completed frame: its dropped refreshes and, when shown, its interval.
+    func frame(_ r: FrameReport) {
+        guard stats != nil else { return }
+        stats!.droppedRefreshes += r.droppedRefreshes
+        if r.wasPresented && r.interval > 0 { stats!.recordFrame(intervalMs: Double(r.interval) / 1e6) }
     }
 }

@@ -13,7 +13,7 @@ import Glibc
     @Test func killedRunKeepsEveryRecordBeforeTheLastSecond() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let p = try CadenceProcess(["run", "--backend", "fake", "--fake-clock", "wall", "--duration", "60", "--log", "run.jsonl", "--csv", "run.csv", "--quiet"], in: dir)
+        let p = try CadenceProcess(["run", "--backend", "fake", "--fake-clock", "wall", "--scene", "solid", "--duration", "60", "--log", "run.jsonl", "--csv", "run.csv", "--quiet"], in: dir)
         // Wait for the first frame line (the run has started), then let it run.
         var started = Date()
         for _ in 0..<500 {
@@ -49,7 +49,7 @@ import Glibc
     @Test func sigintEndsTheRunCleanly() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let p = try CadenceProcess(["run", "--backend", "fake", "--fake-clock", "wall", "--duration", "60", "--log", "run.jsonl",
+        let p = try CadenceProcess(["run", "--backend", "fake", "--fake-clock", "wall", "--scene", "solid", "--duration", "60", "--log", "run.jsonl",
                                     "--csv", "run.csv", "--summary", "summary.json"], in: dir)
         usleep(2_500_000)
         p.signal(SIGINT)
