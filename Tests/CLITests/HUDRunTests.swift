@@ -1,5 +1,6 @@
 import CadenceCore
 import Foundation
+import Raster
 import Scenes
 import Testing
 @testable import cadence
@@ -19,9 +20,9 @@ import Testing
     func pixels(_ d: FakeDisplay, _ rect: IntRect) throws -> [UInt32] {
         let s = try #require(d.surface)
         var out: [UInt32] = []
-        for y in rect.y..<(rect.y + rect.height) {
+        for y in rect.minY..<rect.maxY {
             let row = s.base.advanced(by: y * s.stride).assumingMemoryBound(to: UInt32.self)
-            for x in rect.x..<(rect.x + rect.width) { out.append(row[x] & 0x00FF_FFFF) }
+            for x in rect.minX..<rect.maxX { out.append(row[x] & 0x00FF_FFFF) }
         }
         return out
     }
@@ -36,7 +37,7 @@ import Testing
         // The panel covers its rectangle: most of it differs from the bare scene.
         #expect(differing > a.count / 2, "\(differing) of \(a.count) pixels differ")
         // Outside the panel the frame is the same scene.
-        let below = IntRect(x: 0, y: rect.y + rect.height + 8, width: s.width, height: 16)
+        let below = IntRect(x: 0, y: rect.maxY + 8, width: s.width, height: 16)
         #expect(try pixels(plain, below) == pixels(hud, below))
         // Drawing the HUD does not change the pacing (virtual time).
         #expect(plainSummary.presented == 90 && hudSummary.presented == 90)
