@@ -42,8 +42,7 @@ let package = Package(
             dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")]
         ),
         .target(name: "KMSDisplay", dependencies: ["DRM", "CadenceCore"]),
-        .target(name: "CRasterKernels"),
-        .target(name: "Raster", dependencies: ["CRasterKernels"]),
+        .target(name: "Raster"),
         .target(name: "Scenes", dependencies: ["Raster"], path: "shaders-cpu"),
         .target(name: "CadenceReport", dependencies: ["CadenceCore", "Raster"]),
         .executableTarget(

@@ -1,4 +1,3 @@
-import CRasterKernels
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -80,11 +79,7 @@ public struct Canvas: @unchecked Sendable {
             spanFill(row(c.minY), w &* c.height, pixel)
             return
         }
-        var y = c.minY
-        while y < c.maxY {
-            spanFill(row(y) + c.minX, w, pixel)
-            y &+= 1
-        }
+        fillRowsKernel(UnsafeMutableRawPointer(row(c.minY) + c.minX), stride: stride, count: w, rows: c.height, pixel)
     }
 
     /// Fills `rect` with `color`, blended by its alpha (opaque colours overwrite).
@@ -94,25 +89,11 @@ public struct Canvas: @unchecked Sendable {
         if r.isEmpty { return }
         let a = color.alpha
         if a == 0 { return }
-        let w = r.width
+        let first = UnsafeMutableRawPointer(row(r.minY) + r.minX)
         if a == 255 {
-            let pixel = color.opaquePixel
-            var y = r.minY
-            while y < r.maxY {
-                spanFill(row(y) + r.minX, w, pixel)
-                y &+= 1
-            }
+            fillRowsKernel(first, stride: stride, count: r.width, rows: r.height, color.opaquePixel)
         } else {
-            let k = ConstantBlend(pixel: color.opaquePixel, alpha: a)
-            if simdLevel > 0 {
-                cadence_blend_rect(simdLevel, UnsafeMutableRawPointer(row(r.minY) + r.minX), stride, w, r.height, k.inv, k.lo, k.hi)
-                return
-            }
-            var y = r.minY
-            while y < r.maxY {
-                spanBlend(row(y) + r.minX, w, k)
-                y &+= 1
-            }
+            blendRowsKernel(first, stride: stride, count: r.width, rows: r.height, ConstantBlend(pixel: color.opaquePixel, alpha: a))
         }
     }
 

@@ -1,5 +1,4 @@
 import Testing
-import CRasterKernels
 @testable import Raster
 
 #if canImport(Glibc)
@@ -56,50 +55,61 @@ func argbChannels(_ v: UInt32) -> [UInt32] { [v >> 24, (v >> 16) & 0xFF, (v >> 8
     }
 }
 
-/// True when this CPU runs at least the AVX2 kernels.
-let wideKernelsAvailable = cadence_raster_simd_level() >= 2
-
-@Suite(.enabled(if: wideKernelsAvailable, "this CPU has no AVX2: only the portable path runs"))
-struct KernelTests {
-    @Test func wideKernelsMatchThePortablePathExactly() {
-        let level = cadence_raster_simd_level()
-        let levels = [2, 3].filter { $0 <= level }
+/// The Swift SIMD kernels (`Kernels.swift`) against the scalar reference, over strided rows,
+/// every tail length the vector paths distinguish, and every channel value.
+@Suite struct KernelTests {
+    @Test func blendRowsMatchTheScalarPathExactly() {
         let w = 45, h = 3
         let src = Bitmap(width: w, height: h), dst = Bitmap(width: w, height: h)
         var s: UInt32 = 7
         for y in 0..<h { for x in 0..<w { s ^= s << 13; s ^= s >> 17; s ^= s << 5; src.canvas.row(y)[x] = s } }
-        for lv in levels {
-            for alpha: UInt32 in [1, 77, 128, 254] {
-                for n in [1, 7, 8, 9, 15, 16, 17, 31, 33, 45] {
-                    memcpy(dst.base, src.base, w * h * 4)
-                    let k = ConstantBlend(pixel: 0xFFC0_3A91, alpha: alpha)
-                    cadence_blend_rect(Int32(lv), dst.base, dst.stride, n, h, k.inv, k.lo, k.hi)
-                    for y in 0..<h {
-                        for x in 0..<w {
-                            let orig = src.canvas.row(y)[x]
-                            let want = x < n ? blendPixel(orig, 0xFFC0_3A91, alpha) : orig
-                            if dst.canvas.row(y)[x] != want { Issue.record("level \(lv) alpha \(alpha) n \(n) at \(x),\(y)"); return }
-                        }
+        for alpha: UInt32 in [1, 77, 128, 254] {
+            for n in [0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 23, 24, 31, 33, 44] {
+                memcpy(dst.base, src.base, w * h * 4)
+                let k = ConstantBlend(pixel: 0xFFC0_3A91, alpha: alpha)
+                // Rows 0 and 1 from x = 1, row 2 untouched.
+                blendRowsKernel(dst.base + 4, stride: dst.stride, count: n, rows: 2, k)
+                for y in 0..<h {
+                    for x in 0..<w {
+                        let orig = src.canvas.row(y)[x]
+                        let want = y < 2 && x >= 1 && x < 1 + n ? blendPixel(orig, 0xFFC0_3A91, alpha) : orig
+                        if dst.canvas.row(y)[x] != want { Issue.record("alpha \(alpha) n \(n) at \(x),\(y)"); return }
                     }
                 }
             }
         }
     }
-}
 
-extension KernelTests {
-    @Test func wideFillWritesExactlyTheSpan() {
-        let level = cadence_raster_simd_level()
-        for lv in [2, 3].filter({ $0 <= level }) {
-            for n in [1, 7, 8, 15, 16, 17, 63, 64, 65, 130] {
-                let bmp = Bitmap(width: 140, height: 3)
-                bmp.canvas.clear(Color(rgb: 0x010203))
-                cadence_fill_rect(Int32(lv), bmp.base + 4, bmp.stride, n, 2, 0xFFAB_CDEF)
-                for y in 0..<3 {
-                    for x in 0..<140 {
-                        let inside = y < 2 && x >= 1 && x < 1 + n
-                        #expect(bmp.canvas.pixel(x: x, y: y) == (inside ? 0xFFAB_CDEF : 0xFF01_0203), "level \(lv) n \(n) at \(x),\(y)")
-                    }
+    @Test func blendKernelMatchesBlendPixelForEveryChannelValueAndAlpha() {
+        let bmp = Bitmap(width: 256, height: 1)
+        let p = bmp.canvas.row(0)
+        var a: UInt32 = 0
+        while a <= 255 {
+            var s: UInt32 = 0
+            while s <= 255 {
+                for d in 0..<UInt32(256) { p[Int(d)] = d << 24 | (255 - d) << 16 | d << 8 | (d ^ 0xA5) }
+                let src = 0xFF00_0000 | s << 16 | (s ^ 0x3C) << 8 | (255 - s)
+                blendKernel(bmp.base, 256, ConstantBlend(pixel: src, alpha: a))
+                for d in 0..<UInt32(256) {
+                    let dst = d << 24 | (255 - d) << 16 | d << 8 | (d ^ 0xA5)
+                    // blendPixel is checked against exact rounding in BlendTests.
+                    if p[Int(d)] != blendPixel(dst, src, a) { Issue.record("a=\(a) s=\(s) d=\(d)"); return }
+                }
+                s += 5
+            }
+            a += 1
+        }
+    }
+
+    @Test func fillRowsWriteExactlyTheSpan() {
+        for n in [0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 63, 64, 65, 79, 80, 130] {
+            let bmp = Bitmap(width: 140, height: 3)
+            bmp.canvas.clear(Color(rgb: 0x010203))
+            fillRowsKernel(bmp.base + 4, stride: bmp.stride, count: n, rows: 2, 0xFFAB_CDEF)
+            for y in 0..<3 {
+                for x in 0..<140 {
+                    let inside = y < 2 && x >= 1 && x < 1 + n
+                    #expect(bmp.canvas.pixel(x: x, y: y) == (inside ? 0xFFAB_CDEF : 0xFF01_0203), "n \(n) at \(x),\(y)")
                 }
             }
         }

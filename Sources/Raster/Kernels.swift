@@ -1,0 +1,153 @@
+/// The pixel kernels every fill and blend reduces to, in portable Swift SIMD.
+///
+/// They compile to whatever vector width the build targets: SSE2 (two 128-bit registers
+/// per `SIMD16<UInt16>`) in the default baseline x86-64 build, 256-bit AVX2 registers when
+/// built with `-Xswiftc -target-cpu -Xswiftc x86-64-v3`. There is no run-time dispatch; every
+/// build produces the same pixels (lane for lane the arithmetic of ``ConstantBlend/apply(_:)``).
+///
+/// Spans are processed in whole vectors; a span that is not a multiple of the vector width
+/// ends with one more vector that overlaps the previous one. For fills the overlap rewrites
+/// the same value; for blends the overlapping vector is loaded before the main loop runs, so
+/// every pixel is blended exactly once from its original value. Nothing outside the span is
+/// read or written.
+
+/// Blends eight pixels viewed as sixteen 16-bit lanes, each lane one channel pair (B|G<<8 or
+/// R|A<<8); the low bytes (B, R) and high bytes (G, A) are blended separately. Per channel, `x = d·inv + c` where the constant `c`
+/// already holds `s·a + 128` (≤ 65153), and `round((x − 128) / 255)` is
+/// `(x + (x >> 8)) >> 8` — exact for every x in range, no division.
+@inlinable @inline(__always)
+func blendVector(_ v: SIMD16<UInt16>, _ inv: SIMD16<UInt16>, _ lo: SIMD16<UInt16>, _ hi: SIMD16<UInt16>) -> SIMD16<UInt16> {
+    let low = SIMD16<UInt16>(repeating: 0x00FF)
+    let high = SIMD16<UInt16>(repeating: 0xFF00)
+    // Blue and red (the low byte of each 16-bit lane), then green and alpha (the high byte).
+    let a = (v & low) &* inv &+ lo
+    let b = (v &>> 8) &* inv &+ hi
+    // a: rounded quotient in the low byte; b: the same quotient already in the high byte.
+    return ((a &+ (a &>> 8)) &>> 8) | ((b &+ (b &>> 8)) & high)
+}
+
+/// The same on four pixels (eight 16-bit lanes), for spans shorter than eight pixels.
+@inlinable @inline(__always)
+func blendVector4(_ v: SIMD8<UInt16>, _ inv: SIMD8<UInt16>, _ lo: SIMD8<UInt16>, _ hi: SIMD8<UInt16>) -> SIMD8<UInt16> {
+    let low = SIMD8<UInt16>(repeating: 0x00FF)
+    let high = SIMD8<UInt16>(repeating: 0xFF00)
+    let a = (v & low) &* inv &+ lo
+    let b = (v &>> 8) &* inv &+ hi
+    return ((a &+ (a &>> 8)) &>> 8) | ((b &+ (b &>> 8)) & high)
+}
+
+/// Writes `count` copies of `pixel` at `p`: 64 pixels per step, then whole 16-pixel vectors,
+/// then one final vector ending exactly at the span's end (overlapping the previous one).
+@inlinable
+func fillKernel(_ p: UnsafeMutableRawPointer, _ count: Int, _ pixel: UInt32) {
+    if count < 16 {
+        if count >= 8 {
+            let v = SIMD8<UInt32>(repeating: pixel)
+            p.storeBytes(of: v, as: SIMD8<UInt32>.self)
+            p.storeBytes(of: v, toByteOffset: (count &- 8) &<< 2, as: SIMD8<UInt32>.self)
+        } else if count >= 4 {
+            let v = SIMD4<UInt32>(repeating: pixel)
+            p.storeBytes(of: v, as: SIMD4<UInt32>.self)
+            p.storeBytes(of: v, toByteOffset: (count &- 4) &<< 2, as: SIMD4<UInt32>.self)
+        } else {
+            var i = 0
+            while i < count {
+                p.storeBytes(of: pixel, toByteOffset: i &<< 2, as: UInt32.self)
+                i &+= 1
+            }
+        }
+        return
+    }
+    let v = SIMD16<UInt32>(repeating: pixel)
+    var i = 0
+    while i &+ 64 <= count {
+        let q = p + (i &<< 2)
+        q.storeBytes(of: v, as: SIMD16<UInt32>.self)
+        q.storeBytes(of: v, toByteOffset: 64, as: SIMD16<UInt32>.self)
+        q.storeBytes(of: v, toByteOffset: 128, as: SIMD16<UInt32>.self)
+        q.storeBytes(of: v, toByteOffset: 192, as: SIMD16<UInt32>.self)
+        i &+= 64
+    }
+    while i &+ 16 <= count {
+        p.storeBytes(of: v, toByteOffset: i &<< 2, as: SIMD16<UInt32>.self)
+        i &+= 16
+    }
+    if i < count {
+        p.storeBytes(of: v, toByteOffset: (count &- 16) &<< 2, as: SIMD16<UInt32>.self)
+    }
+}
+
+/// Fills `rows` rows of `count` pixels, row r starting `r * stride` bytes after `base`.
+@inlinable
+func fillRowsKernel(_ base: UnsafeMutableRawPointer, stride: Int, count: Int, rows: Int, _ pixel: UInt32) {
+    var r = 0
+    var p = base
+    while r < rows {
+        fillKernel(p, count, pixel)
+        p += stride
+        r &+= 1
+    }
+}
+
+/// Source-over blends `count` pixels at `p` towards the colour of `k`; see ``blendVector``.
+/// Sixteen pixels per step, then eight, then one overlapping vector of eight for the rest
+/// (loaded first, stored last). Spans under eight pixels use four-pixel vectors the same way,
+/// and spans under four the scalar ``ConstantBlend/apply(_:)``.
+@inlinable
+func blendKernel(_ p: UnsafeMutableRawPointer, _ count: Int, _ k: ConstantBlend) {
+    if count < 8 {
+        if count >= 4 {
+            let inv = SIMD8<UInt16>(repeating: UInt16(truncatingIfNeeded: k.inv))
+            let lo = unsafeBitCast(SIMD4<UInt32>(repeating: k.lo), to: SIMD8<UInt16>.self)
+            let hi = unsafeBitCast(SIMD4<UInt32>(repeating: k.hi), to: SIMD8<UInt16>.self)
+            let tailOffset = (count &- 4) &<< 2
+            let tail = p.loadUnaligned(fromByteOffset: tailOffset, as: SIMD8<UInt16>.self)
+            let head = p.loadUnaligned(as: SIMD8<UInt16>.self)
+            p.storeBytes(of: blendVector4(head, inv, lo, hi), as: SIMD8<UInt16>.self)
+            p.storeBytes(of: blendVector4(tail, inv, lo, hi), toByteOffset: tailOffset, as: SIMD8<UInt16>.self)
+        } else {
+            var i = 0
+            while i < count {
+                let o = i &<< 2
+                p.storeBytes(of: k.apply(p.load(fromByteOffset: o, as: UInt32.self)), toByteOffset: o, as: UInt32.self)
+                i &+= 1
+            }
+        }
+        return
+    }
+    let inv = SIMD16<UInt16>(repeating: UInt16(truncatingIfNeeded: k.inv))
+    let lo = unsafeBitCast(SIMD8<UInt32>(repeating: k.lo), to: SIMD16<UInt16>.self)
+    let hi = unsafeBitCast(SIMD8<UInt32>(repeating: k.hi), to: SIMD16<UInt16>.self)
+    let tailOffset = (count &- 8) &<< 2
+    let tail = p.loadUnaligned(fromByteOffset: tailOffset, as: SIMD16<UInt16>.self)
+    var i = 0
+    while i &+ 16 <= count {
+        let q = p + (i &<< 2)
+        let v0 = q.loadUnaligned(as: SIMD16<UInt16>.self)
+        let v1 = q.loadUnaligned(fromByteOffset: 32, as: SIMD16<UInt16>.self)
+        q.storeBytes(of: blendVector(v0, inv, lo, hi), as: SIMD16<UInt16>.self)
+        q.storeBytes(of: blendVector(v1, inv, lo, hi), toByteOffset: 32, as: SIMD16<UInt16>.self)
+        i &+= 16
+    }
+    if i &+ 8 <= count {
+        let o = i &<< 2
+        let v = p.loadUnaligned(fromByteOffset: o, as: SIMD16<UInt16>.self)
+        p.storeBytes(of: blendVector(v, inv, lo, hi), toByteOffset: o, as: SIMD16<UInt16>.self)
+        i &+= 8
+    }
+    if i < count {
+        p.storeBytes(of: blendVector(tail, inv, lo, hi), toByteOffset: tailOffset, as: SIMD16<UInt16>.self)
+    }
+}
+
+/// Blends `rows` rows of `count` pixels, row r starting `r * stride` bytes after `base`.
+@inlinable
+func blendRowsKernel(_ base: UnsafeMutableRawPointer, stride: Int, count: Int, rows: Int, _ k: ConstantBlend) {
+    var r = 0
+    var p = base
+    while r < rows {
+        blendKernel(p, count, k)
+        p += stride
+        r &+= 1
+    }
+}
