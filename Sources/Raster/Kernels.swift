@@ -38,7 +38,7 @@ func blendVector4(_ v: SIMD8<UInt16>, _ inv: SIMD8<UInt16>, _ lo: SIMD8<UInt16>,
 
 /// Writes `count` copies of `pixel` at `p`: 64 pixels per step, then whole 16-pixel vectors,
 /// then one final vector ending exactly at the span's end (overlapping the previous one).
-@inlinable
+@inlinable @inline(__always)
 func fillKernel(_ p: UnsafeMutableRawPointer, _ count: Int, _ pixel: UInt32) {
     if count < 16 {
         if count >= 8 {
@@ -93,7 +93,7 @@ func fillRowsKernel(_ base: UnsafeMutableRawPointer, stride: Int, count: Int, ro
 /// Sixteen pixels per step, then eight, then one overlapping vector of eight for the rest
 /// (loaded first, stored last). Spans under eight pixels use four-pixel vectors the same way,
 /// and spans under four the scalar ``ConstantBlend/apply(_:)``.
-@inlinable
+@inlinable @inline(__always)
 func blendKernel(_ p: UnsafeMutableRawPointer, _ count: Int, _ k: ConstantBlend) {
     if count < 8 {
         if count >= 4 {
@@ -140,12 +140,36 @@ func blendKernel(_ p: UnsafeMutableRawPointer, _ count: Int, _ k: ConstantBlend)
     }
 }
 
+/// LLVM's prefetch intrinsic, bound by name: (address, 1 = for writing, locality 3 = keep in
+/// every cache level, 1 = data). Swift has no prefetch of its own; a plain load that touches
+/// the line instead measured 7.2 ms against 4.8 ms for `rects` at 1080p (no prefetch: ~9 ms),
+/// because a missing load holds up retirement and a prefetch does not. Should a toolchain stop
+/// resolving the name, the build fails at link time rather than silently losing it.
+@usableFromInline @_silgen_name("llvm.prefetch.p0")
+func llvmPrefetch(_ p: UnsafeRawPointer, _ write: Int32, _ locality: Int32, _ data: Int32)
+
+/// Asks for every cache line of the `bytes` bytes at `p` ahead of use.
+@inlinable @inline(__always)
+func prefetchRow(_ p: UnsafeMutableRawPointer, _ bytes: Int) {
+    var o = 0
+    while o < bytes {
+        llvmPrefetch(p + o, 1, 3, 1)
+        o &+= 64
+    }
+    llvmPrefetch(p + (bytes &- 1), 1, 3, 1)
+}
+
 /// Blends `rows` rows of `count` pixels, row r starting `r * stride` bytes after `base`.
+/// Rows of a rectangle are a stride apart, which the hardware prefetcher does not follow,
+/// so each row asks for the row two below it before blending.
 @inlinable
 func blendRowsKernel(_ base: UnsafeMutableRawPointer, stride: Int, count: Int, rows: Int, _ k: ConstantBlend) {
+    if count <= 0 { return }
     var r = 0
     var p = base
+    let bytes = count &<< 2
     while r < rows {
+        if r &+ 2 < rows { prefetchRow(p + (stride &<< 1), bytes) }
         blendKernel(p, count, k)
         p += stride
         r &+= 1

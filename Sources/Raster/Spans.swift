@@ -3,7 +3,7 @@
 /// in `Kernels.swift`.
 
 /// Writes `count` copies of `pixel` starting at `p`.
-@inlinable @inline(__always)
+@inlinable @inline(never)
 func spanFill(_ p: UnsafeMutablePointer<UInt32>, _ count: Int, _ pixel: UInt32) {
     fillKernel(UnsafeMutableRawPointer(p), count, pixel)
 }
@@ -11,7 +11,7 @@ func spanFill(_ p: UnsafeMutablePointer<UInt32>, _ count: Int, _ pixel: UInt32) 
 /// Blends `count` pixels at `p` towards a constant colour at a constant alpha. The
 /// arithmetic is lane-for-lane that of ``ConstantBlend/apply(_:)``, so the result does not
 /// depend on where a span starts or ends.
-@inlinable @inline(__always)
+@inlinable @inline(never)
 func spanBlend(_ p: UnsafeMutablePointer<UInt32>, _ count: Int, _ k: ConstantBlend) {
     blendKernel(UnsafeMutableRawPointer(p), count, k)
 }
