@@ -90,7 +90,8 @@ func fillRowsKernel(_ base: UnsafeMutableRawPointer, stride: Int, count: Int, ro
 }
 
 /// Source-over blends `count` pixels at `p` towards the colour of `k`; see ``blendVector``.
-/// Sixteen pixels per step, then eight, then one overlapping vector of eight for the rest
+/// Sixteen pixels per step from the first 32-byte boundary, then eight, then overlapping
+/// vectors of eight for the pixels before that boundary and after the last whole step
 /// (loaded first, stored last). Spans under eight pixels use four-pixel vectors the same way,
 /// and spans under four the scalar ``ConstantBlend/apply(_:)``.
 @inlinable @inline(__always)
@@ -118,9 +119,14 @@ func blendKernel(_ p: UnsafeMutableRawPointer, _ count: Int, _ k: ConstantBlend)
     let inv = SIMD16<UInt16>(repeating: UInt16(truncatingIfNeeded: k.inv))
     let lo = unsafeBitCast(SIMD8<UInt32>(repeating: k.lo), to: SIMD16<UInt16>.self)
     let hi = unsafeBitCast(SIMD8<UInt32>(repeating: k.hi), to: SIMD16<UInt16>.self)
+    // The first and last eight pixels are loaded before anything is written and stored
+    // after the loop, so the loop can start at a 32-byte boundary (no access splits a cache
+    // line) and end on whole vectors.
     let tailOffset = (count &- 8) &<< 2
     let tail = p.loadUnaligned(fromByteOffset: tailOffset, as: SIMD16<UInt16>.self)
-    var i = 0
+    let head = p.loadUnaligned(as: SIMD16<UInt16>.self)
+    let skip = ((32 &- (Int(bitPattern: p) & 31)) & 31) &>> 2
+    var i = skip
     while i &+ 16 <= count {
         let q = p + (i &<< 2)
         let v0 = q.loadUnaligned(as: SIMD16<UInt16>.self)
@@ -137,6 +143,9 @@ func blendKernel(_ p: UnsafeMutableRawPointer, _ count: Int, _ k: ConstantBlend)
     }
     if i < count {
         p.storeBytes(of: blendVector(tail, inv, lo, hi), toByteOffset: tailOffset, as: SIMD16<UInt16>.self)
+    }
+    if skip != 0 {
+        p.storeBytes(of: blendVector(head, inv, lo, hi), as: SIMD16<UInt16>.self)
     }
 }
 
