@@ -2,7 +2,8 @@
 ///
 /// They compile to whatever vector width the build targets: SSE2 (two 128-bit registers
 /// per `SIMD16<UInt16>`) in the default baseline x86-64 build, 256-bit AVX2 registers when
-/// built with `-Xswiftc -target-cpu -Xswiftc x86-64-v3`. There is no run-time dispatch; every
+/// built with `-Xswiftc -target-cpu -Xswiftc haswell` (the x86-64-v3 level; swiftc 6.3 does not
+/// accept the name `x86-64-v3`). There is no run-time dispatch; every
 /// build produces the same pixels (lane for lane the arithmetic of ``ConstantBlend/apply(_:)``).
 ///
 /// Spans are processed in whole vectors; a span that is not a multiple of the vector width
