@@ -71,7 +71,7 @@ try() {
     done
 }
 try late 4 120 cadence run --backend kms --scene solid --latency 1 --inject-late 100:1,250:3 --frames 400 --log /out/late.jsonl --json --quiet
-try rate 0 120 cadence run --backend kms --scene solid --rate 10:60:26 --frames 150 --json --quiet
+try rate 0 120 cadence run --backend kms --scene solid --rate 10:60:26 --frames 150 --log /out/rate.jsonl --json --quiet
 try content 0 120 cadence run --backend kms --scene solid --content-rate 24 --frames 120 --log /out/content.jsonl --json --quiet
 try hud - 120 cadence run --backend kms --scene bar --hud --duration 5 --log /out/hud.jsonl --json --quiet
 exit 0
@@ -99,6 +99,10 @@ def load(name):
         print(open(f"{out}/{name}.attempts").read().rstrip())
     except OSError:
         print("   no attempts recorded")
+    import glob
+    for f in sorted(glob.glob(f"{out}/{name}.attempt*.jsonl"))[:-1]:
+        print(f"   earlier {f.rsplit('.', 2)[-2]}'s drops (retried):")
+        drops(log_frames(f.rsplit('/', 1)[-1][:-6]))
     err = open(f"{out}/{name}.err").read().strip() if __import__("os").path.exists(f"{out}/{name}.err") else ""
     if err: print("   stderr: " + err.replace("\n", "\n           "))
     try:
