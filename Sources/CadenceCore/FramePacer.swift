@@ -195,15 +195,7 @@ public final class FramePacer {
         try fireDueLinks()
         checkCompletionTimeout()
         if deviceLost != nil { return }
-        let wake = try planWake(limit: deadline)
-        events.removeAll(keepingCapacity: true)
-        do {
-            try backend.waitForEvents(until: wake, into: &events)
-        } catch let f as BackendFailure {
-            if case .deviceLost(let why) = f { loseDevice(why); return }
-            throw f
-        }
-        for e in events { handle(e) }
+        guard try waitAndHandleEvents(until: try planWake(limit: deadline)) else { return }
         if deviceLost == nil { try trySubmit() }
     }
 
@@ -214,15 +206,7 @@ public final class FramePacer {
             try trySubmit()
             checkCompletionTimeout()
             if count == 0 { break }
-            let wake = try planWake(limit: deadline, links: false)
-            events.removeAll(keepingCapacity: true)
-            do {
-                try backend.waitForEvents(until: wake, into: &events)
-            } catch let f as BackendFailure {
-                if case .deviceLost(let why) = f { loseDevice(why); return }
-                throw f
-            }
-            for e in events { handle(e) }
+            guard try waitAndHandleEvents(until: try planWake(limit: deadline, links: false)) else { return }
         }
     }
 
@@ -239,16 +223,21 @@ public final class FramePacer {
                 backend.spin(until: deadline)
                 break
             }
-            let wake = try planWake(limit: deadline, links: false)
-            events.removeAll(keepingCapacity: true)
-            do {
-                try backend.waitForEvents(until: wake, into: &events)
-            } catch let f as BackendFailure {
-                if case .deviceLost(let why) = f { loseDevice(why); return }
-                throw f
-            }
-            for e in events { handle(e) }
+            guard try waitAndHandleEvents(until: try planWake(limit: deadline, links: false)) else { return }
         }
+    }
+
+    /// Waits for backend events until `wake` and handles them; false when the device was lost.
+    private func waitAndHandleEvents(until wake: Nanoseconds) throws -> Bool {
+        events.removeAll(keepingCapacity: true)
+        do {
+            try backend.waitForEvents(until: wake, into: &events)
+        } catch let f as BackendFailure {
+            if case .deviceLost(let why) = f { loseDevice(why); return false }
+            throw f
+        }
+        for e in events { handle(e) }
+        return true
     }
 
     private func refreshLastVBlank() throws {

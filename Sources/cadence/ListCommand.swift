@@ -172,11 +172,6 @@ struct DeviceReport {
 // MARK: - Shared by list and measure
 
 /// A user-facing failure: ArgumentParser prints "Error: <message>" on one line and exits 1.
-struct CLIFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ message: String) { description = message }
-}
-
 /// Opens `path`, turning the usual failures into one clear line.
 func openDevice(_ path: String) throws -> DRMDevice {
     try selecting { try OutputSelection.open(path) }

@@ -36,14 +36,7 @@ struct ReportCommand: ParsableCommand {
     var allowPartial = false
 
     func run() throws {
-        do {
-            try execute()
-        } catch let e as ExitCode {
-            throw e
-        } catch {
-            FileHandle.standardError.write(Data("cadence report: \(String(describing: error))\n".utf8))
-            throw ExitCode(2)
-        }
+        try exitTwoOnError("report") { try execute() }
     }
 
     private func execute() throws {

@@ -73,17 +73,8 @@ struct RunCommand: ParsableCommand {
     @OptionGroup var outputs: RunOutputOptions
 
     func run() throws {
-        do {
-            try execute()
-        } catch let e as ExitCode {
-            throw e
-        } catch {
-            FileHandle.standardError.write(Data("cadence run: \(describe(error))\n".utf8))
-            throw ExitCode(2)
-        }
+        try exitTwoOnError("run") { try execute() }
     }
-
-    private func describe(_ error: Error) -> String { String(describing: error) }
 
     /// Everything up to the run itself fails with exit 2; the run ends with 0 or 1.
     private func execute() throws {
