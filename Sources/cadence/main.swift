@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// `cadence`: drive a DRM/KMS display, pace frames against the real vblank, report drops.
 struct Cadence: ParsableCommand {
@@ -21,4 +22,20 @@ struct Cadence: ParsableCommand {
     )
 }
 
-Cadence.main()
+// Parse errors (an unknown option, a value that is not a number, a failed validation) are bad
+// input: one line on stderr and exit status 2, not ArgumentParser's usage block. Help and
+// errors from a command's run keep ArgumentParser's handling.
+var command: ParsableCommand
+do {
+    command = try Cadence.parseAsRoot()
+} catch {
+    if Cadence.exitCode(for: error) == .success { Cadence.exit(withError: error) }
+    let message = Cadence.message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid arguments"
+    FileHandle.standardError.write(Data("cadence: \(message) (see --help)\n".utf8))
+    exit(2)
+}
+do {
+    try command.run()
+} catch {
+    Cadence.exit(withError: error)
+}

@@ -207,6 +207,10 @@ import Glibc
             ["replay", "truncated.jsonl"],
             ["replay", "foreign.jsonl"],
             ["replay", "presentmon.csv"],
+            ["run", "--backend", "fake", "--duration", "abc", "--log", "x.jsonl"],
+            ["run", "--bogus-option"],
+            ["measure", "--duration"],
+            ["no-such-command"],
         ]
         for args in cases {
             let r = try cadence(args, in: dir)
