@@ -74,15 +74,7 @@ public struct FrameAccounting {
 }
 
 /// Interval statistics in milliseconds.
-public struct IntervalSummary: Codable, Equatable, Sendable {
-    public var count: Int
-    public var mean: Double
-    public var stddev: Double
-    public var min: Double
-    public var p50: Double
-    public var p99: Double
-    public var max: Double
-}
+public typealias IntervalSummary = SummaryStatistics
 
 /// HdrHistogram percentiles of the intervals, in µs.
 public struct IntervalPercentilesMicroseconds: Codable, Equatable, Sendable {
@@ -141,7 +133,7 @@ public struct RunSummary: Codable, Equatable, Sendable {
         dropEvents = a.dropEvents
         hitchTimeRatio = a.hitchTimeRatio
         let s = SummaryStatistics(a.intervals.map { $0 / 1e6 })
-        intervalMs = IntervalSummary(count: s.count, mean: s.mean, stddev: s.stddev, min: s.min, p50: s.p50, p99: s.p99, max: s.max)
+        intervalMs = s
         let h = a.intervalHistogram
         if h.totalCount > 0 {
             intervalUs = IntervalPercentilesMicroseconds(
