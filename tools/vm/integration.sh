@@ -29,21 +29,8 @@ done
 ((${#drivers[@]})) || drivers=(vkms bochs virtio)
 
 t0=$(date +%s)
-"$here/prepare.sh"
-
-if [ -z "$bin" ]; then
-    echo "== building cadence (debug)"
-    (cd "$repo" && swift build --product cadence 2>&1 | tail -n 5)
-    bin="$(cd "$repo" && swift build --show-bin-path)/cadence"
-fi
-[ -x "$bin" ] || { echo "integration.sh: no cadence binary at $bin" >&2; exit 2; }
-
-if [ -n "$keep" ]; then
-    work="$keep"
-    mkdir -p "$work"
-else
-    work="$(mktemp -d /tmp/cadence-integration.XXXXXX)"
-fi
+. "$here/common.sh"
+vm_prologue integration debug
 
 # Harness self-check, independent of cadence: vkms vblanks tick, bochs/virtio have none.
 smoke="$work/vblank-smoke"

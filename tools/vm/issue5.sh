@@ -36,13 +36,8 @@ while (($#)); do
     esac
 done
 
-"$here/prepare.sh"
-if [ -z "$bin" ]; then
-    (cd "$repo" && swift build --product cadence 2>&1 | tail -n 3)
-    bin="$(cd "$repo" && swift build --show-bin-path)/cadence"
-fi
-[ -x "$bin" ] || { echo "issue5.sh: no cadence binary at $bin" >&2; exit 2; }
-if [ -n "$keep" ]; then work="$keep"; mkdir -p "$work"; else work="$(mktemp -d /tmp/cadence-issue5.XXXXXX)"; fi
+. "$here/common.sh"
+vm_prologue issue5 debug
 out="$work/vkms"
 rm -rf "$out"; mkdir -p "$out"
 

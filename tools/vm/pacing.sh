@@ -33,14 +33,8 @@ while (($#)); do
 done
 
 t0=$(date +%s)
-"$here/prepare.sh"
-if [ -z "$bin" ]; then
-    echo "== building cadence (release)"
-    (cd "$repo" && swift build -c release --product cadence 2>&1 | tail -n 3)
-    bin="$(cd "$repo" && swift build -c release --show-bin-path)/cadence"
-fi
-[ -x "$bin" ] || { echo "pacing.sh: no cadence binary at $bin" >&2; exit 2; }
-if [ -n "$keep" ]; then work="$keep"; mkdir -p "$work"; else work="$(mktemp -d /tmp/cadence-pacing.XXXXXX)"; fi
+. "$here/common.sh"
+vm_prologue pacing release
 out="$work/vkms"
 rm -rf "$out"; mkdir -p "$out"
 
