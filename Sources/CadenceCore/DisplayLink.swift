@@ -1,27 +1,49 @@
-/// What a display link's callback learns about the frame it should produce
-/// (`CADisplayLink` / `CAMetalDisplayLink.Update`).
+/// What a display link's callback learns about the frame it should produce, and the drawable
+/// to produce it in (`CADisplayLink` / `CAMetalDisplayLink.Update`).
 public struct DisplayLinkUpdate: Equatable, Sendable {
+    /// The timing of one callback, as the pacer planned it (times in ns on the display clock).
+    struct Timing: Equatable, Sendable {
+        var timestamp: Nanoseconds = 0
+        var targetTimestamp: Nanoseconds = 0
+        var targetPresentationTimestamp: Nanoseconds = 0
+        var targetSequence: UInt64 = 0
+        var duration: Nanoseconds = 0
+        var rate = EffectiveRate(hz: 60, refreshesPerFrame: 1, isVariable: false)
+        var callbackIndex = 0
+        var latency = 1
+        var firedLate = false
+    }
+    var timing: Timing
+
+    /// The frame to draw and present in this callback.
+    public let drawable: Drawable
+
+    init(timing: Timing, drawable: Drawable) {
+        self.timing = timing
+        self.drawable = drawable
+    }
+
     /// Kernel timestamp of the last vblank when the callback runs (under VRR: the time it runs).
     /// A callback that runs late (see ``FrameReport/schedulerDelay``) reports the vblank it woke
     /// after, not the one it was planned at.
-    public var timestamp: Nanoseconds
-    /// The render deadline: a frame finished by then is shown at ``targetPresentationTimestamp``.
-    public var targetTimestamp: Nanoseconds
+    public var timestamp: DisplayInstant { DisplayInstant(nanoseconds: timing.timestamp) }
+    /// The render deadline: a frame presented by then is shown at ``targetPresentationTimestamp``.
+    public var targetTimestamp: DisplayInstant { DisplayInstant(nanoseconds: timing.targetTimestamp) }
     /// When the frame produced now is meant to reach the screen.
-    public var targetPresentationTimestamp: Nanoseconds
+    public var targetPresentationTimestamp: DisplayInstant { DisplayInstant(nanoseconds: timing.targetPresentationTimestamp) }
     /// Vblank sequence of ``targetPresentationTimestamp`` (fixed refresh; estimated under VRR).
-    public var targetSequence: UInt64
-    /// Time between frames at the link's effective rate, in nanoseconds.
-    public var duration: Nanoseconds
+    public var targetSequence: UInt64 { timing.targetSequence }
+    /// Time between frames at the link's effective rate.
+    public var duration: Duration { .nanoseconds(timing.duration) }
     /// The rate the link currently runs at.
-    public var rate: EffectiveRate
+    public var rate: EffectiveRate { timing.rate }
     /// Counts this link's callbacks from 0.
-    public var callbackIndex: Int
+    public var callbackIndex: Int { timing.callbackIndex }
     /// Frame latency in effect (1–3).
-    public var latency: Int
+    public var latency: Int { timing.latency }
     /// True when the callback fired later than planned because the loop was busy (the previous
     /// frame overran): it fires at once instead of waiting for a vblank.
-    public var firedLate: Bool
+    public var firedLate: Bool { timing.firedLate }
 }
 
 /// A per-frame callback aligned to vblanks, at a rate chosen from ``preferredFrameRateRange``
@@ -68,11 +90,40 @@ public final class DisplayLink {
     var lastHandlerEnd: Nanoseconds = .min
     /// The latency the next callback is planned with.
     var plannedLatency = 1
+    /// The display given to ``init(display:preferredFrameRateRange:preferredFrameLatency:_:)``.
+    let display: (any DisplayBackend)?
+    /// The pacer running this link (created by the first `run` when the link has a display).
+    var pacer: FramePacer?
+    /// The first error the callback threw; it ends the run, which rethrows it.
+    var callbackError: (any Error)?
 
     public init(preferredFrameRateRange: FrameRateRange = .default, preferredFrameLatency: Int = 1, handler: @escaping Handler) {
         self.preferredFrameRateRange = preferredFrameRateRange
         self.preferredFrameLatency = Swift.min(3, Swift.max(1, preferredFrameLatency))
         self.handler = handler
+        display = nil
+    }
+
+    /// A link that drives `display` (`CAMetalDisplayLink`): `body` runs once per frame with the
+    /// frame's ``DisplayLinkUpdate/drawable``; start it with ``run(for:)`` (or iterate
+    /// ``updates`` instead of giving a body). An error thrown by `body` ends the run, and `run`
+    /// rethrows it after the frames already presented have completed.
+    ///
+    ///     let link = DisplayLink(display: FakeDisplay(refreshHz: 120),
+    ///                            preferredFrameRateRange: .init(minimum: 30, maximum: 120, preferred: 60)) { update in
+    ///         update.drawable.present()
+    ///     }
+    ///     let result = try link.run(for: .seconds(10))
+    public init(display: any DisplayBackend, preferredFrameRateRange: FrameRateRange = .default, preferredFrameLatency: Int = 1,
+                _ body: @escaping (DisplayLinkUpdate) throws -> Void = { $0.drawable.present() }) {
+        self.preferredFrameRateRange = preferredFrameRateRange
+        self.preferredFrameLatency = Swift.min(3, Swift.max(1, preferredFrameLatency))
+        self.display = display
+        handler = { _ in }
+        handler = { [unowned self] update in
+            guard self.callbackError == nil else { return }
+            do { try body(update) } catch { self.callbackError = error }
+        }
     }
 
     /// Stops the link for good; the pacer drops it.

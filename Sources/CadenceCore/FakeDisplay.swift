@@ -168,6 +168,15 @@ public final class FakeDisplay: DisplayBackend {
         nextVBlankTime = computeNextVBlankTime()
     }
 
+    /// A fixed-refresh fake display on virtual time, with a `width`×`height` surface to draw
+    /// into (none when 0).
+    public convenience init(refreshHz: Double, width: Int = 0, height: Int = 0) {
+        var c = FakeDisplayConfiguration(refreshHz: refreshHz)
+        c.surfaceWidth = width
+        c.surfaceHeight = height
+        self.init(c)
+    }
+
     deinit { surface?.base.deallocate() }
 
     // MARK: DisplayBackend

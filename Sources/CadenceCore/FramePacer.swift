@@ -30,7 +30,7 @@ public final class FramePacer {
     /// Frames presented to the pacer and not yet completed.
     public var pendingFrames: Int { count }
 
-    private var links: [DisplayLink] = []
+    private(set) var links: [DisplayLink] = []
     private var events: [BackendEvent] = []
     // Ring of frames not yet completed, in presentation order. Index 0..<submittedCount are in flight.
     private var ring: [FrameReport]
@@ -52,12 +52,16 @@ public final class FramePacer {
     /// the next is committed that much before its target time.
     private var softwareCommitLead: Nanoseconds = 0
     // The callback currently running, so that present() can link the frame to it.
-    private var currentUpdate: DisplayLinkUpdate? = nil
+    private var currentUpdate: DisplayLinkUpdate.Timing? = nil
     private var currentLink: DisplayLink? = nil
     private var currentWake: Nanoseconds = 0
     private var currentSchedulerDelay: Nanoseconds = 0
     private var currentHeldByLateFlip = false
     private var presentedInCallback: Int = -1
+    /// Drawables of frames not yet complete, by frame id; spare ones for reuse.
+    private var drawables: [FrameID: Drawable] = [:]
+    private var spareDrawables: [Drawable] = []
+    private var nextDrawableID: UInt64 = 0
 
     public init(backend: any DisplayBackend) throws {
         self.backend = backend
@@ -69,6 +73,8 @@ public final class FramePacer {
         predicted = Array(repeating: 0, count: capacity)
         events.reserveCapacity(32)
         links.reserveCapacity(4)
+        drawables.reserveCapacity(16)
+        spareDrawables.reserveCapacity(8)
     }
 
     /// Starts `link`: its first callback comes at the current vblank when the pacer is at one
@@ -77,6 +83,11 @@ public final class FramePacer {
         link.rateDirty = true
         link.needsReanchor = true
         links.append(link)
+    }
+
+    /// Stops running `link` (without invalidating it).
+    func remove(_ link: DisplayLink) {
+        links.removeAll { $0 === link }
     }
 
     /// The current time on the display clock.
@@ -111,6 +122,27 @@ public final class FramePacer {
     /// `renderStart`/`renderEnd` are when drawing began and ended (deadline accounting).
     @discardableResult
     public func present(intent: PresentIntent = .nextOpportunity, update: DisplayLinkUpdate? = nil, frameIndex: Int, renderStart: Nanoseconds, renderEnd: Nanoseconds) throws -> FrameID {
+        try presentFrame(intent: intent, timing: update?.timing, drawable: nil, frameIndex: frameIndex, renderStart: renderStart, renderEnd: renderEnd)
+    }
+
+    /// Presents a drawable of a link callback (``Drawable/present()`` and friends): the render
+    /// time runs from the callback's start to now. A failure (device lost) completes the
+    /// drawable as failed; the run loop then ends.
+    func present(drawable d: Drawable, intent: PresentIntent) {
+        do {
+            d.frameID = try presentFrame(intent: intent, timing: d.update, drawable: d, frameIndex: d.frameIndex,
+                                         renderStart: d.renderStart, renderEnd: backend.now())
+        } catch {
+            var r = FrameReport()
+            r.frameIndex = d.frameIndex
+            r.intent = intent
+            r.outcome = .failed
+            r.cause = .deviceLost
+            d.complete(r)
+        }
+    }
+
+    private func presentFrame(intent: PresentIntent, timing update: DisplayLinkUpdate.Timing?, drawable: Drawable?, frameIndex: Int, renderStart: Nanoseconds, renderEnd: Nanoseconds) throws -> FrameID {
         let id = nextID
         nextID &+= 1
         if deviceLost != nil { throw BackendFailure.deviceLost(deviceLost!) }
@@ -178,6 +210,7 @@ public final class FramePacer {
         let slot = (head + count) % ring.count
         ring[slot] = r
         predicted[slot] = pred
+        if let d = drawable { drawables[id] = d }
         count += 1
         if currentUpdate != nil { presentedInCallback = slot }
         try trySubmit()
@@ -361,7 +394,7 @@ public final class FramePacer {
         link.heldByPendingFlip = false
         let target = link.nextTargetSequence
         let presentTime = time(ofSequence: target)
-        let update = DisplayLinkUpdate(
+        let timing = DisplayLinkUpdate.Timing(
             timestamp: lastVBlank.timestamp,
             targetTimestamp: presentTime &- commitMargin,
             targetPresentationTimestamp: presentTime,
@@ -371,7 +404,7 @@ public final class FramePacer {
             callbackIndex: link.callbacks,
             latency: link.plannedLatency,
             firedLate: lastVBlank.sequence > fire)
-        let presentedSlot = try invoke(link, update, plannedAt: planned)
+        let presentedSlot = try invoke(link, timing, plannedAt: planned)
         // A range change takes effect from this callback on.
         if link.rateDirty {
             link.rate = EffectiveRate.select(for: link.preferredFrameRateRange, refreshHz: 1e9 / refreshInterval, vrr: vrrRange)
@@ -409,7 +442,7 @@ public final class FramePacer {
             }
         }
         let target = link.nextTargetTime
-        let update = DisplayLinkUpdate(
+        let timing = DisplayLinkUpdate.Timing(
             timestamp: nowT,
             targetTimestamp: target &- commitMargin,
             targetPresentationTimestamp: target,
@@ -419,7 +452,7 @@ public final class FramePacer {
             callbackIndex: link.callbacks,
             latency: link.plannedLatency,
             firedLate: late)
-        let presentedSlot = try invoke(link, update, plannedAt: planned)
+        let presentedSlot = try invoke(link, timing, plannedAt: planned)
         if link.rateDirty {
             link.rate = EffectiveRate.select(for: link.preferredFrameRateRange, refreshHz: 1e9 / refreshInterval, vrr: vrrRange)
             link.rateDirty = false
@@ -456,15 +489,17 @@ public final class FramePacer {
     }
 
     /// Runs the link's handler; returns the ring slot of the frame it presented, if any.
-    private func invoke(_ link: DisplayLink, _ update: DisplayLinkUpdate, plannedAt planned: Nanoseconds) throws -> Int? {
-        currentUpdate = update
+    private func invoke(_ link: DisplayLink, _ timing: DisplayLinkUpdate.Timing, plannedAt planned: Nanoseconds) throws -> Int? {
+        currentUpdate = timing
         currentLink = link
         currentWake = backend.now()
         // Late through no fault of this link's own previous frame: the loop woke late.
         currentSchedulerDelay = link.lastHandlerEnd > planned ? 0 : Swift.max(0, currentWake &- planned)
         presentedInCallback = -1
+        var drawable = makeDrawable(link, timing)
         link.callbacks += 1
-        link.handler(update)
+        link.handler(DisplayLinkUpdate(timing: timing, drawable: drawable))
+        if !drawable.isPresented { recycle(&drawable) }
         link.lastHandlerEnd = backend.now()
         currentUpdate = nil
         currentLink = nil
@@ -647,7 +682,7 @@ public final class FramePacer {
                 i += 1
             }
             count -= 1
-            onFrameCompleted?(r)
+            deliver(r)
         }
     }
 
@@ -663,7 +698,35 @@ public final class FramePacer {
     private func complete(_ r: FrameReport) {
         head = (head + 1) % ring.count
         count -= 1
+        deliver(r)
+    }
+
+    /// Hands a completed frame to the accounting hook and to its drawable's presented handlers.
+    private func deliver(_ r: FrameReport) {
         onFrameCompleted?(r)
+        if var d = drawables.removeValue(forKey: r.id) {
+            d.complete(r)
+            recycle(&d)
+        }
+    }
+
+    // MARK: Drawables
+
+    /// The drawable for the callback about to run: a recycled one when one is free.
+    private func makeDrawable(_ link: DisplayLink, _ timing: DisplayLinkUpdate.Timing) -> Drawable {
+        let d = spareDrawables.popLast() ?? Drawable()
+        nextDrawableID &+= 1
+        d.bind(pacer: self, id: nextDrawableID, canvas: backend.surface ?? .empty, timing: timing,
+               frameIndex: link.callbacks, renderStart: backend.now())
+        return d
+    }
+
+    /// Keeps `d` for reuse when nothing but the pacer holds it any more (the application let go
+    /// of it), so that a steady run allocates no drawable per frame.
+    private func recycle(_ d: inout Drawable) {
+        guard isKnownUniquelyReferenced(&d), spareDrawables.count < 8 else { return }
+        d.pacer = nil
+        spareDrawables.append(d)
     }
 
     /// Lateness, drops, hitch, interval and cause of a frame that was just shown.

@@ -201,15 +201,15 @@ public final class PacingRun {
         }
         let n = produced
         var intent = PresentIntent.nextOpportunity
-        var target = u.targetPresentationTimestamp
+        var target = u.timing.targetPresentationTimestamp
         if let rate = configuration.contentRate {
-            let t0 = contentStart ?? u.targetPresentationTimestamp
+            let t0 = contentStart ?? u.timing.targetPresentationTimestamp
             contentStart = t0
             let tn = t0 &+ Nanoseconds((Double(n) * 1e9 / rate).rounded())
             if pacer.vrrRange == nil {
                 // Not yet: a later callback will reach content frame n's vblank.
                 if pacer.sequence(at: tn) > u.targetSequence { return }
-            } else if tn > u.targetPresentationTimestamp &+ u.duration / 2 {
+            } else if tn > u.timing.targetPresentationTimestamp &+ u.timing.duration / 2 {
                 return
             }
             intent = .at(tn, nearest: false)
@@ -221,14 +221,14 @@ public final class PacingRun {
         let renderStart = backend.now()
         if let r = renderer, let surface = backend.surface {
             let ctx = FrameContext(frameIndex: n, time: Double(target &- (firstTarget ?? target)) / 1e9,
-                                   targetPresentationTime: target, deadline: u.targetTimestamp,
+                                   targetPresentationTime: target, deadline: u.timing.targetTimestamp,
                                    refreshHz: 1e9 / pacer.refreshInterval, effectiveRateHz: u.rate.hz)
             r(surface, ctx)
         }
         if let k = configuration.injectLate[n] {
             // Overrun the deadline so that the frame misses exactly k vblanks.
             let overrun = (Double(k) - 0.5) * pacer.refreshInterval
-            try? pacer.renderWork(until: u.targetTimestamp &+ Nanoseconds(overrun.rounded()))
+            try? pacer.renderWork(until: u.timing.targetTimestamp &+ Nanoseconds(overrun.rounded()))
         }
         let renderEnd = backend.now()
         produced += 1

@@ -12,10 +12,10 @@ private func pump(_ p: FramePacer, for ns: Nanoseconds) throws {
     @Test func linksRunAtTheirOwnRatesOnVBlanks() throws {
         let d = FakeDisplay(.init(refreshHz: 120))
         let p = try FramePacer(backend: d)
-        var stamps: [[DisplayLinkUpdate]] = [[], [], []]
+        var stamps: [[DisplayLinkUpdate.Timing]] = [[], [], []]
         let ranges = [FrameRateRange.default, FrameRateRange(minimum: 0, maximum: 60, preferred: 60), FrameRateRange(minimum: 20, maximum: 30, preferred: 24)]
         for (i, r) in ranges.enumerated() {
-            p.add(DisplayLink(preferredFrameRateRange: r) { stamps[i].append($0) })
+            p.add(DisplayLink(preferredFrameRateRange: r) { stamps[i].append($0.timing) })
         }
         try pump(p, for: 1_000_000_000)
         let period = 1e9 / 120
@@ -36,10 +36,10 @@ private func pump(_ p: FramePacer, for ns: Nanoseconds) throws {
     @Test func rangeChangeTakesEffectAtTheNextCallback() throws {
         let d = FakeDisplay(.init(refreshHz: 60))
         let p = try FramePacer(backend: d)
-        var got: [DisplayLinkUpdate] = []
+        var got: [DisplayLinkUpdate.Timing] = []
         var link: DisplayLink!
         link = DisplayLink { u in
-            got.append(u)
+            got.append(u.timing)
             if got.count == 10 { link.preferredFrameRateRange = FrameRateRange(minimum: 0, maximum: 30, preferred: 30) }
         }
         p.add(link)
@@ -55,8 +55,8 @@ private func pump(_ p: FramePacer, for ns: Nanoseconds) throws {
         let d = FakeDisplay(.init(refreshHz: 60))
         d.spin(until: d.now() + 5_000_000)
         let p = try FramePacer(backend: d)
-        var got: [DisplayLinkUpdate] = []
-        p.add(DisplayLink { got.append($0) })
+        var got: [DisplayLinkUpdate.Timing] = []
+        p.add(DisplayLink { got.append($0.timing) })
         try pump(p, for: 20_000_000)
         let first = try #require(got.first)
         #expect(first.timestamp == Nanoseconds(1_016_666_667))
@@ -180,11 +180,11 @@ private func pump(_ p: FramePacer, for ns: Nanoseconds) throws {
         let d = FakeDisplay(.init(refreshHz: 60))
         let p = try FramePacer(backend: d)
         var out: [FrameReport] = []
-        var updates: [DisplayLinkUpdate] = []
+        var updates: [DisplayLinkUpdate.Timing] = []
         p.onFrameCompleted = { out.append($0) }
         var n = 0
         let link = DisplayLink(preferredFrameLatency: latency) { u in
-            updates.append(u)
+            updates.append(u.timing)
             let t = d.now()
             _ = try? p.present(update: u, frameIndex: n, renderStart: t, renderEnd: t)
             n += 1

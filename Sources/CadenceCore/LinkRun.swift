@@ -1,0 +1,97 @@
+/// What a run of display links produced: the summary (what `cadence run --json` prints) and
+/// the running totals behind it (outcomes, drops, causes, hitch, interval histograms).
+public struct PacingResult {
+    /// Frames, drops, causes, hitch time ratio, interval statistics, end reason.
+    public var summary: RunSummary
+    /// The totals the summary was built from, with the interval histograms.
+    public var accounting: FrameAccounting
+}
+
+/// Why a run ended.
+public enum RunEnd: Equatable, Sendable {
+    /// The time was up or every link was invalidated.
+    case completed
+    /// `shouldStop` returned true.
+    case stopped
+    /// The display went away.
+    case deviceLost(String)
+
+    /// "completed", "stopped", or "device-lost: why" (``RunSummary/endReason``).
+    public var reason: String {
+        switch self {
+        case .completed: return "completed"
+        case .stopped: return "stopped"
+        case .deviceLost(let why): return "device-lost: \(why)"
+        }
+    }
+}
+
+extension FramePacer {
+    /// Runs the pacer's links until `deadline`, until `shouldStop` returns true (asked at least
+    /// once a refresh), until every link is invalidated, or until the device is lost; then lets
+    /// the frames already presented complete (for at most a second) and returns what happened.
+    /// A link callback that throws ends the run, and the error is rethrown here.
+    ///
+    /// `onFrame` sees every completed frame (log writers hook here).
+    public func run(until deadline: DisplayInstant, shouldStop: () -> Bool = { false },
+                    onFrame: ((FrameReport) -> Void)? = nil) throws -> PacingResult {
+        var accounting = FrameAccounting(expectedFrames: expectedFrames(until: deadline.nanoseconds))
+        let previous = onFrameCompleted
+        onFrameCompleted = { r in
+            accounting.add(r)
+            previous?(r)
+            onFrame?(r)
+        }
+        defer { onFrameCompleted = previous }
+        for link in links { link.needsReanchor = true }
+        let tick = Nanoseconds(refreshInterval.rounded())
+        var end = RunEnd.completed
+        let first = links.first { $0.isValid }
+        while deviceLost == nil, links.contains(where: { $0.isValid }), !links.contains(where: { $0.callbackError != nil }) {
+            if shouldStop() { end = .stopped; break }
+            let now = backend.now()
+            if now >= deadline.nanoseconds { break }
+            try runOnce(until: Swift.min(deadline.nanoseconds, now &+ 4 &* tick))
+        }
+        try drain(until: backend.now() &+ 1_000_000_000)
+        if let failed = links.first(where: { $0.callbackError != nil }), let error = failed.callbackError {
+            for link in links { link.callbackError = nil }
+            throw error
+        }
+        if let why = deviceLost { end = .deviceLost(why) }
+        let link = first
+        let summary = RunSummary(accounting: accounting, backend: backend.name, refreshHz: 1e9 / refreshInterval,
+                                 vrr: vrrRange, effectiveRateHz: link?.effectiveRate.hz ?? 1e9 / refreshInterval,
+                                 latency: link?.plannedLatency ?? 1, endReason: end.reason)
+        return PacingResult(summary: summary, accounting: accounting)
+    }
+
+    private func expectedFrames(until deadline: Nanoseconds) -> Int {
+        let span = Double(Swift.max(0, deadline &- backend.now()))
+        return Swift.min(1 << 20, Int(span / refreshInterval) + 16)
+    }
+}
+
+extension DisplayLink {
+    /// Runs the link on its display for `duration` (see ``FramePacer/run(until:shouldStop:onFrame:)``):
+    /// callbacks on this thread, presented handlers too. Returns the run's summary and totals;
+    /// rethrows the first error the callback threw.
+    public func run(for duration: Duration, shouldStop: () -> Bool = { false }) throws -> PacingResult {
+        let p = try attachedPacer()
+        // The pacer holds the link only while it runs (the link keeps its pacer for the next run).
+        p.add(self)
+        defer { p.remove(self) }
+        return try p.run(until: DisplayInstant(nanoseconds: p.now()).advanced(by: duration), shouldStop: shouldStop)
+    }
+
+    /// The pacer this link runs on: created for the link's display on first use.
+    func attachedPacer() throws -> FramePacer {
+        if let p = pacer { return p }
+        guard let display else {
+            preconditionFailure("run a link made without a display through FramePacer.run(until:)")
+        }
+        let p = try FramePacer(backend: display)
+        pacer = p
+        return p
+    }
+}
