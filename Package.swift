@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "cadence", targets: ["cadence"]),
         .library(name: "CadenceCore", targets: ["CadenceCore"]),
         .library(name: "DRM", targets: ["DRM"]),
+        .library(name: "KMSDisplay", targets: ["KMSDisplay"]),
         .library(name: "Raster", targets: ["Raster"]),
         .library(name: "Scenes", targets: ["Scenes"]),
     ],

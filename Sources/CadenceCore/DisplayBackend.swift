@@ -129,6 +129,9 @@ public protocol DisplayBackend: AnyObject {
     /// in order to `events` (the caller empties it and keeps its capacity, so that waiting does
     /// not allocate). Returns at `deadline` with nothing appended when nothing happened.
     func waitForEvents(until deadline: Nanoseconds, into events: inout [BackendEvent]) throws
+    /// Gives the display back: restores what it showed before (the console on KMS) and frees its
+    /// buffers. Idempotent; a closed display accepts no more frames.
+    func close() throws
     /// Occupy the CPU until `deadline` (stands for rendering work): virtual time on the fake
     /// display, a real busy wait on KMS.
     func spin(until deadline: Nanoseconds)

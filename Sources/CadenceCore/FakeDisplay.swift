@@ -179,6 +179,9 @@ public final class FakeDisplay: DisplayBackend {
 
     deinit { surface?.base.deallocate() }
 
+    /// Nothing to restore on the fake display; frames submitted after this fail as device lost.
+    public func close() { gone = true }
+
     // MARK: DisplayBackend
 
     public func now() -> Nanoseconds {

@@ -282,6 +282,9 @@ public final class ReplayDisplay: DisplayBackend {
         outbox.removeFirst(n)
     }
 
+    /// Nothing to restore: a replay shows nothing.
+    public func close() {}
+
     public func spin(until deadline: Nanoseconds) {
         clock = Swift.max(clock, deadline)
     }

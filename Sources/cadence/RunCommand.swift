@@ -109,7 +109,7 @@ struct RunCommand: ParsableCommand {
         StopSignal.install()
         defer {
             StopSignal.remove()
-            if let k = display as? KMSDisplay { try? k.close() }
+            try? display.close()
         }
 
         let renderer: FrameRenderer

@@ -1,0 +1,22 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// A package that uses Cadence the way any other package would: by path (or URL), public API
+/// only. `swift run moving-bar` paces a moving bar; `swift test` checks the pacing on virtual time.
+let package = Package(
+    name: "CadenceExamples",
+    dependencies: [.package(name: "Cadence", path: "..")],
+    targets: [
+        .executableTarget(
+            name: "moving-bar",
+            dependencies: [
+                .product(name: "CadenceCore", package: "Cadence"),
+                .product(name: "KMSDisplay", package: "Cadence"),
+            ],
+            path: "Sources/MovingBar"),
+        .testTarget(
+            name: "MovingBarTests",
+            dependencies: [.product(name: "CadenceCore", package: "Cadence")]),
+    ],
+    swiftLanguageModes: [.v6]
+)
