@@ -77,6 +77,8 @@ final class IterationToken: Sendable {
 /// ``DisplayLink/updates``, it touches only the update it was handed while the loop is parked).
 final class LinkJob: @unchecked Sendable {
     let link: DisplayLink
+    /// The link's own handler while ``DisplayLink/updates`` replaces it.
+    var savedHandler: DisplayLink.Handler?
     private let lock = Lock()
     private var cancelled = false
     init(_ link: DisplayLink) { self.link = link }
@@ -138,7 +140,7 @@ final class UpdateChannel: @unchecked Sendable {
 
     private func startLoop() {
         let link = job.link
-        let previous = link.handler
+        job.savedHandler = link.handler
         link.handler = { [self] update in
             if job.isCancelled { return }
             let w: CheckedContinuation<DisplayLinkUpdate?, any Error>? = lock.withLock {
@@ -151,8 +153,9 @@ final class UpdateChannel: @unchecked Sendable {
             resume.wait()
         }
         DispatchQueue(label: "cadence.display-link.updates").async { [self] in
+            let link = job.link
             let result = Result(catching: { _ = try link.run(for: .seconds(365 * 86_400), shouldStop: { self.job.isCancelled }) })
-            link.handler = previous
+            if let h = job.savedHandler { link.handler = h }
             let w: CheckedContinuation<DisplayLinkUpdate?, any Error>? = lock.withLock {
                 finished = result
                 defer { waiter = nil }
