@@ -56,11 +56,9 @@ public final class KMSOutput {
     private let original: CRTCState
     private let originalConnectors: [ConnectorID]
     private var modeBlob: PropertyBlob?
-    private var connectorProps: [String: PropertyID] = [:]
-    private var crtcProps: [String: PropertyID] = [:]
-    private var planeProps: [String: PropertyID] = [:]
+    /// Atomic only: the properties set by modesets and flips, and the primary plane.
+    private var atomic: (connector: ConnectorProperties, crtc: CRTCProperties, plane: PlaneProperties, planeID: PlaneID)?
     private var restored = false
-    private var planeFBProperty: PropertyID?
 
     /// Prepares `connector` for `mode`: becomes DRM master, enables universal planes (and
     /// atomic when `api` allows), picks a CRTC and its primary plane, and saves the CRTC's
@@ -122,18 +120,8 @@ public final class KMSOutput {
             guard let primary else {
                 throw DRMError(call: "find primary plane", object: "\(crtc)", errno: .enodev)
             }
-            connectorProps = try device.propertyIDs(of: connector.id, type: .connector)
-            crtcProps = try device.propertyIDs(of: crtc, type: .crtc)
-            planeProps = try device.propertyIDs(of: primary, type: .plane)
-            planeFBProperty = planeProps["FB_ID"]
-            for (names, table, what) in [(["CRTC_ID"], connectorProps, connector.name),
-                                         (["MODE_ID", "ACTIVE"], crtcProps, "\(crtc)"),
-                                         (["FB_ID", "CRTC_ID", "SRC_X", "SRC_Y", "SRC_W", "SRC_H",
-                                           "CRTC_X", "CRTC_Y", "CRTC_W", "CRTC_H"], planeProps, "\(primary)")] {
-                for n in names where table[n] == nil {
-                    throw DRMError(call: "find property \(n)", object: what, errno: .invalidArgument)
-                }
-            }
+            atomic = (try device.connectorProperties(connector.id, name: connector.name),
+                      try device.crtcProperties(crtc), try device.planeProperties(primary), primary)
         }
     }
 
@@ -141,29 +129,20 @@ public final class KMSOutput {
 
     // MARK: Modeset and flips
 
-    private func planeState(_ fb: FramebufferID) -> [AtomicProperty] {
-        let plane = primaryPlane!.rawValue
-        let w = UInt64(mode.hdisplay), h = UInt64(mode.vdisplay)
-        let values: [(String, UInt64)] = [
-            ("FB_ID", UInt64(fb.rawValue)), ("CRTC_ID", UInt64(crtc.rawValue)),
-            ("SRC_X", 0), ("SRC_Y", 0), ("SRC_W", w << 16), ("SRC_H", h << 16),
-            ("CRTC_X", 0), ("CRTC_Y", 0), ("CRTC_W", w), ("CRTC_H", h),
-        ]
-        return values.map { AtomicProperty(object: plane, property: planeProps[$0.0]!, value: $0.1) }
-    }
-
     /// Programs the mode with `framebuffer` on screen and waits for it to take effect:
     /// atomic (TEST_ONLY first, then ALLOW_MODESET) or drmModeSetCrtc.
     public func modeset(framebuffer: FramebufferID) throws {
         switch api {
         case .atomic, .auto:
+            guard let a = atomic else { preconditionFailure("atomic API without atomic properties") }
             let blob = try device.createBlob(mode.kernelBytes)
             var props = [
-                AtomicProperty(object: connector.id.rawValue, property: connectorProps["CRTC_ID"]!, value: UInt64(crtc.rawValue)),
-                AtomicProperty(object: crtc.rawValue, property: crtcProps["MODE_ID"]!, value: UInt64(blob.id.rawValue)),
-                AtomicProperty(object: crtc.rawValue, property: crtcProps["ACTIVE"]!, value: 1),
+                AtomicProperty(object: connector.id.rawValue, property: a.connector.crtcID, value: UInt64(crtc.rawValue)),
+                AtomicProperty(object: crtc.rawValue, property: a.crtc.modeID, value: UInt64(blob.id.rawValue)),
+                AtomicProperty(object: crtc.rawValue, property: a.crtc.active, value: 1),
             ]
-            props += planeState(framebuffer)
+            props += a.plane.fullScreen(a.planeID, framebuffer: framebuffer, crtc: crtc,
+                                        width: UInt64(mode.hdisplay), height: UInt64(mode.vdisplay))
             try device.atomicCommit(props, flags: [.testOnly, .allowModeset], object: "\(connector.name) \(mode)")
             try device.atomicCommit(props, flags: [.allowModeset], object: "\(connector.name) \(mode)")
             modeBlob = blob
@@ -180,7 +159,8 @@ public final class KMSOutput {
         switch api {
         case .atomic, .auto:
             // The plane is already configured by the modeset: a flip only changes FB_ID.
-            let fbProperty = AtomicProperty(object: primaryPlane!.rawValue, property: planeFBProperty!, value: UInt64(framebuffer.rawValue))
+            guard let a = atomic else { preconditionFailure("atomic API without atomic properties") }
+            let fbProperty = AtomicProperty(object: a.planeID.rawValue, property: a.plane.framebufferID, value: UInt64(framebuffer.rawValue))
             try device.atomicCommit([fbProperty], flags: [.nonblock, .pageFlipEvent], userData: userData,
                                     object: "\(crtc)")
         case .legacy:
@@ -253,13 +233,14 @@ public final class KMSOutput {
         }
         switch api {
         case .atomic, .auto:
-            var props = [
-                AtomicProperty(object: connector.id.rawValue, property: connectorProps["CRTC_ID"]!, value: 0),
-                AtomicProperty(object: crtc.rawValue, property: crtcProps["MODE_ID"]!, value: 0),
-                AtomicProperty(object: crtc.rawValue, property: crtcProps["ACTIVE"]!, value: 0),
+            guard let a = atomic else { preconditionFailure("atomic API without atomic properties") }
+            let props = [
+                AtomicProperty(object: connector.id.rawValue, property: a.connector.crtcID, value: 0),
+                AtomicProperty(object: crtc.rawValue, property: a.crtc.modeID, value: 0),
+                AtomicProperty(object: crtc.rawValue, property: a.crtc.active, value: 0),
+                AtomicProperty(object: a.planeID.rawValue, property: a.plane.framebufferID, value: 0),
+                AtomicProperty(object: a.planeID.rawValue, property: a.plane.crtcID, value: 0),
             ]
-            props.append(AtomicProperty(object: primaryPlane!.rawValue, property: planeProps["FB_ID"]!, value: 0))
-            props.append(AtomicProperty(object: primaryPlane!.rawValue, property: planeProps["CRTC_ID"]!, value: 0))
             try device.atomicCommit(props, flags: [.allowModeset], object: "restore \(crtc)")
         case .legacy:
             try device.setCRTC(crtc, framebuffer: FramebufferID(0), connectors: [], mode: nil)
