@@ -43,7 +43,7 @@ let package = Package(
             name: "CadenceCore",
             dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")]
         ),
-        .target(name: "KMSDisplay", dependencies: ["DRM", "CadenceCore"]),
+        .target(name: "KMSDisplay", dependencies: ["DRM", "CadenceCore", "CCadenceShim"]),
         .target(name: "Raster"),
         .target(name: "Scenes", dependencies: ["Raster"], path: "shaders-cpu"),
         .target(name: "CadenceReport", dependencies: ["CadenceCore", "Raster"]),
@@ -59,7 +59,7 @@ let package = Package(
         .testTarget(name: "KMSDisplayTests", dependencies: ["KMSDisplay", "DRM", "CadenceCore"]),
         .testTarget(name: "RasterTests", dependencies: ["Raster"]),
         .testTarget(name: "ScenesTests", dependencies: ["Scenes", "Raster"]),
-        .testTarget(name: "CLITests", dependencies: ["cadence", "CadenceReport", "CadenceCore"]),
+        .testTarget(name: "CLITests", dependencies: ["cadence", "CadenceReport", "CadenceCore", "DRM"]),
         .testTarget(name: "CadenceReportTests", dependencies: ["CadenceReport", "CadenceCore", "Raster"]),
     ],
     swiftLanguageModes: [.v5]

@@ -266,7 +266,7 @@ public final class DRMDevice {
 
     /// Waits until the device has events or `deadline` (CLOCK_MONOTONIC ns) passes, then
     /// reads them (poll + drmHandleEvent). Returns [] on timeout. A signal interrupting the
-    /// wait returns [] early so callers can check for SIGINT/SIGTERM.
+    /// wait returns [] early so that callers can check why they were woken.
     public func readEvents(until deadline: Int64) throws -> [DRMEvent] {
         var events: [DRMEvent] = []
         try readEvents(until: deadline, into: &events)
@@ -274,20 +274,24 @@ public final class DRMDevice {
     }
 
     /// Like ``readEvents(until:)`` but appends to `events` (no allocation when it has capacity).
-    public func readEvents(until deadline: Int64, into events: inout [DRMEvent]) throws {
+    /// Returns true when a signal interrupted the wait (EINTR is not retried here, so that a
+    /// caller can look at why it was woken).
+    @discardableResult
+    public func readEvents(until deadline: Int64, into events: inout [DRMEvent]) throws -> Bool {
         let timeout = deadline - sys.monotonicNow()
         let ready: Bool
         do {
             ready = try sys.poll(fd, timeoutNs: max(0, timeout))
         } catch let e as Errno where e == .interrupted {
-            return
+            return true
         } catch let e as Errno {
             throw DRMError(call: "poll", object: path, errno: e)
         }
-        guard ready else { return }
+        guard ready else { return false }
         while true {
             do {
-                return try sys.handleEvents(fd, into: &events)
+                try sys.handleEvents(fd, into: &events)
+                return false
             } catch let e as Errno {
                 if e == .interrupted { continue }
                 throw DRMError(call: "drmHandleEvent", object: path, errno: e)

@@ -1,4 +1,3 @@
-import CCadenceShim
 import SystemPackage
 
 /// How to program the display.
@@ -22,16 +21,6 @@ public enum VBlankSupport: String, Sendable {
 
 /// The notice printed for drivers without vblank.
 public let noHardwareVBlankNotice = "no hardware vblank: timestamps are commit-completion times"
-
-/// SIGINT/SIGTERM as a flag the event loops poll, so the display is restored before exit.
-public enum StopSignal {
-    /// Installs the handlers (they only set a flag).
-    public static func install() { cadence_install_stop_handlers() }
-    /// Restores the default handlers.
-    public static func remove() { cadence_remove_stop_handlers() }
-    /// The signal received (SIGINT = 2, SIGTERM = 15), or 0.
-    public static var received: Int32 { cadence_stop_signal() }
-}
 
 /// One connector driven by one CRTC and its primary plane: modeset, flips, events, vblank
 /// queries, and restoring what was on screen before.
@@ -177,11 +166,13 @@ public final class KMSOutput {
         return events
     }
 
-    /// Like ``readEvents(until:)`` but appends to `events`.
-    public func readEvents(until deadline: Int64, into events: inout [DRMEvent]) throws {
+    /// Like ``readEvents(until:)`` but appends to `events`; true when a signal interrupted the wait.
+    @discardableResult
+    public func readEvents(until deadline: Int64, into events: inout [DRMEvent]) throws -> Bool {
         let start = events.count
-        try device.readEvents(until: deadline, into: &events)
+        let interrupted = try device.readEvents(until: deadline, into: &events)
         for e in events[start...] where e.kind == .flipComplete && (e.crtcID == crtc || e.crtcID.isNone) { flipPending = false }
+        return interrupted
     }
 
     // MARK: Vblank

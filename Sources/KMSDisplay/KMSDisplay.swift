@@ -14,8 +14,9 @@ import DRM
 ///
 /// Use ``open(device:connector:mode:allocator:api:)``; errors are ``OutputSelectionError``
 /// with one clear line. Call it from one thread. To restore the console on SIGINT/SIGTERM,
-/// call `StopSignal.install()` first: ``waitForEvents(until:into:)`` then returns early when a
-/// signal arrives, and the caller checks `StopSignal.received != 0` and calls ``close()``.
+/// hold a ``SignalStop`` while the display runs: ``waitForEvents(until:into:)`` returns early
+/// when a signal arrives, the run loop's `shouldStop` checks ``SignalStop/isRequested``, and
+/// ``close()`` restores the console.
 public final class KMSDisplay: DisplayBackend {
     public let device: DRMDevice
     public let output: KMSOutput
@@ -202,8 +203,9 @@ public final class KMSDisplay: DisplayBackend {
                 wake = min(wake, softwareVBlankTime(r + 1))
             }
             drmEvents.removeAll(keepingCapacity: true)
+            var interrupted = false
             do {
-                try output.readEvents(until: wake, into: &drmEvents)
+                interrupted = try output.readEvents(until: wake, into: &drmEvents)
             } catch let e as DRMError {
                 let failure = fail(e)
                 events.append(.failed(frame: inFlight?.frame, failure))
@@ -248,7 +250,7 @@ public final class KMSDisplay: DisplayBackend {
                 }
                 if due { events.append(.vblank(current)) }
             }
-            if events.count > before || received >= deadline || StopSignal.received != 0 { return }
+            if events.count > before || received >= deadline || interrupted { return }
         }
     }
 

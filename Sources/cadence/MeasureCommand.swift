@@ -1,6 +1,7 @@
 import ArgumentParser
 import CadenceCore
 import DRM
+import KMSDisplay
 
 #if canImport(Glibc)
 import Glibc
@@ -67,16 +68,18 @@ struct MeasureCommand: ParsableCommand {
             printError("warning: \(driver.name) lacks DRM_CAP_TIMESTAMP_MONOTONIC: timestamps are not CLOCK_MONOTONIC")
         }
         let recording: FlipRecording
+        var stoppedBy: Int32?
         do {
             let chain = try describing(path, mode: chosen) {
                 try Swapchain(device: dev, width: Int(chosen.hdisplay), height: Int(chosen.vdisplay), count: 3, allocator: alloc)
             }
             let shadow = ShadowBuffer(width: Int(chosen.hdisplay), height: Int(chosen.vdisplay))
-            StopSignal.install()
-            defer { StopSignal.remove() }
+            let stop = SignalStop()
+            defer { stop.remove() }
             do {
                 recording = try output.recordFlips(swapchain: chain, shadow: shadow, durationNs: Int64(duration * 1e9),
-                                                   warmupFlips: Self.warmupFlips)
+                                                   warmupFlips: Self.warmupFlips, shouldStop: { stop.isRequested })
+                stoppedBy = stop.signal
             } catch let e as DRMError {
                 try? output.restore()
                 throw CLIFailure(modesetFailure(e, path: path, mode: chosen, connector: conn.name))
@@ -87,22 +90,18 @@ struct MeasureCommand: ParsableCommand {
         }
 
         if trace {
-            var prev: FlipSample?
-            for (i, f) in recording.samples.enumerated() {
+            var prev: FlipTimestamp?
+            for (i, f) in recording.flips.enumerated() {
                 let dseq = prev.map { Int64(bitPattern: f.sequence &- $0.sequence) } ?? 0
-                let dt = prev.map { Double(f.timestampNs - $0.timestampNs) / 1e6 } ?? 0
-                printError("flip \(i) seq \(f.sequence) (+\(dseq)) t \(f.timestampNs) dt \(String(format4: dt)) ms receipt +\(String(format4: Double(f.receivedNs - f.timestampNs) / 1e6)) ms")
+                let dt = prev.map { Double(f.timestamp - $0.timestamp) / 1e6 } ?? 0
+                printError("flip \(i) seq \(f.sequence) (+\(dseq)) t \(f.timestamp) dt \(String(format4: dt)) ms receipt +\(String(format4: Double(f.receivedAt - f.timestamp) / 1e6)) ms")
                 prev = f
             }
         }
         // Said once the built mode is known to work, so a rejected mode gives one line.
         if let note = selection.note { printError("note: " + note) }
         if recording.vblank == .none { printError("notice: \(driver.name): \(noHardwareVBlankNotice)") }
-        let flips = recording.samples.map {
-            FlipTimestamp(sequence: $0.sequence, timestamp: $0.timestampNs, receivedAt: $0.receivedNs,
-                          submittedAt: $0.submittedNs > 0 ? $0.submittedNs : nil)
-        }
-        let m = RefreshMeasurement(flips: flips, nominalRefreshHz: chosen.refreshHz, hardwareVBlank: recording.vblank == .hardware)
+        let m = RefreshMeasurement(flips: recording.flips, nominalRefreshHz: chosen.refreshHz, hardwareVBlank: recording.vblank == .hardware)
         let source = selection.source
         if json {
             print(Self.json(m, driver: driver.name, path: path, connector: conn.name, mode: chosen, source: source,
@@ -111,9 +110,9 @@ struct MeasureCommand: ParsableCommand {
             print(Self.text(m, driver: driver.name, path: path, connector: conn.name, mode: chosen, source: source,
                             api: output.api, allocator: alloc, vblank: recording.vblank))
         }
-        if recording.stoppedBySignal != 0 {
-            printError("stopped by signal \(recording.stoppedBySignal); display restored")
-            throw ExitCode(128 + recording.stoppedBySignal)
+        if recording.stopped, let signal = stoppedBy {
+            printError("stopped by signal \(signal); display restored")
+            throw ExitCode(128 + signal)
         }
         if m.flips < 2 { throw CLIFailure("only \(m.flips) flip event(s) in \(duration) s: nothing to measure") }
         let failed = m.checks.filter { $0.passed == false }

@@ -106,9 +106,9 @@ struct RunCommand: ParsableCommand {
         let display = try out.discardOnError { try openBackend(fakeConfig) }
         var runConfig = config
         if display is KMSDisplay { runConfig.commitMargin = 1_000_000 }
-        StopSignal.install()
+        let stop = SignalStop()
         defer {
-            StopSignal.remove()
+            stop.remove()
             try? display.close()
         }
 
@@ -137,7 +137,7 @@ struct RunCommand: ParsableCommand {
             }
         }
         onRun?(run, out)
-        let summary = try run.run(shouldStop: { StopSignal.received != 0 || out.failure != nil })
+        let summary = try run.run(shouldStop: { stop.isRequested || out.failure != nil })
         try out.finish(summary)
         return summary
     }
