@@ -15,11 +15,6 @@ public struct DeviceCapability: RawRepresentable, Hashable, Sendable, CustomStri
     public static let pageFlipTarget = DeviceCapability(rawValue: 0x11)
     public static let crtcInVBlankEvent = DeviceCapability(rawValue: 0x12)
 
-    /// The capabilities `cadence list` reports.
-    public static let reported: [DeviceCapability] = [
-        .dumbBuffer, .dumbPreferShadow, .timestampMonotonic, .asyncPageFlip, .crtcInVBlankEvent,
-    ]
-
     public var description: String {
         switch self {
         case .dumbBuffer: return "DUMB_BUFFER"

@@ -42,6 +42,11 @@ struct ListCommand: ParsableCommand {
 
 /// Everything `list` shows about one device.
 struct DeviceReport {
+    /// The capabilities `list` shows.
+    static let reportedCapabilities: [DeviceCapability] = [
+        .dumbBuffer, .dumbPreferShadow, .timestampMonotonic, .asyncPageFlip, .crtcInVBlankEvent,
+    ]
+
     var path: String
     var version: DriverVersion
     var caps: [(DeviceCapability, UInt64?)]
@@ -55,7 +60,7 @@ struct DeviceReport {
     init(_ dev: DRMDevice) throws {
         path = dev.path
         version = try describing(dev.path) { try dev.version() }
-        caps = DeviceCapability.reported.map { ($0, try? dev.capability($0)) }
+        caps = Self.reportedCapabilities.map { ($0, try? dev.capability($0)) }
         universalPlanes = (try? dev.enable(.universalPlanes)) != nil
         atomic = (try? dev.enable(.atomic)) != nil
         let res = try describing(dev.path) { try dev.resources() }
