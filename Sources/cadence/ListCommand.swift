@@ -1,5 +1,6 @@
 import ArgumentParser
 import DRM
+import KMSDisplay
 
 /// `cadence list`: devices, driver, caps, connectors with status, modes with exact Hz
 /// (preferred marked), encoders, CRTCs and planes.

@@ -1,3 +1,5 @@
+import DRM
+
 /// Choosing what to drive from user input: the device node, the connector by name, and the
 /// mode from "WxH[@HZ]", with one-line errors for every way that can go wrong.
 
@@ -75,11 +77,11 @@ public struct OutputSelection {
     public static func explain(_ e: DRMError, path: String) -> String {
         switch (e.call, e.errno.rawValue) {
         case ("gbm_create_device", _), ("gbm_bo_create", _), ("gbm_bo_map", _):
-            return "GBM cannot allocate on \(path) (\(e)): is Mesa's DRI driver for it installed (libgl1-mesa-dri)? --allocator dumb works everywhere"
+            return "GBM cannot allocate on \(path) (\(e)): is Mesa's DRI driver for it installed (libgl1-mesa-dri)? The dumb allocator works everywhere"
         case ("choose CRTC", _):
             return "\(path): no CRTC can drive \(e.object ?? "the connector")"
         case (let call, _) where call.hasPrefix("find primary plane") || call.hasPrefix("find property"):
-            return "\(path): the driver's atomic interface lacks what Cadence needs (\(call) on \(e.object ?? "?")); try --api legacy"
+            return "\(path): the driver's atomic interface lacks what Cadence needs (\(call) on \(e.object ?? "?")); try the legacy API"
         case ("open", _):
             return explainOpen(e, path: path)
         case ("drmGetVersion", 25), ("drmGetVersion", 22), ("drmModeGetResources", 25), ("drmModeGetResources", 22):
