@@ -6,12 +6,10 @@ import CGBM
 import CCadenceShim
 import SystemPackage
 
-/// The real kernel behind ``DRMSystem``: libdrm, libgbm, and the shim's ioctls.
-final class LiveDRM: DRMSystem {
+/// The real kernel behind ``DRMSystem``: libdrm, libgbm, and the shim's ioctls. Stateless, so
+/// one instance serves every device on every thread.
+final class LiveDRM: DRMSystem, Sendable {
     static let shared = LiveDRM()
-
-    /// Reused by ``handleEvents(_:)`` (drmHandleEvent reads at most 1 KiB: 32 events).
-    private let eventBuffer = UnsafeMutableBufferPointer<cadence_drm_event>.allocate(capacity: 64)
 
     /// Errno of a libdrm return value: -1 means "see errno", other negatives are -errno.
     @inline(__always) private func check(_ r: Int32) throws {
@@ -323,13 +321,16 @@ final class LiveDRM: DRMSystem {
     }
 
     func handleEvents(_ fd: Int32, into events: inout [DRMEvent]) throws {
-        let n = cadence_handle_events(fd, eventBuffer.baseAddress, Int32(eventBuffer.count))
-        if n < 0 { throw Errno(rawValue: -n) }
-        for e in eventBuffer.prefix(Int(n)) {
-            let kind: DRMEvent.Kind = e.kind == UInt32(CADENCE_EVENT_FLIP) ? .flipComplete
-                : e.kind == UInt32(CADENCE_EVENT_VBLANK) ? .vblank : .sequence
-            events.append(DRMEvent(kind: kind, crtcID: CRTCID(e.crtc_id), sequence: e.sequence,
-                                   timestampNs: Int64(bitPattern: e.timestamp_ns), userData: e.user_data))
+        // On the stack, per call (drmHandleEvent reads at most 1 KiB: 32 events).
+        try withUnsafeTemporaryAllocation(of: cadence_drm_event.self, capacity: 64) { buffer in
+            let n = cadence_handle_events(fd, buffer.baseAddress, Int32(buffer.count))
+            if n < 0 { throw Errno(rawValue: -n) }
+            for e in buffer.prefix(Int(n)) {
+                let kind: DRMEvent.Kind = e.kind == UInt32(CADENCE_EVENT_FLIP) ? .flipComplete
+                    : e.kind == UInt32(CADENCE_EVENT_VBLANK) ? .vblank : .sequence
+                events.append(DRMEvent(kind: kind, crtcID: CRTCID(e.crtc_id), sequence: e.sequence,
+                                       timestampNs: Int64(bitPattern: e.timestamp_ns), userData: e.user_data))
+            }
         }
     }
 
