@@ -132,7 +132,12 @@ public protocol DisplayBackend: AnyObject {
     /// Gives the display back: restores what it showed before (the console on KMS) and frees its
     /// buffers. Idempotent; a closed display accepts no more frames.
     func close() throws
-    /// Occupy the CPU until `deadline` (stands for rendering work): virtual time on the fake
-    /// display, a real busy wait on KMS.
+}
+
+/// A display that can stand for CPU work in simulations (`--inject-late`, replay): the fake
+/// display jumps its virtual clock, KMS busy-waits. Inside the package only: it is a test and
+/// benchmark tool, not part of the display contract.
+package protocol WorkSimulating: DisplayBackend {
+    /// Occupies the CPU until `deadline`.
     func spin(until deadline: Nanoseconds)
 }

@@ -91,7 +91,7 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
 /// refreshes), one flip in flight, a flip submitted after a vblank shows at the next one,
 /// completion events with timestamps and sequences, and scripted faults. Deterministic for a
 /// given configuration.
-public final class FakeDisplay: DisplayBackend {
+public final class FakeDisplay: DisplayBackend, WorkSimulating {
     public let configuration: FakeDisplayConfiguration
     public var name: String { "fake" }
     public var crtcID: UInt32 { 0 }
@@ -255,6 +255,8 @@ public final class FakeDisplay: DisplayBackend {
         }
     }
 
+    /// Occupies the CPU until `deadline`, as rendering work would: the virtual clock jumps there
+    /// (a busy wait at wall speed). Use it in tests to make a frame late.
     public func spin(until deadline: Nanoseconds) {
         if configuration.clock == .wall {
             while wallMapped() < deadline {}

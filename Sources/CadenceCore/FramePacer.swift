@@ -243,17 +243,17 @@ public final class FramePacer {
         }
     }
 
-    /// Occupies the time until `deadline` as rendering work would (``DisplayBackend/spin(until:)``)
-    /// while keeping earlier frames flowing: with frame latency 2–3 the frames queued before the
-    /// one being drawn are still submitted at their vblanks, as a separate render thread allows.
-    /// Fires no link callbacks.
-    public func renderWork(until deadline: Nanoseconds) throws {
+    /// Occupies the time until `deadline` as rendering work would (``WorkSimulating/spin(until:)``;
+    /// a plain wait on a display that cannot simulate work) while keeping earlier frames flowing:
+    /// with frame latency 2–3 the frames queued before the one being drawn are still submitted at
+    /// their vblanks, as a separate render thread allows. Fires no link callbacks.
+    package func renderWork(until deadline: Nanoseconds) throws {
         while deviceLost == nil && backend.now() < deadline {
             try refreshLastVBlank()
             try trySubmit()
             let waiting = count - (inFlight ? 1 : 0)
-            if waiting <= 0 {
-                backend.spin(until: deadline)
+            if waiting <= 0, let worker = backend as? any WorkSimulating {
+                worker.spin(until: deadline)
                 break
             }
             guard try waitAndHandleEvents(until: try planWake(limit: deadline, links: false)) else { return }

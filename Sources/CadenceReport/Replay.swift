@@ -14,7 +14,7 @@ import Foundation
 /// callback woke, but not when vblank events the pacer asked for without a callback arrived. A
 /// stall of the whole process that delayed only such events replays as a late flip event
 /// (cause flip-late instead of scheduler-late); everything else is reproduced exactly.
-public final class ReplayDisplay: DisplayBackend {
+public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     public let name: String = "replay"
     public let crtcID: UInt32
     public let refreshInterval: Double
@@ -285,7 +285,7 @@ public final class ReplayDisplay: DisplayBackend {
     /// Nothing to restore: a replay shows nothing.
     public func close() {}
 
-    public func spin(until deadline: Nanoseconds) {
+    package func spin(until deadline: Nanoseconds) {
         clock = Swift.max(clock, deadline)
     }
 

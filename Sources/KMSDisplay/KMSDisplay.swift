@@ -17,7 +17,7 @@ import DRM
 /// hold a ``SignalStop`` while the display runs: ``waitForEvents(until:into:)`` returns early
 /// when a signal arrives, the run loop's `shouldStop` checks ``SignalStop/isRequested``, and
 /// ``close()`` restores the console.
-public final class KMSDisplay: DisplayBackend {
+public final class KMSDisplay: DisplayBackend, WorkSimulating {
     public let device: DRMDevice
     public let output: KMSOutput
     /// The connector and mode in use (and whether the mode was built).
@@ -254,7 +254,7 @@ public final class KMSDisplay: DisplayBackend {
         }
     }
 
-    public func spin(until deadline: Nanoseconds) { device.busyWait(until: deadline) }
+    package func spin(until deadline: Nanoseconds) { device.busyWait(until: deadline) }
 
     // MARK: Helpers
 
