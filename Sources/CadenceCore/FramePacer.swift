@@ -193,6 +193,9 @@ public final class FramePacer {
         try refreshLastVBlank()
         try trySubmit()
         try fireDueLinks()
+        // A callback that rendered across a vblank learnt of it afterwards: its frame may be due
+        // now (an EBUSY retry still waits for the next vblank).
+        if deviceLost == nil && !retryAfterBusy { try trySubmit() }
         checkCompletionTimeout()
         if deviceLost != nil { return }
         guard try waitAndHandleEvents(until: try planWake(limit: deadline)) else { return }
