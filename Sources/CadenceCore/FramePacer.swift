@@ -15,9 +15,12 @@ public final class FramePacer {
     /// A flip whose completion has not arrived this many refreshes after it was due is given up
     /// as ``FrameOutcome/unconfirmed``.
     public var completionTimeoutRefreshes: Int = 4
-    /// `present(at:)` treats a vblank predicted this fraction of a refresh before the requested
-    /// time as "not before" it (absorbs timestamp jitter).
-    public var placementTolerance: Double = 0.1
+    /// ε, the timestamp uncertainty the presentation contracts allow for (see
+    /// ``TimestampUncertainty``): the measured vblank timestamp jitter, at least 1 µs, at most
+    /// 0.5% of a refresh.
+    public var timestampUncertainty: Nanoseconds { uncertainty.epsilon(refreshInterval: refreshInterval) }
+    /// The largest |residual| of recent vblank timestamps against the nominal grid (ns).
+    public var measuredJitter: Nanoseconds { uncertainty.measuredJitter }
 
     /// Nominal refresh interval in ns (re-read on a mode change).
     public private(set) var refreshInterval: Double
@@ -42,7 +45,11 @@ public final class FramePacer {
     private var lastPresentedTime: Nanoseconds = 0
     private var havePresented = false
     private var intendedSince: UInt64? = nil
+    /// Target time of the earliest discarded frame since the last shown one (the hitch's start).
     private var discardedSinceTime: Nanoseconds? = nil
+    private var uncertainty = TimestampUncertainty()
+    /// False right after a mode change: the next vblank re-anchors the grid without a residual.
+    private var gridAnchored = true
     private var nextID: FrameID = 1
     private var outstandingRequest: UInt64? = nil
     private var retryAfterBusy = false
@@ -90,16 +97,36 @@ public final class FramePacer {
         return lastVBlank.timestamp &+ Nanoseconds((Double(d) * refreshInterval).rounded())
     }
 
-    /// The first vblank not before `t` (within the placement tolerance), or the nearest one.
+    /// The vblank `present(at: t)` aims at: "not before" (`nearest` false) the first one predicted
+    /// at or after `t − ε`; `nearest` the one nearest to `t`, an exact tie going to the later one.
     public func sequence(at t: Nanoseconds, nearest: Bool = false) -> UInt64 {
-        let k = Double(t &- lastVBlank.timestamp) / refreshInterval
-        let steps = nearest ? k.rounded() : (k - placementTolerance).rounded(.up)
+        let steps: Double
+        if nearest {
+            steps = (Double(t &- lastVBlank.timestamp) / refreshInterval + 0.5).rounded(.down)
+        } else {
+            steps = (Double(t &- timestampUncertainty &- lastVBlank.timestamp) / refreshInterval).rounded(.up)
+        }
         let s = Int64(bitPattern: lastVBlank.sequence) &+ Int64(steps)
         return UInt64(Swift.max(0, s))
     }
 
-    private func refreshesCeil(_ d: Nanoseconds) -> UInt64 {
-        UInt64(Swift.max(0, (Double(d) / refreshInterval - placementTolerance).rounded(.up)))
+    /// Fixed refresh: how many refreshes after the previous shown frame a frame presented with
+    /// `present(afterMinimumDuration: d)` is shown (the smallest n ≥ 1 with n·refresh ≥ d − ε).
+    public func minimumDurationRefreshes(_ d: Nanoseconds) -> UInt64 {
+        TimestampUncertainty.refreshes(forMinimumDuration: d, refreshInterval: refreshInterval, epsilon: timestampUncertainty)
+    }
+
+    /// Learns a vblank newer than (or a second timestamp of) ``lastVBlank``: its residual against
+    /// the nominal grid feeds ε.
+    private func observe(_ vb: VBlank) {
+        guard vrrRange == nil, backend.hasHardwareVBlank, vb.sequence >= lastVBlank.sequence else { return }
+        guard gridAnchored else {
+            gridAnchored = vb.sequence > lastVBlank.sequence
+            return
+        }
+        let step = vb.sequence &- lastVBlank.sequence
+        if step == 0 && vb.timestamp == lastVBlank.timestamp { return }
+        if step <= TimestampUncertainty.maxStep { uncertainty.record(vb.timestamp &- time(ofSequence: vb.sequence)) }
     }
 
     // MARK: Presenting
@@ -154,7 +181,7 @@ public final class FramePacer {
             case .nextOpportunity: target = update?.targetPresentationTimestamp ?? earliest
             case .at(let t, _): target = t
             case .afterMinimumDuration(let d):
-                target = Swift.max(update?.targetPresentationTimestamp ?? earliest, prevT &+ d)
+                target = Swift.max(update?.targetPresentationTimestamp ?? earliest, prevT &+ d &- timestampUncertainty)
             }
             r.targetTime = target
             r.targetSequence = update?.targetSequence ?? 0
@@ -168,7 +195,7 @@ public final class FramePacer {
             case .nextOpportunity: target = update?.targetSequence ?? earliest
             case .at(let t, let nearest): target = sequence(at: t, nearest: nearest)
             case .afterMinimumDuration(let d):
-                target = Swift.max(update?.targetSequence ?? earliest, prevSeq &+ Swift.max(1, refreshesCeil(d)))
+                target = Swift.max(update?.targetSequence ?? earliest, prevSeq &+ minimumDurationRefreshes(d))
             }
             r.targetSequence = target
             r.targetTime = time(ofSequence: target)
@@ -246,7 +273,10 @@ public final class FramePacer {
     private func refreshLastVBlank() throws {
         do {
             let vb = try backend.lastVBlank()
-            if vb.sequence > lastVBlank.sequence { lastVBlank = vb }
+            if vb.sequence > lastVBlank.sequence {
+                observe(vb)
+                lastVBlank = vb
+            }
         } catch let f as BackendFailure {
             if case .deviceLost(let why) = f { loseDevice(why) } else { throw f }
         }
@@ -485,7 +515,8 @@ public final class FramePacer {
             var r = ring[head]
             if vrrRange == nil {
                 if case .afterMinimumDuration(let d) = r.intent, havePresented {
-                    let minSeq = lastPresentedSeq &+ Swift.max(1, refreshesCeil(d))
+                    // From the previous frame's actual vblank, now that it is known.
+                    let minSeq = lastPresentedSeq &+ minimumDurationRefreshes(d)
                     if minSeq > r.targetSequence {
                         r.targetSequence = minSeq
                         r.targetTime = time(ofSequence: minSeq)
@@ -507,12 +538,19 @@ public final class FramePacer {
                     }
                 }
             } else {
-                if case .afterMinimumDuration(let d) = r.intent, havePresented {
-                    let minT = lastPresentedTime &+ d
-                    if minT > r.targetTime { r.targetTime = minT; ring[head] = r }
+                // A VRR flip starts a refresh when committed: a frame that must not show before a
+                // time is not committed before it (commit margin or not).
+                var notBefore: Nanoseconds = .min
+                switch r.intent {
+                case .afterMinimumDuration(let d) where havePresented:
+                    notBefore = lastPresentedTime &+ d &- timestampUncertainty
+                    if notBefore > r.targetTime { r.targetTime = notBefore; ring[head] = r }
+                case .at(let t, false):
+                    notBefore = t &- timestampUncertainty
+                default: break
                 }
                 let nowT = backend.now()
-                if r.targetTime &- commitMargin > nowT { return }
+                if r.targetTime &- commitMargin > nowT || notBefore > nowT { return }
                 if count > 1 {
                     let n = ring[(head + 1) % ring.count]
                     if n.targetTime &- commitMargin <= nowT && !isMinDuration(n.intent) {
@@ -562,9 +600,11 @@ public final class FramePacer {
         switch e {
         case .vblank(let vb):
             lastVBlankEventDelay = backend.now() &- vb.timestamp
+            observe(vb)
             if vb.sequence > lastVBlank.sequence { lastVBlank = vb }
             if let o = outstandingRequest, vb.sequence > o { outstandingRequest = nil }
         case .presented(let id, let vb, let receivedAt):
+            observe(vb)
             if vb.sequence > lastVBlank.sequence || (vb.sequence == lastVBlank.sequence && vb.timestamp != lastVBlank.timestamp) {
                 lastVBlank = vb
             }
@@ -602,6 +642,8 @@ public final class FramePacer {
             case .modeChanged:
                 refreshInterval = backend.refreshInterval
                 vrrRange = backend.vrrRange
+                uncertainty.reset()
+                gridAnchored = false
                 for l in links { l.rateDirty = true; l.needsReanchor = true }
             case .busy:
                 if let id = id, count > 0, ring[head].id == id {

@@ -1,11 +1,22 @@
 /// When a presented frame should reach the screen.
+///
+/// The contracts use ε, the timestamp uncertainty (``FramePacer/timestampUncertainty``): the
+/// jitter the pacer measures on the vblank timestamps, at least 1 µs (the resolution of the
+/// kernel's page-flip events) and at most 0.5% of a refresh.
 public enum PresentIntent: Equatable, Sendable {
     /// The next opportunity: the display link's target presentation when the frame was made in a
     /// link callback, otherwise the first vblank after the frames already queued.
     case nextOpportunity
-    /// The first vblank not before `time` (`nearest`: the vblank nearest to `time`).
-    case at(Nanoseconds, nearest: Bool)
-    /// No earlier than the previous frame's *actual* presentation plus this many nanoseconds.
+    /// At `time`. `nearest: true` (the default, as Metal's `present(atTime:)`, "as close as
+    /// possible"): the vblank nearest to `time`, an exact tie going to the later one.
+    /// `nearest: false` ("not before"): the first vblank predicted at or after `time − ε`.
+    /// Under VRR the flip is aimed at `time` itself; "not before" then also holds the commit
+    /// until `time − ε`, since a VRR flip starts a refresh as soon as it is committed.
+    case at(Nanoseconds, nearest: Bool = true)
+    /// Never shown before the previous shown frame's *actual* presentation (its kernel
+    /// timestamp) plus this many nanoseconds, minus ε. Fixed refresh: the smallest whole number
+    /// n ≥ 1 of refreshes with n × refresh ≥ duration − ε after the previous frame's vblank;
+    /// VRR: the flip is not committed before that presentation + duration − ε.
     case afterMinimumDuration(Nanoseconds)
 }
 

@@ -130,15 +130,14 @@ public final class PacingRun {
     }
 
     /// The rate frames are intended at: the link's effective rate, the content rate, or what the
-    /// minimum duration allows.
+    /// minimum duration allows (see ``PresentIntent``).
     public var intendedRateHz: Double {
         let refreshHz = 1e9 / pacer.refreshInterval
         let linkRate = EffectiveRate.select(for: configuration.range, refreshHz: refreshHz, vrr: pacer.vrrRange).hz
         if let c = configuration.contentRate { return Swift.min(c, linkRate) }
         if let d = configuration.minimumDuration, d > 0 {
             if pacer.vrrRange != nil { return Swift.min(linkRate, 1e9 / Double(d)) }
-            let n = Swift.max(1.0, (Double(d) / pacer.refreshInterval - pacer.placementTolerance).rounded(.up))
-            return Swift.min(linkRate, refreshHz / n)
+            return Swift.min(linkRate, refreshHz / Double(pacer.minimumDurationRefreshes(d)))
         }
         return linkRate
     }
