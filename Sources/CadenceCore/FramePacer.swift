@@ -698,7 +698,10 @@ public final class FramePacer {
 
     private func noteDiscarded(_ r: FrameReport) {
         if vrrRange == nil {
-            intendedSince = Swift.min(intendedSince ?? r.targetSequence, r.targetSequence)
+            if intendedSince == nil || r.targetSequence < intendedSince! {
+                intendedSince = r.targetSequence
+                discardedSinceTime = r.targetTime
+            }
         } else {
             discardedSinceTime = Swift.min(discardedSinceTime ?? r.targetTime, r.targetTime)
         }
@@ -712,13 +715,32 @@ public final class FramePacer {
     }
 
     /// Lateness, drops, hitch, interval and cause of a frame that was just shown.
+    ///
+    /// Hitch: the time the screen showed stale content before this frame, i.e. its presentation
+    /// minus the expected presentation of the first dropped refresh, so that every dropped
+    /// refresh counts whether the frame behind it was late or discarded. Fixed refresh: that
+    /// refresh is this frame's target (a late frame: hitch = its presentation − its target) or
+    /// the earliest discarded frame's target, else the vblank after the previous shown frame;
+    /// either way about droppedRefreshes × refresh. VRR: presentation − the earliest target.
     private func account(_ r: inout FrameReport) {
+        var hitch: Nanoseconds = 0
         if vrrRange == nil {
             let late = Int64(bitPattern: r.sequence &- r.targetSequence)
             r.lateRefreshes = Int(Swift.max(0, late))
             let from = Swift.min(intendedSince ?? r.targetSequence, r.targetSequence)
             let floor = havePresented ? Swift.max(from, lastPresentedSeq &+ 1) : from
             r.droppedRefreshes = r.sequence > floor ? Int(r.sequence &- floor) : 0
+            if r.droppedRefreshes > 0 {
+                let expected: Nanoseconds
+                if floor == r.targetSequence {
+                    expected = r.targetTime
+                } else if floor == intendedSince, let t = discardedSinceTime {
+                    expected = t
+                } else {
+                    expected = r.presentedTime &- Nanoseconds((Double(r.droppedRefreshes) * refreshInterval).rounded())
+                }
+                hitch = Swift.max(0, r.presentedTime &- expected)
+            }
             if havePresented {
                 r.intervalRefreshes = Int(r.sequence &- lastPresentedSeq)
             }
@@ -729,12 +751,13 @@ public final class FramePacer {
             r.lateRefreshes = Swift.max(0, Int((Double(lateNs) / frame).rounded()))
             let from = Swift.min(discardedSinceTime ?? r.targetTime, r.targetTime)
             r.droppedRefreshes = Swift.max(0, Int((Double(r.presentedTime &- from) / frame).rounded()))
+            if r.droppedRefreshes > 0 { hitch = Swift.max(0, r.presentedTime &- from) }
             if havePresented {
                 r.intervalRefreshes = Int((Double(r.presentedTime &- lastPresentedTime) / refreshInterval).rounded())
             }
         }
         if havePresented { r.interval = r.presentedTime &- lastPresentedTime }
-        r.hitch = r.presentedTime &- r.targetTime
+        r.hitch = hitch
         lastPresentedTime = r.presentedTime
         havePresented = true
         intendedSince = nil

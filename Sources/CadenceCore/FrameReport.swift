@@ -105,7 +105,9 @@ public struct FrameReport: Equatable, Sendable {
     public var lateRefreshes: Int = 0
     /// Refreshes that showed a stale frame while this one (or a discarded predecessor) was due.
     public var droppedRefreshes: Int = 0
-    /// Actual minus expected presentation time (0 when not shown).
+    /// How long the screen showed stale content before this frame: its presentation minus the
+    /// expected presentation of the first dropped refresh (the target of this frame or of the
+    /// earliest discarded frame before it). 0 when ``droppedRefreshes`` is 0 or not shown.
     public var hitch: Nanoseconds = 0
     /// Time since the previous shown frame (0 for the first or when not shown).
     public var interval: Nanoseconds = 0

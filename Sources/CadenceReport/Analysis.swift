@@ -76,7 +76,8 @@ public enum LogAnalysis {
     }
 
     /// Summary fields that differ between `a` and `b`, ignoring `backend` and `endReason`
-    /// (a replay or a re-analysis runs on another backend and ends on its own). Empty = equal.
+    /// (a replay or a re-analysis runs on another backend and ends on its own), and fields one
+    /// side does not have (a summary written before they existed). Empty = equal.
     public static func differences(_ a: RunSummary, _ b: RunSummary) -> [String] {
         var x = a, y = b
         x.backend = ""; y.backend = ""
@@ -96,12 +97,17 @@ public enum LogAnalysis {
             return "\(v)"
         }
         var out: [String] = []
+        var skipped = false
         for k in Set(ox.keys).union(oy.keys).sorted() {
+            if ox[k] == nil || oy[k] == nil {
+                skipped = true
+                continue
+            }
             let vx = text(ox[k])
             let vy = text(oy[k])
             if vx != vy { out.append("\(k): \(vx) vs \(vy)") }
         }
-        return out.isEmpty ? ["(rounding)"] : out
+        return out.isEmpty && !skipped ? ["(rounding)"] : out
     }
 }
 

@@ -91,18 +91,21 @@ public final class ReplayDisplay: DisplayBackend {
         // vblank queries and events, which carry nanoseconds, while flip events carry
         // microseconds: queries and vblank events replay the nanosecond value, flip completions
         // keep their own (recorded) timestamp.
-        // Only for kernel flip events, which carry whole microseconds (the fake display's carry
-        // nanoseconds and need no refinement).
+        // The grid refinement is only for kernel flip events, which carry whole microseconds (the
+        // fake display's carry nanoseconds); the pins themselves also give a jittery fake display's
+        // unshown vblanks their recorded timestamps, from which the run predicted its targets.
         let microsecondFlips = stamps.allSatisfy { $0 % 1000 == 0 }
-        if hasHardwareVBlank && microsecondFlips {
+        if hasHardwareVBlank && vrrRange == nil {
             for r in recs where r.callbackNs > 0 {
                 let s = sequence(near: r.callbackNs)
                 if abs(time(of: s) &- r.callbackNs) < Nanoseconds(refreshInterval / 4) { pairs[s] = r.callbackNs }
             }
             seqs = pairs.keys.sorted()
             stamps = seqs.map { pairs[$0]! }
-            nsSeqs = seqs.filter { pairs[$0]! % 1000 != 0 }
-            nsStamps = nsSeqs.map { pairs[$0]! }
+            if microsecondFlips {
+                nsSeqs = seqs.filter { pairs[$0]! % 1000 != 0 }
+                nsStamps = nsSeqs.map { pairs[$0]! }
+            }
         }
         loggedDelays = recs.contains { $0.schedulerDelayNs != nil }
         let renders = recs.filter { $0.renderEndNs > $0.renderStartNs }.map { (start: $0.renderStartNs, end: $0.renderEndNs) }
@@ -258,7 +261,8 @@ public final class ReplayDisplay: DisplayBackend {
     }
 
     public func waitForEvents(until deadline: Nanoseconds, into events: inout [BackendEvent]) throws {
-        if outbox.isEmpty || outbox[0].at > deadline {
+        // Events already due are delivered even when `deadline` has passed (as a kernel's are).
+        if outbox.isEmpty || outbox[0].at > Swift.max(deadline, clock) {
             // A never-confirmed flip stops occupying the display at its vblank.
             if let p = pending, p.kind == 3, p.at.timestamp <= deadline { pending = nil }
             clock = Swift.max(clock, deadline)

@@ -175,6 +175,7 @@ public enum HTMLReport {
             ("measured rate (Hz)", f3(s.measuredRateHz)), ("frames", "\(s.frames)"), ("presented", "\(s.presented)"),
             ("on time / late", "\(s.onTime) / \(s.late)"), ("discarded / failed / unconfirmed", "\(s.discarded) / \(s.failed) / \(s.unconfirmed)"),
             ("dropped refreshes", "\(s.droppedRefreshes)"), ("drop events", "\(s.dropEvents)"), ("hitch (ms/s)", f3(s.hitchTimeRatio)),
+            ("on-time error p50 / p99 / max (µs)", s.onTimeErrorUs.map { "\(f3($0.p50)) / \(f3($0.p99)) / \(f3($0.max))" } ?? "n/a"),
             ("interval mean / p50 / p99 / max (ms)", "\(f3(s.intervalMs.mean)) / \(f3(s.intervalMs.p50)) / \(f3(s.intervalMs.p99)) / \(f3(s.intervalMs.max))"),
             ("end", s.endReason),
         ]

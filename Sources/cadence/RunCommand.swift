@@ -48,9 +48,9 @@ struct RunCommand: ParsableCommand {
 
     @Option(help: "Frame-rate range MIN:MAX:PREFERRED in Hz (0 = unconstrained).")
     var rate: String?
-    @Option(name: .customLong("min-duration"), parsing: .unconditional, help: "Present each frame no earlier than the previous one's actual presentation + MS.")
+    @Option(name: .customLong("min-duration"), parsing: .unconditional, help: "Present each frame no earlier than the previous one's actual presentation + MS − ε (ε: vblank timestamp jitter, 1 µs to 0.5% of a refresh).")
     var minDuration: Double?
-    @Option(name: .customLong("content-rate"), parsing: .unconditional, help: "Present content frame n at t0 + n/HZ (24 on 60 Hz: 3,2,3,2).")
+    @Option(name: .customLong("content-rate"), parsing: .unconditional, help: "Present content frame n at the first vblank not before t0 + n/HZ (24 on 60 Hz: 3,2,3,2).")
     var contentRate: Double?
     @Option(parsing: .unconditional, help: "Frame latency (pipelining depth) 1–3.")
     var latency: Int = 1
@@ -222,6 +222,9 @@ struct RunCommand: ParsableCommand {
         print("backend           \(s.backend)  refresh \(f(s.refreshHz)) Hz  effective \(f(s.effectiveRateHz)) Hz  latency \(s.latency)")
         print("frames            \(s.frames)  presented \(s.presented) (on time \(s.onTime), late \(s.late))  discarded \(s.discarded)  failed \(s.failed)  unconfirmed \(s.unconfirmed)")
         print("dropped           \(s.droppedRefreshes) refreshes in \(s.dropEvents) events  hitch \(f(s.hitchTimeRatio)) ms/s")
+        if let e = s.onTimeErrorUs {
+            print("on-time error µs  p50 \(f(e.p50))  p99 \(f(e.p99))  max \(f(e.max))")
+        }
         print("interval ms       mean \(f(s.intervalMs.mean))  stddev \(f(s.intervalMs.stddev))  p50 \(f(s.intervalMs.p50))  p99 \(f(s.intervalMs.p99))  max \(f(s.intervalMs.max))")
         let units = s.intervalRefreshes.sorted { (Int($0.key.filter(\.isNumber)) ?? 0) < (Int($1.key.filter(\.isNumber)) ?? 0) }
         print("interval refr.    " + units.map { "\($0.key)×: \($0.value)" }.joined(separator: "  "))
