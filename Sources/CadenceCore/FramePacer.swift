@@ -141,7 +141,9 @@ public final class FramePacer {
         let id = nextID
         nextID &+= 1
         if deviceLost != nil { throw BackendFailure.deviceLost(deviceLost!) }
+        // Timed: on KMS this copies the frame into a scanout buffer, after rendering.
         try backend.finish(frame: id)
+        let copyEnd = backend.now()
         // Keep at most 1 + queueCapacity frames (in flight + waiting): discard the oldest waiting.
         while count >= 1 + backend.queueCapacity || count == ring.count {
             let first = inFlight ? 1 : 0
@@ -154,6 +156,7 @@ public final class FramePacer {
         r.intent = intent
         r.renderStart = renderStart
         r.renderEnd = renderEnd
+        r.copyEnd = copyEnd
         r.crtc = backend.crtcID
         if let u = update {
             r.callbackTimestamp = u.timestamp
@@ -778,6 +781,11 @@ public final class FramePacer {
             // Would it have made the deadline had the loop woken on time?
             if r.schedulerDelay > 0 && r.renderEnd &- r.schedulerDelay <= r.deadline { return .schedulerLate }
             return .renderLate
+        }
+        if r.copyEnd > r.deadline {
+            // Rendered in time; the copy into the scanout buffer ended after the deadline.
+            if r.schedulerDelay > 0 && r.copyEnd &- r.schedulerDelay <= r.deadline { return .schedulerLate }
+            return .copyLate
         }
         if r.commitTime != 0 && r.commitTime > r.deadline {
             // Rendered in time, committed late: the previous flip's completion came late, or we did.

@@ -38,6 +38,9 @@ public enum FrameOutcome: String, Codable, Sendable, CaseIterable {
 public enum DropCause: String, Codable, Sendable, CaseIterable {
     /// Rendering finished after the frame's deadline (``DisplayLinkUpdate/targetTimestamp``).
     case renderLate = "render-late"
+    /// Rendering finished in time, but keeping the frame's pixels (KMS: copying the shadow
+    /// surface into the scanout buffer, ``DisplayBackend/finish(frame:)``) ended after the deadline.
+    case copyLate = "copy-late"
     /// The pacing loop woke late for the frame (its vblank event arrived late).
     case schedulerLate = "scheduler-late"
     /// The frame was committed in time but the flip (or the previous flip's completion) came late.
@@ -51,10 +54,11 @@ public enum DropCause: String, Codable, Sendable, CaseIterable {
     var index: Int {
         switch self {
         case .renderLate: return 0
-        case .schedulerLate: return 1
-        case .flipLate: return 2
-        case .busy: return 3
-        case .deviceLost: return 4
+        case .copyLate: return 1
+        case .schedulerLate: return 2
+        case .flipLate: return 3
+        case .busy: return 4
+        case .deviceLost: return 5
         }
     }
 }
@@ -90,6 +94,9 @@ public struct FrameReport: Equatable, Sendable {
     public var targetSequence: UInt64 = 0
     public var renderStart: Nanoseconds = 0
     public var renderEnd: Nanoseconds = 0
+    /// When ``DisplayBackend/finish(frame:)`` returned: the copy into a scanout buffer ended
+    /// (0 when unknown, e.g. a log written before it was recorded).
+    public var copyEnd: Nanoseconds = 0
     /// When the flip was submitted (0 if never).
     public var commitTime: Nanoseconds = 0
     /// Submissions refused with EBUSY before it went through.

@@ -201,7 +201,10 @@ public final class ReplayDisplay: DisplayBackend {
         return vb.sequence < startSequence ? VBlank(sequence: startSequence, timestamp: time(of: startSequence)) : vb
     }
 
-    public func finish(frame: FrameID) throws {}
+    /// The recorded run finished keeping the frame's pixels (its copy) at `copyEndNs`: so does the replay.
+    public func finish(frame: FrameID) throws {
+        if let r = byID[frame], let c = r.copyEndNs, c > clock { clock = c }
+    }
 
     public func submit(frame: FrameID) throws {
         if pending != nil { throw BackendFailure.busy }

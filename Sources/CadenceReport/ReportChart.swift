@@ -126,6 +126,7 @@ public struct ReportChart {
     public static func color(_ c: DropCause) -> UInt32 {
         switch c {
         case .renderLate: return 0xD32F2F
+        case .copyLate: return 0x795548
         case .schedulerLate: return 0xF57C00
         case .flipLate: return 0x7B1FA2
         case .busy: return 0x1976D2
