@@ -136,6 +136,8 @@ public struct RunSummary: Codable, Equatable, Sendable {
     /// Presented-vs-target error of on-time frames (µs). Optional so that summaries written
     /// before it existed still decode.
     public var onTimeErrorUs: PacingErrorMicroseconds?
+    /// Rate switches made by `--adapt` (absent when the run did not adapt).
+    public var rateSwitches: Int?
     public var intervalMs: IntervalSummary
     public var intervalUs: IntervalPercentilesMicroseconds
     /// Interval counts by length in refreshes ("2": 119).

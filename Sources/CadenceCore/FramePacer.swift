@@ -341,8 +341,18 @@ public final class FramePacer {
             i += 1
             if link.isPaused { continue }
             if link.rateDirty {
+                let old = link.rate
                 link.rate = EffectiveRate.select(for: link.preferredFrameRateRange, refreshHz: 1e9 / refreshInterval, vrr: vrrRange)
                 link.rateDirty = false
+                // Changed between callbacks (not from inside one): the next target was planned at
+                // the old rate; plan it one frame of the new rate after the last one instead.
+                if !link.needsReanchor && link.callbacks > 0 && old.isVariable == link.rate.isVariable {
+                    if link.rate.isVariable {
+                        link.nextTargetTime = link.nextTargetTime &- Nanoseconds(old.frameInterval.rounded()) &+ Nanoseconds(link.rate.frameInterval.rounded())
+                    } else {
+                        link.nextTargetSequence = link.nextTargetSequence &- UInt64(old.refreshesPerFrame) &+ UInt64(link.rate.refreshesPerFrame)
+                    }
+                }
             }
             let latency = Swift.min(link.preferredFrameLatency, 1 + backend.queueCapacity)
             if link.needsReanchor {

@@ -314,6 +314,8 @@ public struct ReplayResult: Sendable {
     public var divergences: Int
     /// The replayed frames as log records.
     public var records: [FrameRecord]
+    /// The replayed `--adapt` rate switches.
+    public var rateSwitches: [RateSwitch] = []
 }
 
 /// Re-runs the pacing core on a recorded run's kernel timestamps.
@@ -345,6 +347,8 @@ public enum Replay {
         let display = try ReplayDisplay(log: log, startBetweenVBlanks: startBetweenVBlanks)
         var config = header.configuration
         config.duration = nil
+        // Rendering ends when it ended in the recording (below): a scripted cost is in that already.
+        config.renderCost = []
         let maxFrame = log.records.map(\.frame).max() ?? 0
         config.frames = maxFrame + 1
         // Rendering ends when it ended in the recording (at once when the replay is already past
@@ -373,7 +377,13 @@ public enum Replay {
         var replayed = try run.run()
         let recorded = log.end?.summary ?? LogAnalysis.summary(of: log)
         replayed.endReason = recorded.endReason == "stopped" && replayed.endReason == "completed" ? "stopped" : replayed.endReason
-        return ReplayResult(replayed: replayed, recorded: recorded, differences: LogAnalysis.differences(replayed, recorded),
-                            divergences: display.divergences, records: records)
+        var differences = LogAnalysis.differences(replayed, recorded)
+        // `--adapt`: the same switches at the same frames.
+        let switches = { (l: [RateSwitch]) in l.map { "\($0.frame):\(RateSwitch.format($0.toHz))" }.joined(separator: ",") }
+        if header.adapt == true && switches(run.rateSwitches) != switches(log.rateSwitches) {
+            differences.append("rate switches: \(switches(run.rateSwitches)) vs \(switches(log.rateSwitches))")
+        }
+        return ReplayResult(replayed: replayed, recorded: recorded, differences: differences,
+                            divergences: display.divergences, records: records, rateSwitches: run.rateSwitches)
     }
 }

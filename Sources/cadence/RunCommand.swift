@@ -24,6 +24,7 @@ struct RunCommand: ParsableCommand {
               cadence run --backend fake --content-rate 24 --duration 10 --log run.jsonl
               cadence run --scene bar --hud --duration 5
               cadence run --scene solid --duration 5
+              cadence run --backend fake --adapt --render-cost 100-199:20 --frames 400 --log adapt.jsonl
             """)
 
     @Option(help: "Display backend: auto (KMS when a device opens, else fake), kms or fake.")
@@ -64,6 +65,10 @@ struct RunCommand: ParsableCommand {
     var log: String?
     @Option(name: .customLong("inject-late"), help: "FRAME:K[,FRAME:K…]: that frame's rendering ends K−½ refreshes after its deadline.")
     var injectLate: String?
+    @Option(name: .customLong("render-cost"), help: "FROM-TO:MS[,…] (FROM-:MS to the end): those frames take at least MS to render.")
+    var renderCost: String?
+    @Flag(help: "Step the rate down (next rate the range allows) when frames keep missing, back up when renders leave headroom.")
+    var adapt = false
     @Option(help: "Scene to draw (see `cadence scenes`), or solid (plain colours, no rendering cost).")
     var scene: String = "bar"
     @Flag(help: "Draw the performance HUD (fps, rates, drops, interval chart) over the scene.")
@@ -159,6 +164,8 @@ struct RunCommand: ParsableCommand {
             c.duration = 5_000_000_000
         }
         if let i = injectLate { c.injectLate = try RunConfiguration.parseInjectLate(i) }
+        if let r = renderCost { c.renderCost = try RenderCost.parse(r) }
+        c.adapt = adapt
         try c.validate()
         return c
     }
@@ -225,6 +232,7 @@ struct RunCommand: ParsableCommand {
         if let e = s.onTimeErrorUs {
             print("on-time error µs  p50 \(f(e.p50))  p99 \(f(e.p99))  max \(f(e.max))")
         }
+        if let n = s.rateSwitches { print("rate switches     \(n)") }
         print("interval ms       mean \(f(s.intervalMs.mean))  stddev \(f(s.intervalMs.stddev))  p50 \(f(s.intervalMs.p50))  p99 \(f(s.intervalMs.p99))  max \(f(s.intervalMs.max))")
         let units = s.intervalRefreshes.sorted { (Int($0.key.filter(\.isNumber)) ?? 0) < (Int($1.key.filter(\.isNumber)) ?? 0) }
         print("interval refr.    " + units.map { "\($0.key)×: \($0.value)" }.joined(separator: "  "))
