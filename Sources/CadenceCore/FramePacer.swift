@@ -306,7 +306,7 @@ public final class FramePacer {
                 let timeout = Swift.max(due, r.commitTime) &+ Nanoseconds(Double(completionTimeoutRefreshes) * refreshInterval)
                 wake = Swift.min(wake, timeout)
             } else if vrrRange != nil {
-                wake = Swift.min(wake, Nanoseconds(bitPattern: predicted[head]) &- commitMargin)
+                wake = Swift.min(wake, Swift.max(Nanoseconds(bitPattern: predicted[head]) &- commitMargin, vrrNotBefore(ring[head])))
             } else {
                 let target = predicted[head]
                 if target >= lastVBlank.sequence &+ 2 { needVBlankAfter = Swift.min(needVBlankAfter, target &- 2) }
@@ -551,16 +551,10 @@ public final class FramePacer {
                     }
                 }
             } else {
-                // A VRR flip starts a refresh when committed: a frame that must not show before a
-                // time is not committed before it (commit margin or not).
-                var notBefore: Nanoseconds = .min
-                switch r.intent {
-                case .afterMinimumDuration(let d) where havePresented:
-                    notBefore = lastPresentedTime &+ d &- timestampUncertainty
-                    if notBefore > r.targetTime { r.targetTime = notBefore; ring[head] = r }
-                case .at(let t, false):
-                    notBefore = t &- timestampUncertainty
-                default: break
+                let notBefore = vrrNotBefore(r)
+                if case .afterMinimumDuration = r.intent, notBefore > r.targetTime {
+                    r.targetTime = notBefore
+                    ring[head] = r
                 }
                 let nowT = backend.now()
                 if r.targetTime &- commitMargin > nowT || notBefore > nowT { return }
@@ -585,6 +579,17 @@ public final class FramePacer {
                 loseDevice(why)
                 return
             }
+        }
+    }
+
+    /// VRR: a flip starts a refresh when committed, so a frame that must not show before a time
+    /// (minimum duration after the previous frame's actual presentation, present(at:) "not
+    /// before") is not committed before that time − ε, commit margin or not.
+    private func vrrNotBefore(_ r: FrameReport) -> Nanoseconds {
+        switch r.intent {
+        case .afterMinimumDuration(let d) where havePresented: return lastPresentedTime &+ d &- timestampUncertainty
+        case .at(let t, false): return t &- timestampUncertainty
+        default: return .min
         }
     }
 
