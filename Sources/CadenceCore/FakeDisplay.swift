@@ -21,6 +21,9 @@ public enum FakeFault: Equatable, Sendable {
     case stall(atVBlank: Int, by: Nanoseconds)
     /// The mode switches to `refreshHz` (fixed refresh) at vblank number `afterVBlanks`.
     case modeChange(afterVBlanks: Int, refreshHz: Double)
+    /// ``FakeDisplay/finish(frame:)`` call number `finish` (counted from 0) takes `cost` ns
+    /// instead of ``FakeDisplayConfiguration/copyCost``: a slow copy into the scanout buffer.
+    case slowCopy(finish: Int, cost: Nanoseconds)
 }
 
 /// How the fake display's clock relates to real time.
@@ -45,6 +48,9 @@ public struct FakeDisplayConfiguration: Equatable, Sendable {
     public var flipLatency: Nanoseconds = 0
     /// Time from a vblank to the delivery of its events.
     public var eventLatency: Nanoseconds = 0
+    /// How long ``FakeDisplay/finish(frame:)`` takes, as KMSDisplay's copy of the shadow surface
+    /// into a scanout buffer does (the clock moves on by this much).
+    public var copyCost: Nanoseconds = 0
     /// Virtual time of the first vblank.
     public var startTime: Nanoseconds = 1_000_000_000
     /// Sequence number of the first vblank.
@@ -125,6 +131,7 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
     // Flip state.
     private var pending: (frame: FrameID, committed: Nanoseconds, submission: Int)?
     private var submissions = 0
+    private var finishes = 0
     private var vblankRequests: [UInt64] = []
     private var gone = false
     private var stallUntil: Nanoseconds = .min
@@ -197,6 +204,13 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
 
     public func finish(frame: FrameID) throws {
         if gone { throw BackendFailure.deviceLost("fake display removed") }
+        let index = finishes
+        finishes += 1
+        var cost = configuration.copyCost
+        for f in faults {
+            if case .slowCopy(let n, let c) = f, n == index { cost = c }
+        }
+        if cost > 0 { spin(until: now() &+ cost) }
     }
 
     public func submit(frame: FrameID) throws {

@@ -2,9 +2,10 @@ import Histogram
 
 /// Running totals over completed frames: outcomes, dropped refreshes and drop events (counted as
 /// KSScrollPerformanceDetector does: every shown frame that followed one or more stale refreshes
-/// is one drop event and adds those refreshes), causes, hitch time, and interval distributions in
-/// µs (HdrHistogram) and in refresh units. Adding a frame allocates nothing while the interval
-/// store has capacity (see ``init(expectedFrames:)``).
+/// is one drop event and adds those refreshes), causes, hitch time (the ``FrameReport/hitch`` of
+/// every shown frame with dropped refreshes, late or not), the presented-vs-target error of
+/// on-time frames, and interval distributions in µs (HdrHistogram) and in refresh units. Adding
+/// a frame allocates nothing while the stores have capacity (see ``init(expectedFrames:)``).
 public struct FrameAccounting {
     public private(set) var frames = 0
     public private(set) var presented = 0
@@ -15,8 +16,10 @@ public struct FrameAccounting {
     public private(set) var unconfirmed = 0
     public private(set) var droppedRefreshes = 0
     public private(set) var dropEvents = 0
-    /// Sum of the hitch (actual − expected) of frames that were late, in ns.
+    /// Sum of the hitch of shown frames that followed dropped refreshes, in ns.
     public private(set) var hitchTotal: Nanoseconds = 0
+    /// |kernel timestamp − target time| of every on-time frame, ns.
+    public private(set) var onTimeErrors: [Double]
     public private(set) var firstPresented: Nanoseconds = 0
     public private(set) var lastPresented: Nanoseconds = 0
     /// Frames per cause, indexed like `DropCause.allCases`.
@@ -33,6 +36,8 @@ public struct FrameAccounting {
         causeCounts = Array(repeating: 0, count: DropCause.allCases.count)
         intervals = []
         intervals.reserveCapacity(Swift.max(16, expectedFrames))
+        onTimeErrors = []
+        onTimeErrors.reserveCapacity(Swift.max(16, expectedFrames))
         intervalHistogram = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
         refreshUnits = Array(repeating: 0, count: 33)
     }
@@ -53,7 +58,11 @@ public struct FrameAccounting {
             droppedRefreshes += r.droppedRefreshes
             dropEvents += 1
         }
-        if r.lateRefreshes > 0 && r.hitch > 0 { hitchTotal += r.hitch }
+        if r.droppedRefreshes > 0 && r.hitch > 0 { hitchTotal += r.hitch }
+        if r.outcome == .onTime && r.targetTime > 0 {
+            let e = r.presentedTime &- r.targetTime
+            onTimeErrors.append(Double(e < 0 ? 0 &- e : e))
+        }
         if firstPresented == 0 { firstPresented = r.presentedTime }
         lastPresented = r.presentedTime
         if r.interval > 0 {
@@ -66,7 +75,9 @@ public struct FrameAccounting {
     /// Frames attributed to `cause`.
     public func count(of cause: DropCause) -> Int { causeCounts[cause.index] }
 
-    /// Milliseconds of hitch per second of presentation (MetricKit's hitch time ratio).
+    /// Milliseconds of hitch per second of presentation (MetricKit's hitch time ratio): the sum of
+    /// the hitch of every shown frame that followed dropped refreshes, over the time from the
+    /// first to the last shown frame.
     public var hitchTimeRatio: Double {
         let span = Double(lastPresented - firstPresented) / 1e9
         return span > 0 ? (Double(hitchTotal) / 1e6) / span : 0
@@ -83,6 +94,23 @@ public struct IntervalPercentilesMicroseconds: Codable, Equatable, Sendable {
     public var p99: UInt64
     public var p999: UInt64
     public var max: UInt64
+}
+
+/// The presented-vs-target error of on-time frames in µs: |kernel timestamp − target time|, the
+/// sub-refresh pacing error that drop counts cannot show (fixed refresh: how far the vblank came
+/// from where the pacer predicted it; VRR: how far the flip came from the frame's target time).
+public struct PacingErrorMicroseconds: Codable, Equatable, Sendable {
+    public var p50: Double
+    public var p99: Double
+    public var max: Double
+
+    /// Percentiles (linear interpolation, as ``SummaryStatistics``) of `errorsNs`, in µs.
+    public init(errorsNs: [Double]) {
+        let s = SummaryStatistics(errorsNs.lazy.map { $0 / 1e3 })
+        p50 = s.p50
+        p99 = s.p99
+        max = s.max
+    }
 }
 
 /// The summary of a run: what `cadence run --json` prints.
@@ -105,6 +133,11 @@ public struct RunSummary: Codable, Equatable, Sendable {
     public var dropEvents: Int
     /// Milliseconds of hitch per second.
     public var hitchTimeRatio: Double
+    /// Presented-vs-target error of on-time frames (µs). Optional so that summaries written
+    /// before it existed still decode.
+    public var onTimeErrorUs: PacingErrorMicroseconds?
+    /// Rate switches made by `--adapt` (absent when the run did not adapt).
+    public var rateSwitches: Int?
     public var intervalMs: IntervalSummary
     public var intervalUs: IntervalPercentilesMicroseconds
     /// Interval counts by length in refreshes ("2": 119).
@@ -132,6 +165,7 @@ public struct RunSummary: Codable, Equatable, Sendable {
         droppedRefreshes = a.droppedRefreshes
         dropEvents = a.dropEvents
         hitchTimeRatio = a.hitchTimeRatio
+        onTimeErrorUs = PacingErrorMicroseconds(errorsNs: a.onTimeErrors)
         let s = SummaryStatistics(a.intervals.map { $0 / 1e6 })
         intervalMs = s
         let h = a.intervalHistogram

@@ -15,9 +15,12 @@ public final class FramePacer {
     /// A flip whose completion has not arrived this many refreshes after it was due is given up
     /// as ``FrameOutcome/unconfirmed``.
     public var completionTimeoutRefreshes: Int = 4
-    /// `present(at:)` treats a vblank predicted this fraction of a refresh before the requested
-    /// time as "not before" it (absorbs timestamp jitter).
-    public var placementTolerance: Double = 0.1
+    /// ε, the timestamp uncertainty the presentation contracts allow for (see
+    /// ``TimestampUncertainty``): the measured vblank timestamp jitter, at least 1 µs, at most
+    /// 0.5% of a refresh.
+    public var timestampUncertainty: Nanoseconds { uncertainty.epsilon(refreshInterval: refreshInterval) }
+    /// The largest |residual| of recent vblank timestamps against the nominal grid (ns).
+    public var measuredJitter: Nanoseconds { uncertainty.measuredJitter }
 
     /// Nominal refresh interval in ns (re-read on a mode change).
     public private(set) var refreshInterval: Double
@@ -42,7 +45,11 @@ public final class FramePacer {
     private var lastPresentedTime: Nanoseconds = 0
     private var havePresented = false
     private var intendedSince: UInt64? = nil
+    /// Target time of the earliest discarded frame since the last shown one (the hitch's start).
     private var discardedSinceTime: Nanoseconds? = nil
+    private var uncertainty = TimestampUncertainty()
+    /// False right after a mode change: the next vblank re-anchors the grid without a residual.
+    private var gridAnchored = true
     private var nextID: FrameID = 1
     private var outstandingRequest: UInt64? = nil
     private var retryAfterBusy = false
@@ -101,16 +108,36 @@ public final class FramePacer {
         return lastVBlank.timestamp &+ Nanoseconds((Double(d) * refreshInterval).rounded())
     }
 
-    /// The first vblank not before `t` (within the placement tolerance), or the nearest one.
+    /// The vblank `present(at: t)` aims at: "not before" (`nearest` false) the first one predicted
+    /// at or after `t − ε`; `nearest` the one nearest to `t`, an exact tie going to the later one.
     public func sequence(at t: Nanoseconds, nearest: Bool = false) -> UInt64 {
-        let k = Double(t &- lastVBlank.timestamp) / refreshInterval
-        let steps = nearest ? k.rounded() : (k - placementTolerance).rounded(.up)
+        let steps: Double
+        if nearest {
+            steps = (Double(t &- lastVBlank.timestamp) / refreshInterval + 0.5).rounded(.down)
+        } else {
+            steps = (Double(t &- timestampUncertainty &- lastVBlank.timestamp) / refreshInterval).rounded(.up)
+        }
         let s = Int64(bitPattern: lastVBlank.sequence) &+ Int64(steps)
         return UInt64(Swift.max(0, s))
     }
 
-    private func refreshesCeil(_ d: Nanoseconds) -> UInt64 {
-        UInt64(Swift.max(0, (Double(d) / refreshInterval - placementTolerance).rounded(.up)))
+    /// Fixed refresh: how many refreshes after the previous shown frame a frame presented with
+    /// `present(afterMinimumDuration: d)` is shown (the smallest n ≥ 1 with n·refresh ≥ d − ε).
+    public func minimumDurationRefreshes(_ d: Nanoseconds) -> UInt64 {
+        TimestampUncertainty.refreshes(forMinimumDuration: d, refreshInterval: refreshInterval, epsilon: timestampUncertainty)
+    }
+
+    /// Learns a vblank newer than (or a second timestamp of) ``lastVBlank``: its residual against
+    /// the nominal grid feeds ε.
+    private func observe(_ vb: VBlank) {
+        guard vrrRange == nil, backend.hasHardwareVBlank, vb.sequence >= lastVBlank.sequence else { return }
+        guard gridAnchored else {
+            gridAnchored = vb.sequence > lastVBlank.sequence
+            return
+        }
+        let step = vb.sequence &- lastVBlank.sequence
+        if step == 0 && vb.timestamp == lastVBlank.timestamp { return }
+        if step <= TimestampUncertainty.maxStep { uncertainty.record(vb.timestamp &- time(ofSequence: vb.sequence)) }
     }
 
     // MARK: Presenting
@@ -146,7 +173,9 @@ public final class FramePacer {
         let id = nextID
         nextID &+= 1
         if deviceLost != nil { throw BackendFailure.deviceLost(deviceLost!) }
+        // Timed: on KMS this copies the frame into a scanout buffer, after rendering.
         try backend.finish(frame: id)
+        let copyEnd = backend.now()
         // Keep at most 1 + queueCapacity frames (in flight + waiting): discard the oldest waiting.
         while count >= 1 + backend.queueCapacity || count == ring.count {
             let first = inFlight ? 1 : 0
@@ -159,6 +188,7 @@ public final class FramePacer {
         r.intent = intent
         r.renderStart = renderStart
         r.renderEnd = renderEnd
+        r.copyEnd = copyEnd
         r.crtc = backend.crtcID
         if let u = update {
             r.callbackTimestamp = u.timestamp
@@ -186,7 +216,7 @@ public final class FramePacer {
             case .nextOpportunity: target = update?.targetPresentationTimestamp ?? earliest
             case .at(let t, _): target = t
             case .afterMinimumDuration(let d):
-                target = Swift.max(update?.targetPresentationTimestamp ?? earliest, prevT &+ d)
+                target = Swift.max(update?.targetPresentationTimestamp ?? earliest, prevT &+ d &- timestampUncertainty)
             }
             r.targetTime = target
             r.targetSequence = update?.targetSequence ?? 0
@@ -200,7 +230,7 @@ public final class FramePacer {
             case .nextOpportunity: target = update?.targetSequence ?? earliest
             case .at(let t, let nearest): target = sequence(at: t, nearest: nearest)
             case .afterMinimumDuration(let d):
-                target = Swift.max(update?.targetSequence ?? earliest, prevSeq &+ Swift.max(1, refreshesCeil(d)))
+                target = Swift.max(update?.targetSequence ?? earliest, prevSeq &+ minimumDurationRefreshes(d))
             }
             r.targetSequence = target
             r.targetTime = time(ofSequence: target)
@@ -226,6 +256,9 @@ public final class FramePacer {
         try refreshLastVBlank()
         try trySubmit()
         try fireDueLinks()
+        // A callback that rendered across a vblank learnt of it afterwards: its frame may be due
+        // now (an EBUSY retry still waits for the next vblank).
+        if deviceLost == nil && !retryAfterBusy { try trySubmit() }
         checkCompletionTimeout()
         if deviceLost != nil { return }
         guard try waitAndHandleEvents(until: try planWake(limit: deadline)) else { return }
@@ -276,7 +309,10 @@ public final class FramePacer {
     private func refreshLastVBlank() throws {
         do {
             let vb = try backend.lastVBlank()
-            if vb.sequence > lastVBlank.sequence { lastVBlank = vb }
+            if vb.sequence > lastVBlank.sequence {
+                observe(vb)
+                lastVBlank = vb
+            }
         } catch let f as BackendFailure {
             if case .deviceLost(let why) = f { loseDevice(why) } else { throw f }
         }
@@ -303,7 +339,7 @@ public final class FramePacer {
                 let timeout = Swift.max(due, r.commitTime) &+ Nanoseconds(Double(completionTimeoutRefreshes) * refreshInterval)
                 wake = Swift.min(wake, timeout)
             } else if vrrRange != nil {
-                wake = Swift.min(wake, Nanoseconds(bitPattern: predicted[head]) &- commitMargin)
+                wake = Swift.min(wake, Swift.max(Nanoseconds(bitPattern: predicted[head]) &- commitMargin, vrrNotBefore(ring[head])))
             } else {
                 let target = predicted[head]
                 if target >= lastVBlank.sequence &+ 2 { needVBlankAfter = Swift.min(needVBlankAfter, target &- 2) }
@@ -338,8 +374,18 @@ public final class FramePacer {
             i += 1
             if link.isPaused { continue }
             if link.rateDirty {
+                let old = link.rate
                 link.rate = EffectiveRate.select(for: link.preferredFrameRateRange, refreshHz: 1e9 / refreshInterval, vrr: vrrRange)
                 link.rateDirty = false
+                // Changed between callbacks (not from inside one): the next target was planned at
+                // the old rate; plan it one frame of the new rate after the last one instead.
+                if !link.needsReanchor && link.callbacks > 0 && old.isVariable == link.rate.isVariable {
+                    if link.rate.isVariable {
+                        link.nextTargetTime = link.nextTargetTime &- Nanoseconds(old.frameInterval.rounded()) &+ Nanoseconds(link.rate.frameInterval.rounded())
+                    } else {
+                        link.nextTargetSequence = link.nextTargetSequence &- UInt64(old.refreshesPerFrame) &+ UInt64(link.rate.refreshesPerFrame)
+                    }
+                }
             }
             let latency = Swift.min(link.preferredFrameLatency, 1 + backend.queueCapacity)
             if link.needsReanchor {
@@ -517,7 +563,8 @@ public final class FramePacer {
             var r = ring[head]
             if vrrRange == nil {
                 if case .afterMinimumDuration(let d) = r.intent, havePresented {
-                    let minSeq = lastPresentedSeq &+ Swift.max(1, refreshesCeil(d))
+                    // From the previous frame's actual vblank, now that it is known.
+                    let minSeq = lastPresentedSeq &+ minimumDurationRefreshes(d)
                     if minSeq > r.targetSequence {
                         r.targetSequence = minSeq
                         r.targetTime = time(ofSequence: minSeq)
@@ -539,12 +586,13 @@ public final class FramePacer {
                     }
                 }
             } else {
-                if case .afterMinimumDuration(let d) = r.intent, havePresented {
-                    let minT = lastPresentedTime &+ d
-                    if minT > r.targetTime { r.targetTime = minT; ring[head] = r }
+                let notBefore = vrrNotBefore(r)
+                if case .afterMinimumDuration = r.intent, notBefore > r.targetTime {
+                    r.targetTime = notBefore
+                    ring[head] = r
                 }
                 let nowT = backend.now()
-                if r.targetTime &- commitMargin > nowT { return }
+                if r.targetTime &- commitMargin > nowT || notBefore > nowT { return }
                 if count > 1 {
                     let n = ring[(head + 1) % ring.count]
                     if n.targetTime &- commitMargin <= nowT && !isMinDuration(n.intent) {
@@ -566,6 +614,17 @@ public final class FramePacer {
                 loseDevice(why)
                 return
             }
+        }
+    }
+
+    /// VRR: a flip starts a refresh when committed, so a frame that must not show before a time
+    /// (minimum duration after the previous frame's actual presentation, present(at:) "not
+    /// before") is not committed before that time − ε, commit margin or not.
+    private func vrrNotBefore(_ r: FrameReport) -> Nanoseconds {
+        switch r.intent {
+        case .afterMinimumDuration(let d) where havePresented: return lastPresentedTime &+ d &- timestampUncertainty
+        case .at(let t, false): return t &- timestampUncertainty
+        default: return .min
         }
     }
 
@@ -594,9 +653,11 @@ public final class FramePacer {
         switch e {
         case .vblank(let vb):
             lastVBlankEventDelay = backend.now() &- vb.timestamp
+            observe(vb)
             if vb.sequence > lastVBlank.sequence { lastVBlank = vb }
             if let o = outstandingRequest, vb.sequence > o { outstandingRequest = nil }
         case .presented(let id, let vb, let receivedAt):
+            observe(vb)
             if vb.sequence > lastVBlank.sequence || (vb.sequence == lastVBlank.sequence && vb.timestamp != lastVBlank.timestamp) {
                 lastVBlank = vb
             }
@@ -634,6 +695,8 @@ public final class FramePacer {
             case .modeChanged:
                 refreshInterval = backend.refreshInterval
                 vrrRange = backend.vrrRange
+                uncertainty.reset()
+                gridAnchored = false
                 for l in links { l.rateDirty = true; l.needsReanchor = true }
             case .busy:
                 if let id = id, count > 0, ring[head].id == id {
@@ -688,7 +751,10 @@ public final class FramePacer {
 
     private func noteDiscarded(_ r: FrameReport) {
         if vrrRange == nil {
-            intendedSince = Swift.min(intendedSince ?? r.targetSequence, r.targetSequence)
+            if intendedSince == nil || r.targetSequence < intendedSince! {
+                intendedSince = r.targetSequence
+                discardedSinceTime = r.targetTime
+            }
         } else {
             discardedSinceTime = Swift.min(discardedSinceTime ?? r.targetTime, r.targetTime)
         }
@@ -730,13 +796,32 @@ public final class FramePacer {
     }
 
     /// Lateness, drops, hitch, interval and cause of a frame that was just shown.
+    ///
+    /// Hitch: the time the screen showed stale content before this frame, i.e. its presentation
+    /// minus the expected presentation of the first dropped refresh, so that every dropped
+    /// refresh counts whether the frame behind it was late or discarded. Fixed refresh: that
+    /// refresh is this frame's target (a late frame: hitch = its presentation − its target) or
+    /// the earliest discarded frame's target, else the vblank after the previous shown frame;
+    /// either way about droppedRefreshes × refresh. VRR: presentation − the earliest target.
     private func account(_ r: inout FrameReport) {
+        var hitch: Nanoseconds = 0
         if vrrRange == nil {
             let late = Int64(bitPattern: r.sequence &- r.targetSequence)
             r.lateRefreshes = Int(Swift.max(0, late))
             let from = Swift.min(intendedSince ?? r.targetSequence, r.targetSequence)
             let floor = havePresented ? Swift.max(from, lastPresentedSeq &+ 1) : from
             r.droppedRefreshes = r.sequence > floor ? Int(r.sequence &- floor) : 0
+            if r.droppedRefreshes > 0 {
+                let expected: Nanoseconds
+                if floor == r.targetSequence {
+                    expected = r.targetTime
+                } else if floor == intendedSince, let t = discardedSinceTime {
+                    expected = t
+                } else {
+                    expected = r.presentedTime &- Nanoseconds((Double(r.droppedRefreshes) * refreshInterval).rounded())
+                }
+                hitch = Swift.max(0, r.presentedTime &- expected)
+            }
             if havePresented {
                 r.intervalRefreshes = Int(r.sequence &- lastPresentedSeq)
             }
@@ -747,12 +832,13 @@ public final class FramePacer {
             r.lateRefreshes = Swift.max(0, Int((Double(lateNs) / frame).rounded()))
             let from = Swift.min(discardedSinceTime ?? r.targetTime, r.targetTime)
             r.droppedRefreshes = Swift.max(0, Int((Double(r.presentedTime &- from) / frame).rounded()))
+            if r.droppedRefreshes > 0 { hitch = Swift.max(0, r.presentedTime &- from) }
             if havePresented {
                 r.intervalRefreshes = Int((Double(r.presentedTime &- lastPresentedTime) / refreshInterval).rounded())
             }
         }
         if havePresented { r.interval = r.presentedTime &- lastPresentedTime }
-        r.hitch = r.presentedTime &- r.targetTime
+        r.hitch = hitch
         lastPresentedTime = r.presentedTime
         havePresented = true
         intendedSince = nil
@@ -773,6 +859,11 @@ public final class FramePacer {
             // Would it have made the deadline had the loop woken on time?
             if r.schedulerDelay > 0 && r.renderEnd &- r.schedulerDelay <= r.deadline { return .schedulerLate }
             return .renderLate
+        }
+        if r.copyEnd > r.deadline {
+            // Rendered in time; the copy into the scanout buffer ended after the deadline.
+            if r.schedulerDelay > 0 && r.copyEnd &- r.schedulerDelay <= r.deadline { return .schedulerLate }
+            return .copyLate
         }
         if r.commitTime != 0 && r.commitTime > r.deadline {
             // Rendered in time, committed late: the previous flip's completion came late, or we did.

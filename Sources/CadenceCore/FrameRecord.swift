@@ -42,6 +42,9 @@ public struct FrameRecord: Codable, Equatable, Sendable {
     public var deadlineNs: Int64
     public var renderStartNs: Int64
     public var renderEndNs: Int64
+    /// When the backend finished keeping the frame's pixels (KMS: the shadow → scanout copy
+    /// ended). Optional so that logs written before it existed still decode (then unknown).
+    public var copyEndNs: Int64?
     /// When the flip was submitted.
     public var commitNs: Int64
     public var busyRetries: Int
@@ -58,7 +61,8 @@ public struct FrameRecord: Codable, Equatable, Sendable {
     public var hitchNs: Int64
     public var intervalNs: Int64
     public var intervalRefreshes: Int
-    /// "render-late", "scheduler-late", "flip-late", "busy", "device-lost"; absent when on time.
+    /// "render-late", "copy-late", "scheduler-late", "flip-late", "busy", "device-lost"; absent
+    /// when nothing was missed.
     public var cause: DropCause?
 
     public init(_ r: FrameReport) {
@@ -82,6 +86,7 @@ public struct FrameRecord: Codable, Equatable, Sendable {
         deadlineNs = r.deadline
         renderStartNs = r.renderStart
         renderEndNs = r.renderEnd
+        copyEndNs = r.copyEnd
         commitNs = r.commitTime
         busyRetries = r.busyRetries
         flipNs = r.presentedTime

@@ -1,11 +1,22 @@
 /// When a presented frame should reach the screen.
+///
+/// The contracts use ε, the timestamp uncertainty (``FramePacer/timestampUncertainty``): the
+/// jitter the pacer measures on the vblank timestamps, at least 1 µs (the resolution of the
+/// kernel's page-flip events) and at most 0.5% of a refresh.
 public enum PresentIntent: Equatable, Sendable {
     /// The next opportunity: the display link's target presentation when the frame was made in a
     /// link callback, otherwise the first vblank after the frames already queued.
     case nextOpportunity
-    /// The first vblank not before `time` (`nearest`: the vblank nearest to `time`).
-    case at(Nanoseconds, nearest: Bool)
-    /// No earlier than the previous frame's *actual* presentation plus this many nanoseconds.
+    /// At `time`. `nearest: true` (the default, as Metal's `present(atTime:)`, "as close as
+    /// possible"): the vblank nearest to `time`, an exact tie going to the later one.
+    /// `nearest: false` ("not before"): the first vblank predicted at or after `time − ε`.
+    /// Under VRR the flip is aimed at `time` itself; "not before" then also holds the commit
+    /// until `time − ε`, since a VRR flip starts a refresh as soon as it is committed.
+    case at(Nanoseconds, nearest: Bool = true)
+    /// Never shown before the previous shown frame's *actual* presentation (its kernel
+    /// timestamp) plus this many nanoseconds, minus ε. Fixed refresh: the smallest whole number
+    /// n ≥ 1 of refreshes with n × refresh ≥ duration − ε after the previous frame's vblank;
+    /// VRR: the flip is not committed before that presentation + duration − ε.
     case afterMinimumDuration(Nanoseconds)
 }
 
@@ -27,6 +38,9 @@ public enum FrameOutcome: String, Codable, Sendable, CaseIterable {
 public enum DropCause: String, Codable, Sendable, CaseIterable {
     /// Rendering finished after the frame's deadline (``DisplayLinkUpdate/targetTimestamp``).
     case renderLate = "render-late"
+    /// Rendering finished in time, but keeping the frame's pixels (KMS: copying the shadow
+    /// surface into the scanout buffer, ``DisplayBackend/finish(frame:)``) ended after the deadline.
+    case copyLate = "copy-late"
     /// The pacing loop woke late for the frame (its vblank event arrived late).
     case schedulerLate = "scheduler-late"
     /// The frame was committed in time but the flip (or the previous flip's completion) came late.
@@ -40,10 +54,11 @@ public enum DropCause: String, Codable, Sendable, CaseIterable {
     var index: Int {
         switch self {
         case .renderLate: return 0
-        case .schedulerLate: return 1
-        case .flipLate: return 2
-        case .busy: return 3
-        case .deviceLost: return 4
+        case .copyLate: return 1
+        case .schedulerLate: return 2
+        case .flipLate: return 3
+        case .busy: return 4
+        case .deviceLost: return 5
         }
     }
 }
@@ -79,6 +94,9 @@ public struct FrameReport: Equatable, Sendable {
     public var targetSequence: UInt64 = 0
     public var renderStart: Nanoseconds = 0
     public var renderEnd: Nanoseconds = 0
+    /// When ``DisplayBackend/finish(frame:)`` returned: the copy into a scanout buffer ended
+    /// (0 when unknown, e.g. a log written before it was recorded).
+    public var copyEnd: Nanoseconds = 0
     /// When the flip was submitted (0 if never).
     public var commitTime: Nanoseconds = 0
     /// Submissions refused with EBUSY before it went through.
@@ -94,7 +112,9 @@ public struct FrameReport: Equatable, Sendable {
     public var lateRefreshes: Int = 0
     /// Refreshes that showed a stale frame while this one (or a discarded predecessor) was due.
     public var droppedRefreshes: Int = 0
-    /// Actual minus expected presentation time (0 when not shown).
+    /// How long the screen showed stale content before this frame: its presentation minus the
+    /// expected presentation of the first dropped refresh (the target of this frame or of the
+    /// earliest discarded frame before it). 0 when ``droppedRefreshes`` is 0 or not shown.
     public var hitch: Nanoseconds = 0
     /// Time since the previous shown frame (0 for the first or when not shown).
     public var interval: Nanoseconds = 0

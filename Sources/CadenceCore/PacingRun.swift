@@ -16,8 +16,18 @@ public struct RunConfiguration: Equatable, Sendable {
     public var injectLate: [Int: Int] = [:]
     /// Commit margin before the target vblank (0 on the fake display).
     public var commitMargin: Nanoseconds = 0
+    /// Step the rate down when frames keep missing and back up when there is headroom (`--adapt`,
+    /// see ``RateAdaptation``).
+    public var adapt = false
+    /// Scripted rendering cost: frames in a span take at least that long to render (`--render-cost`).
+    public var renderCost: [RenderCost] = []
 
     public init() {}
+
+    /// The scripted rendering cost of frame `n`, if any (the last span that holds it wins).
+    public func renderCost(of n: Int) -> Nanoseconds? {
+        renderCost.last { $0.first <= n && n <= ($0.last ?? Int.max) }?.costNs
+    }
 
     /// Why a configuration is unusable: one line for the user.
     public struct Invalid: Error, Equatable, CustomStringConvertible {
@@ -37,6 +47,9 @@ public struct RunConfiguration: Equatable, Sendable {
         for (f, k) in injectLate where f < 0 || k < 1 {
             throw Invalid("--inject-late \(f):\(k): FRAME must be ≥ 0 and K ≥ 1")
         }
+        for c in renderCost where c.first < 0 || (c.last.map { $0 < c.first } ?? false) || c.costNs < 0 {
+            throw Invalid("--render-cost \(c): FROM must be ≥ 0, TO ≥ FROM and MS ≥ 0")
+        }
     }
 
     /// Parses `FRAME:K[,FRAME:K…]`.
@@ -50,6 +63,47 @@ public struct RunConfiguration: Equatable, Sendable {
             out[f] = k
         }
         if out.isEmpty { throw Invalid("--inject-late needs FRAME:K") }
+        return out
+    }
+}
+
+/// Frames `first...last` (`last` nil: to the end) take at least `costNs` to render.
+public struct RenderCost: Codable, Equatable, Sendable, CustomStringConvertible {
+    public var first: Int
+    public var last: Int?
+    public var costNs: Nanoseconds
+
+    public init(first: Int, last: Int?, costNs: Nanoseconds) {
+        self.first = first
+        self.last = last
+        self.costNs = costNs
+    }
+
+    /// `FROM-TO:MS`, `FROM-:MS` or `FRAME:MS`.
+    public var description: String {
+        let span = last == first ? "\(first)" : "\(first)-\(last.map(String.init) ?? "")"
+        return "\(span):\(Double(costNs) / 1e6)"
+    }
+
+    /// Parses `FROM-TO:MS[,…]` (`FROM-:MS` to the end, `FRAME:MS` one frame).
+    public static func parse(_ text: String) throws -> [RenderCost] {
+        var out: [RenderCost] = []
+        for item in text.split(separator: ",") {
+            let p = item.split(separator: ":", omittingEmptySubsequences: false)
+            let bad = RunConfiguration.Invalid("--render-cost '\(item)' must be FROM-TO:MS, FROM-:MS or FRAME:MS (frames ≥ 0, MS ≥ 0)")
+            guard p.count == 2, let ms = Double(p[1]), ms.isFinite, ms >= 0, ms <= 60_000 else { throw bad }
+            let span = p[0].split(separator: "-", omittingEmptySubsequences: false)
+            guard let first = Int(span[0]), first >= 0, span.count <= 2 else { throw bad }
+            var last: Int? = first
+            if span.count == 2 {
+                if span[1].isEmpty { last = nil } else {
+                    guard let l = Int(span[1]), l >= first else { throw bad }
+                    last = l
+                }
+            }
+            out.append(RenderCost(first: first, last: last, costNs: Nanoseconds((ms * 1e6).rounded())))
+        }
+        if out.isEmpty { throw RunConfiguration.Invalid("--render-cost needs FROM-TO:MS") }
         return out
     }
 }
@@ -98,6 +152,10 @@ public final class PacingRun {
     public var onFrame: ((FrameReport) -> Void)?
     /// Called about once a second of display time while frames are produced.
     public var onStatus: ((RunStatus) -> Void)?
+    /// Called at each `--adapt` rate switch (log writers hook here).
+    public var onRateSwitch: ((RateSwitch) -> Void)?
+    /// The switches `--adapt` made so far.
+    public private(set) var rateSwitches: [RateSwitch] = []
     public private(set) var accounting: FrameAccounting
     /// The display link producing the frames.
     public let link: DisplayLink
@@ -108,6 +166,7 @@ public final class PacingRun {
     private var firstTarget: Nanoseconds? = nil
     private var lastStatusPresented = 0
     private var lastStatusTime: Nanoseconds = 0
+    private let adapter: RateAdapter?
 
     public init(backend: any DisplayBackend, configuration: RunConfiguration, renderer: FrameRenderer? = nil) throws {
         try configuration.validate()
@@ -122,23 +181,37 @@ public final class PacingRun {
         }
         accounting = FrameAccounting(expectedFrames: expected + 16)
         link = DisplayLink(preferredFrameRateRange: configuration.range, preferredFrameLatency: configuration.latency) { _ in }
+        adapter = configuration.adapt
+            ? RateAdapter(range: configuration.range, refreshHz: 1e9 / pacer.refreshInterval, vrr: pacer.vrrRange) : nil
         link.handler = { [unowned self] u in self.produce(u) }
         pacer.onFrameCompleted = { [unowned self] r in
             self.accounting.add(r)
             self.onFrame?(r)
+            self.adapt(after: r)
         }
     }
 
-    /// The rate frames are intended at: the link's effective rate, the content rate, or what the
-    /// minimum duration allows.
+    /// `--adapt`: lets the adapter see a completed frame and switches the link's rate when it says so.
+    private func adapt(after r: FrameReport) {
+        guard let a = adapter, producing else { return }
+        let from = a.currentHz
+        guard let change = a.frameCompleted(r, commitMargin: configuration.commitMargin) else { return }
+        link.preferredFrameRateRange = a.currentRange
+        let s = RateSwitch(frame: produced, afterFrame: r.frameIndex, timeNs: backend.now(), fromHz: from,
+                           toHz: change.hz, direction: change.direction, reason: change.reason)
+        rateSwitches.append(s)
+        onRateSwitch?(s)
+    }
+
+    /// The rate frames are intended at: the link's effective rate (with `--adapt`: the current
+    /// one), the content rate, or what the minimum duration allows (see ``PresentIntent``).
     public var intendedRateHz: Double {
         let refreshHz = 1e9 / pacer.refreshInterval
-        let linkRate = EffectiveRate.select(for: configuration.range, refreshHz: refreshHz, vrr: pacer.vrrRange).hz
+        let linkRate = EffectiveRate.select(for: link.preferredFrameRateRange, refreshHz: refreshHz, vrr: pacer.vrrRange).hz
         if let c = configuration.contentRate { return Swift.min(c, linkRate) }
         if let d = configuration.minimumDuration, d > 0 {
             if pacer.vrrRange != nil { return Swift.min(linkRate, 1e9 / Double(d)) }
-            let n = Swift.max(1.0, (Double(d) / pacer.refreshInterval - pacer.placementTolerance).rounded(.up))
-            return Swift.min(linkRate, refreshHz / n)
+            return Swift.min(linkRate, refreshHz / Double(pacer.minimumDurationRefreshes(d)))
         }
         return linkRate
     }
@@ -173,8 +246,10 @@ public final class PacingRun {
 
     /// The summary of what has completed so far.
     public func summary(endReason: String) -> RunSummary {
-        RunSummary(accounting: accounting, backend: backend.name, refreshHz: 1e9 / pacer.refreshInterval,
-                   vrr: pacer.vrrRange, effectiveRateHz: intendedRateHz, latency: effectiveLatency, endReason: endReason)
+        var s = RunSummary(accounting: accounting, backend: backend.name, refreshHz: 1e9 / pacer.refreshInterval,
+                           vrr: pacer.vrrRange, effectiveRateHz: intendedRateHz, latency: effectiveLatency, endReason: endReason)
+        if adapter != nil { s.rateSwitches = rateSwitches.count }
+        return s
     }
 
     private func emitStatusIfDue() {
@@ -224,6 +299,9 @@ public final class PacingRun {
                                    targetPresentationTime: target, deadline: u.timing.targetTimestamp,
                                    refreshHz: 1e9 / pacer.refreshInterval, effectiveRateHz: u.rate.hz)
             r(surface, ctx)
+        }
+        if let cost = configuration.renderCost(of: n) {
+            try? pacer.renderWork(until: renderStart &+ cost)
         }
         if let k = configuration.injectLate[n] {
             // Overrun the deadline so that the frame misses exactly k vblanks.

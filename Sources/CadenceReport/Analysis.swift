@@ -26,6 +26,7 @@ extension FrameReport {
         targetSequence = r.intent.targetSequence
         renderStart = r.renderStartNs
         renderEnd = r.renderEndNs
+        copyEnd = r.copyEndNs ?? 0
         commitTime = r.commitNs
         busyRetries = r.busyRetries
         presentedTime = r.flipNs
@@ -76,7 +77,8 @@ public enum LogAnalysis {
     }
 
     /// Summary fields that differ between `a` and `b`, ignoring `backend` and `endReason`
-    /// (a replay or a re-analysis runs on another backend and ends on its own). Empty = equal.
+    /// (a replay or a re-analysis runs on another backend and ends on its own), and fields one
+    /// side does not have (a summary written before they existed). Empty = equal.
     public static func differences(_ a: RunSummary, _ b: RunSummary) -> [String] {
         var x = a, y = b
         x.backend = ""; y.backend = ""
@@ -96,12 +98,17 @@ public enum LogAnalysis {
             return "\(v)"
         }
         var out: [String] = []
+        var skipped = false
         for k in Set(ox.keys).union(oy.keys).sorted() {
+            if ox[k] == nil || oy[k] == nil {
+                skipped = true
+                continue
+            }
             let vx = text(ox[k])
             let vy = text(oy[k])
             if vx != vy { out.append("\(k): \(vx) vs \(vy)") }
         }
-        return out.isEmpty ? ["(rounding)"] : out
+        return out.isEmpty && !skipped ? ["(rounding)"] : out
     }
 }
 
@@ -110,7 +117,8 @@ public enum LogAnalysis {
 ///
 /// Columns: `Frame, Sequence, TargetSequence, TimeInSeconds, MsBetweenPresents,
 /// MsBetweenDisplayChange, MsUntilRenderComplete, MsUntilDisplayed, MsHitch, Dropped, Outcome,
-/// LateRefreshes, DroppedRefreshes, IntervalRefreshes, Cause, CRTC`.
+/// LateRefreshes, DroppedRefreshes, IntervalRefreshes, Cause, CRTC, MsCopy`; `MsCopy` is the time
+/// from render end to the end of the copy into the scanout buffer (NA in logs without it).
 /// A "present" is the frame handed to the pacer (its render end); "display" is the kernel flip
 /// timestamp. `Dropped` is 1 when the frame never reached the screen (PresentMon's meaning);
 /// `DroppedRefreshes` counts the stale refreshes before it. Not-applicable values are `NA`.
@@ -118,7 +126,7 @@ public enum CSVExport {
     public static let columns = [
         "Frame", "Sequence", "TargetSequence", "TimeInSeconds", "MsBetweenPresents", "MsBetweenDisplayChange",
         "MsUntilRenderComplete", "MsUntilDisplayed", "MsHitch", "Dropped", "Outcome", "LateRefreshes",
-        "DroppedRefreshes", "IntervalRefreshes", "Cause", "CRTC",
+        "DroppedRefreshes", "IntervalRefreshes", "Cause", "CRTC", "MsCopy",
     ]
 
     /// Writes rows incrementally (during a run) with one write(2) per row.
@@ -175,6 +183,7 @@ public enum CSVExport {
         f.append(String(r.intervalRefreshes))
         f.append(r.cause?.rawValue ?? "")
         f.append(String(r.crtc))
+        f.append(r.copyEndNs.map { $0 > 0 ? ms($0 - r.renderEndNs) : "NA" } ?? "NA")
         lastPresent = present
         return f.joined(separator: ",")
     }

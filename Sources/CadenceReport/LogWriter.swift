@@ -91,6 +91,11 @@ public final class RunLogWriter {
         frames += 1
     }
 
+    /// Writes one `--adapt` rate switch (a `"record":"rate-switch"` line).
+    public func write(_ rateSwitch: RateSwitch) throws {
+        try file.write(line: [UInt8](try encoder.encode(rateSwitch)))
+    }
+
     /// Writes the end line with the summary and closes the file.
     public func end(_ summary: RunSummary) throws {
         try file.write(line: [UInt8](try encoder.encode(RunLogEnd(summary: summary))))

@@ -91,18 +91,21 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
         // vblank queries and events, which carry nanoseconds, while flip events carry
         // microseconds: queries and vblank events replay the nanosecond value, flip completions
         // keep their own (recorded) timestamp.
-        // Only for kernel flip events, which carry whole microseconds (the fake display's carry
-        // nanoseconds and need no refinement).
+        // The grid refinement is only for kernel flip events, which carry whole microseconds (the
+        // fake display's carry nanoseconds); the pins themselves also give a jittery fake display's
+        // unshown vblanks their recorded timestamps, from which the run predicted its targets.
         let microsecondFlips = stamps.allSatisfy { $0 % 1000 == 0 }
-        if hasHardwareVBlank && microsecondFlips {
+        if hasHardwareVBlank && vrrRange == nil {
             for r in recs where r.callbackNs > 0 {
                 let s = sequence(near: r.callbackNs)
                 if abs(time(of: s) &- r.callbackNs) < Nanoseconds(refreshInterval / 4) { pairs[s] = r.callbackNs }
             }
             seqs = pairs.keys.sorted()
             stamps = seqs.map { pairs[$0]! }
-            nsSeqs = seqs.filter { pairs[$0]! % 1000 != 0 }
-            nsStamps = nsSeqs.map { pairs[$0]! }
+            if microsecondFlips {
+                nsSeqs = seqs.filter { pairs[$0]! % 1000 != 0 }
+                nsStamps = nsSeqs.map { pairs[$0]! }
+            }
         }
         loggedDelays = recs.contains { $0.schedulerDelayNs != nil }
         let renders = recs.filter { $0.renderEndNs > $0.renderStartNs }.map { (start: $0.renderStartNs, end: $0.renderEndNs) }
@@ -198,7 +201,10 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
         return vb.sequence < startSequence ? VBlank(sequence: startSequence, timestamp: time(of: startSequence)) : vb
     }
 
-    public func finish(frame: FrameID) throws {}
+    /// The recorded run finished keeping the frame's pixels (its copy) at `copyEndNs`: so does the replay.
+    public func finish(frame: FrameID) throws {
+        if let r = byID[frame], let c = r.copyEndNs, c > clock { clock = c }
+    }
 
     public func submit(frame: FrameID) throws {
         if pending != nil { throw BackendFailure.busy }
@@ -258,7 +264,8 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     }
 
     public func waitForEvents(until deadline: Nanoseconds, into events: inout [BackendEvent]) throws {
-        if outbox.isEmpty || outbox[0].at > deadline {
+        // Events already due are delivered even when `deadline` has passed (as a kernel's are).
+        if outbox.isEmpty || outbox[0].at > Swift.max(deadline, clock) {
             // A never-confirmed flip stops occupying the display at its vblank.
             if let p = pending, p.kind == 3, p.at.timestamp <= deadline { pending = nil }
             clock = Swift.max(clock, deadline)
@@ -310,6 +317,8 @@ public struct ReplayResult: Sendable {
     public var divergences: Int
     /// The replayed frames as log records.
     public var records: [FrameRecord]
+    /// The replayed `--adapt` rate switches.
+    public var rateSwitches: [RateSwitch] = []
 }
 
 /// Re-runs the pacing core on a recorded run's kernel timestamps.
@@ -341,6 +350,8 @@ public enum Replay {
         let display = try ReplayDisplay(log: log, startBetweenVBlanks: startBetweenVBlanks)
         var config = header.configuration
         config.duration = nil
+        // Rendering ends when it ended in the recording (below): a scripted cost is in that already.
+        config.renderCost = []
         let maxFrame = log.records.map(\.frame).max() ?? 0
         config.frames = maxFrame + 1
         // Rendering ends when it ended in the recording (at once when the replay is already past
@@ -369,7 +380,13 @@ public enum Replay {
         var replayed = try run.run()
         let recorded = log.end?.summary ?? LogAnalysis.summary(of: log)
         replayed.endReason = recorded.endReason == "stopped" && replayed.endReason == "completed" ? "stopped" : replayed.endReason
-        return ReplayResult(replayed: replayed, recorded: recorded, differences: LogAnalysis.differences(replayed, recorded),
-                            divergences: display.divergences, records: records)
+        var differences = LogAnalysis.differences(replayed, recorded)
+        // `--adapt`: the same switches at the same frames.
+        let switches = { (l: [RateSwitch]) in l.map { "\($0.frame):\(RateSwitch.format($0.toHz))" }.joined(separator: ",") }
+        if header.adapt == true && switches(run.rateSwitches) != switches(log.rateSwitches) {
+            differences.append("rate switches: \(switches(run.rateSwitches)) vs \(switches(log.rateSwitches))")
+        }
+        return ReplayResult(replayed: replayed, recorded: recorded, differences: differences,
+                            divergences: display.divergences, records: records, rateSwitches: run.rateSwitches)
     }
 }

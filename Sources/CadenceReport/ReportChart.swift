@@ -6,7 +6,8 @@ import Foundation
 ///
 /// - top: the frame-interval timeline (x = frame index, y = interval since the previous shown
 ///   frame in ms) with a horizontal gridline at every whole number of refreshes, and a marker
-///   plus a vertical stripe at every frame that has a drop cause, coloured by cause;
+///   plus a vertical stripe at every frame that has a drop cause, coloured by cause, and a dashed
+///   vertical line labelled "60→30 Hz" at every `--adapt` rate switch (its first frame);
 /// - bottom: the histogram of intervals in refresh units (1×, 2×, …);
 /// - a legend of the causes that occur, and a title line with the summary.
 public struct ReportChart {
@@ -35,6 +36,8 @@ public struct ReportChart {
     public let refreshMs: Double
     public let points: [Point]
     public let drops: [Drop]
+    /// The `--adapt` rate switches of the log.
+    public let rateSwitches: [RateSwitch]
     /// Histogram: index k counts intervals of k refreshes (k ≥ 1).
     public let histogram: [Int]
     public let firstFrame: Int
@@ -74,6 +77,7 @@ public struct ReportChart {
         }
         points = pts
         drops = dr
+        rateSwitches = log.rateSwitches
         histogram = hist
         yMaxRefreshes = Swift.min(64, Swift.max(3, maxRef + 1))
         let W = Double(self.width), H = Double(self.height)
@@ -126,6 +130,7 @@ public struct ReportChart {
     public static func color(_ c: DropCause) -> UInt32 {
         switch c {
         case .renderLate: return 0xD32F2F
+        case .copyLate: return 0x795548
         case .schedulerLate: return 0xF57C00
         case .flipLate: return 0x7B1FA2
         case .busy: return 0x1976D2
@@ -133,6 +138,12 @@ public struct ReportChart {
         }
     }
     public static let lineColor: UInt32 = 0x00897B
+    /// Rate-switch lines and labels.
+    public static let rateSwitchColor: UInt32 = 0x3949AB
+    /// The label of a rate switch: "60→30 Hz".
+    public static func label(_ s: RateSwitch) -> String {
+        "\(RateSwitch.format(s.fromHz))→\(RateSwitch.format(s.toHz)) Hz"
+    }
     public static let gridColor: UInt32 = 0xD0D0D0
     public static let axisColor: UInt32 = 0x404040
     public static let barColor: UInt32 = 0x546E7A

@@ -55,6 +55,14 @@ public enum PNGReport {
             let m = chart.markerCenter(frame: d.frame)
             c.fillCircle(center: Raster.Point(m.x, m.y), radius: chart.markerRadius, Color(rgb: ReportChart.color(d.cause)))
         }
+        // `--adapt` rate switches: a dashed line at the first frame of the new rate, labelled.
+        let sw = Color(rgb: ReportChart.rateSwitchColor)
+        for r in chart.rateSwitches {
+            let x = Int(chart.x(frame: r.frame).rounded())
+            var y = Int(tl.y) + 20
+            while y < Int(tl.maxY) { c.fillRect(x: x, y: y, width: 1, height: 4, sw); y += 7 }
+            c.drawText(ReportChart.label(r), x: x + 3, y: Int(tl.y) + 20, scale: 1, sw)
+        }
         // Legend.
         var lx = Int(tl.maxX)
         for cause in chart.causesPresent.reversed() {
@@ -102,7 +110,8 @@ public enum PNGReport {
 
 /// Writes a ``ReportChart`` as SVG. Marks carry data attributes so that tools (and tests) can
 /// read them back: drop markers `class="drop <cause>" data-frame data-cause`, histogram bars
-/// `class="bar" data-refreshes data-count`, the interval line `class="intervals"`.
+/// `class="bar" data-refreshes data-count`, the interval line `class="intervals"`, `--adapt` rate
+/// switches `class="rate-switch down|up" data-frame data-from-hz data-to-hz`.
 public enum SVGReport {
     public static func svg(_ chart: ReportChart) -> String {
         let f = { (v: Double) in String(format: "%.2f", v) }
@@ -138,6 +147,12 @@ public enum SVGReport {
         for d in chart.drops {
             let m = chart.markerCenter(frame: d.frame)
             s += "<circle class=\"drop \(d.cause.rawValue)\" data-frame=\"\(d.frame)\" data-cause=\"\(d.cause.rawValue)\" data-outcome=\"\(d.outcome.rawValue)\" data-dropped-refreshes=\"\(d.droppedRefreshes)\" cx=\"\(f(m.x))\" cy=\"\(f(m.y))\" r=\"\(f(chart.markerRadius))\" fill=\"\(hex(ReportChart.color(d.cause)))\"><title>frame \(d.frame): \(d.outcome.rawValue), \(d.cause.rawValue), \(d.droppedRefreshes) dropped refreshes</title></circle>\n"
+        }
+        s += "</g>\n<g class=\"rate-switches\">\n"
+        for r in chart.rateSwitches {
+            let x = chart.x(frame: r.frame)
+            let col = hex(ReportChart.rateSwitchColor)
+            s += "<g class=\"rate-switch \(r.direction)\" data-frame=\"\(r.frame)\" data-from-hz=\"\(r.fromHz)\" data-to-hz=\"\(r.toHz)\"><line x1=\"\(f(x))\" y1=\"\(f(tl.y + 20))\" x2=\"\(f(x))\" y2=\"\(f(tl.maxY))\" stroke=\"\(col)\" stroke-dasharray=\"4 3\"/><text x=\"\(f(x + 3))\" y=\"\(f(tl.y + 28))\" fill=\"\(col)\">\(ReportChart.label(r))</text><title>frame \(r.frame): \(JUnitReport.escape(r.reason))</title></g>\n"
         }
         s += "</g>\n<g class=\"legend\">\n"
         var lx = tl.maxX
@@ -175,6 +190,7 @@ public enum HTMLReport {
             ("measured rate (Hz)", f3(s.measuredRateHz)), ("frames", "\(s.frames)"), ("presented", "\(s.presented)"),
             ("on time / late", "\(s.onTime) / \(s.late)"), ("discarded / failed / unconfirmed", "\(s.discarded) / \(s.failed) / \(s.unconfirmed)"),
             ("dropped refreshes", "\(s.droppedRefreshes)"), ("drop events", "\(s.dropEvents)"), ("hitch (ms/s)", f3(s.hitchTimeRatio)),
+            ("on-time error p50 / p99 / max (µs)", s.onTimeErrorUs.map { "\(f3($0.p50)) / \(f3($0.p99)) / \(f3($0.max))" } ?? "n/a"),
             ("interval mean / p50 / p99 / max (ms)", "\(f3(s.intervalMs.mean)) / \(f3(s.intervalMs.p50)) / \(f3(s.intervalMs.p99)) / \(f3(s.intervalMs.max))"),
             ("end", s.endReason),
         ]
@@ -183,7 +199,15 @@ public enum HTMLReport {
         for r in log.records.sorted(by: { $0.frame < $1.frame }) where r.cause != nil {
             h += "<tr><td>\(r.frame)</td><td>\(r.outcome.rawValue)</td><td>\(r.cause!.rawValue)</td><td>\(r.droppedRefreshes)</td><td>\(r.lateRefreshes)</td></tr>\n"
         }
-        h += "</table></body></html>\n"
+        h += "</table>\n"
+        if !log.rateSwitches.isEmpty {
+            h += "<h2>Rate switches</h2><table><tr><th>frame</th><th>from (Hz)</th><th>to (Hz)</th><th>why</th></tr>\n"
+            for r in log.rateSwitches {
+                h += "<tr><td>\(r.frame)</td><td>\(f3(r.fromHz))</td><td>\(f3(r.toHz))</td><td>\(JUnitReport.escape(r.reason))</td></tr>\n"
+            }
+            h += "</table>\n"
+        }
+        h += "</body></html>\n"
         return h
     }
 }

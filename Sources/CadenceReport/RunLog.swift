@@ -32,6 +32,10 @@ public struct RunLogHeader: Codable, Equatable, Sendable {
     public var commitMarginNs: Int64
     /// Frame index → K of `--inject-late`.
     public var injectLate: [String: Int]
+    /// `--adapt` (absent in logs written before it existed, and when off).
+    public var adapt: Bool?
+    /// `--render-cost` spans (absent when none).
+    public var renderCost: [RenderCost]?
     /// Wall-clock start, ISO 8601.
     public var startedAt: String
 
@@ -54,6 +58,8 @@ public struct RunLogHeader: Codable, Equatable, Sendable {
         var inj: [String: Int] = [:]
         for (f, k) in c.injectLate { inj[String(f)] = k }
         injectLate = inj
+        adapt = c.adapt ? true : nil
+        renderCost = c.renderCost.isEmpty ? nil : c.renderCost
         self.startedAt = ISO8601DateFormatter().string(from: startedAt)
     }
 
@@ -70,6 +76,8 @@ public struct RunLogHeader: Codable, Equatable, Sendable {
         var inj: [Int: Int] = [:]
         for (f, k) in injectLate { if let i = Int(f) { inj[i] = k } }
         c.injectLate = inj
+        c.adapt = adapt ?? false
+        c.renderCost = renderCost ?? []
         return c
     }
 }
@@ -83,10 +91,13 @@ public struct RunLogEnd: Codable, Equatable, Sendable {
     public init(summary: RunSummary) { self.summary = summary }
 }
 
-/// A run log read back: header, frames in completion order, and the end line when present.
+/// A run log read back: header, frames in completion order, `--adapt` rate switches, and the
+/// end line when present.
 public struct RunLog: Sendable {
     public var header: RunLogHeader?
     public var records: [FrameRecord]
+    /// `{"record":"rate-switch",…}` lines (``RateSwitch``), in order.
+    public var rateSwitches: [RateSwitch] = []
     public var end: RunLogEnd?
     /// Bytes of an incomplete last line that was skipped (only with `allowPartialLastLine`).
     public var skippedPartialBytes: Int = 0
@@ -148,6 +159,11 @@ public struct RunLog: Sendable {
                     guard number == 1 else { throw Invalid("\(name): line \(number): a second run header") }
                     do { log.header = try decoder.decode(RunLogHeader.self, from: d) } catch {
                         throw Invalid("\(name): line \(number): malformed run header")
+                    }
+                case "rate-switch":
+                    if log.end != nil { throw Invalid("\(name): line \(number): rate switch after the end record") }
+                    do { log.rateSwitches.append(try decoder.decode(RateSwitch.self, from: d)) } catch {
+                        throw Invalid("\(name): line \(number): malformed rate-switch record")
                     }
                 case "end":
                     guard log.end == nil else { throw Invalid("\(name): line \(number): a second end record") }

@@ -50,6 +50,7 @@ struct ReplayCommand: ParsableCommand {
                 var header = runLog.header!
                 header.backend = "replay"
                 try w.begin(header)
+                for s in result.rateSwitches { try w.write(s) }
                 for r in result.records { try w.write(r) }
                 try w.end(result.replayed)
             }

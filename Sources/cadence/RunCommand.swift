@@ -24,6 +24,7 @@ struct RunCommand: ParsableCommand {
               cadence run --backend fake --content-rate 24 --duration 10 --log run.jsonl
               cadence run --scene bar --hud --duration 5
               cadence run --scene solid --duration 5
+              cadence run --backend fake --adapt --render-cost 100-199:20 --frames 400 --log adapt.jsonl
             """)
 
     @Option(help: "Display backend: auto (KMS when a device opens, else fake), kms or fake.")
@@ -48,9 +49,9 @@ struct RunCommand: ParsableCommand {
 
     @Option(help: "Frame-rate range MIN:MAX:PREFERRED in Hz (0 = unconstrained).")
     var rate: String?
-    @Option(name: .customLong("min-duration"), parsing: .unconditional, help: "Present each frame no earlier than the previous one's actual presentation + MS.")
+    @Option(name: .customLong("min-duration"), parsing: .unconditional, help: "Present each frame no earlier than the previous one's actual presentation + MS − ε (ε: vblank timestamp jitter, 1 µs to 0.5% of a refresh).")
     var minDuration: Double?
-    @Option(name: .customLong("content-rate"), parsing: .unconditional, help: "Present content frame n at t0 + n/HZ (24 on 60 Hz: 3,2,3,2).")
+    @Option(name: .customLong("content-rate"), parsing: .unconditional, help: "Present content frame n at the first vblank not before t0 + n/HZ (24 on 60 Hz: 3,2,3,2).")
     var contentRate: Double?
     @Option(parsing: .unconditional, help: "Frame latency (pipelining depth) 1–3.")
     var latency: Int = 1
@@ -64,6 +65,10 @@ struct RunCommand: ParsableCommand {
     var log: String?
     @Option(name: .customLong("inject-late"), help: "FRAME:K[,FRAME:K…]: that frame's rendering ends K−½ refreshes after its deadline.")
     var injectLate: String?
+    @Option(name: .customLong("render-cost"), help: "FROM-TO:MS[,…] (FROM-:MS to the end): those frames take at least MS to render.")
+    var renderCost: String?
+    @Flag(help: "Step the rate down (next rate the range allows) when frames keep missing, back up when renders leave headroom.")
+    var adapt = false
     @Option(help: "Scene to draw (see `cadence scenes`), or solid (plain colours, no rendering cost).")
     var scene: String = "bar"
     @Flag(help: "Draw the performance HUD (fps, rates, drops, interval chart) over the scene.")
@@ -159,6 +164,8 @@ struct RunCommand: ParsableCommand {
             c.duration = 5_000_000_000
         }
         if let i = injectLate { c.injectLate = try RunConfiguration.parseInjectLate(i) }
+        if let r = renderCost { c.renderCost = try RenderCost.parse(r) }
+        c.adapt = adapt
         try c.validate()
         return c
     }
@@ -222,6 +229,10 @@ struct RunCommand: ParsableCommand {
         print("backend           \(s.backend)  refresh \(f(s.refreshHz)) Hz  effective \(f(s.effectiveRateHz)) Hz  latency \(s.latency)")
         print("frames            \(s.frames)  presented \(s.presented) (on time \(s.onTime), late \(s.late))  discarded \(s.discarded)  failed \(s.failed)  unconfirmed \(s.unconfirmed)")
         print("dropped           \(s.droppedRefreshes) refreshes in \(s.dropEvents) events  hitch \(f(s.hitchTimeRatio)) ms/s")
+        if let e = s.onTimeErrorUs {
+            print("on-time error µs  p50 \(f(e.p50))  p99 \(f(e.p99))  max \(f(e.max))")
+        }
+        if let n = s.rateSwitches { print("rate switches     \(n)") }
         print("interval ms       mean \(f(s.intervalMs.mean))  stddev \(f(s.intervalMs.stddev))  p50 \(f(s.intervalMs.p50))  p99 \(f(s.intervalMs.p99))  max \(f(s.intervalMs.max))")
         let units = s.intervalRefreshes.sorted { (Int($0.key.filter(\.isNumber)) ?? 0) < (Int($1.key.filter(\.isNumber)) ?? 0) }
         print("interval refr.    " + units.map { "\($0.key)×: \($0.value)" }.joined(separator: "  "))

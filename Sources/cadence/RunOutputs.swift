@@ -72,6 +72,12 @@ final class RunOutputs {
         Self.unblockStopSignals()
         run.onFrame = { [unowned self] r in self.frame(r) }
         run.onStatus = { [unowned self] s in self.status(s) }
+        run.onRateSwitch = { [unowned self] s in self.rateSwitch(s) }
+    }
+
+    private func rateSwitch(_ s: RateSwitch) {
+        guard failure == nil else { return }
+        do { try log?.write(s) } catch { failure = error }
     }
 
     private func frame(_ r: FrameReport) {

@@ -145,7 +145,9 @@ private func pump(_ p: FramePacer, for ns: Nanoseconds) throws {
         var c = RunConfiguration()
         c.frames = 40
         c.minimumDuration = 33_000_000
-        c.injectLate = [10: 1]
+        // The link's deadline is one refresh after its callback, the frame's vblank (2 refreshes
+        // after the previous one) one later: an overrun of 1.5 refreshes misses that vblank by one.
+        c.injectLate = [10: 2]
         let run = try PacingRun(backend: FakeDisplay(.init(refreshHz: 60)), configuration: c)
         var out: [FrameReport] = []
         run.onFrame = { out.append($0) }

@@ -1,0 +1,72 @@
+import Testing
+import CadenceCore
+import DRM
+@testable import KMSDisplay
+
+/// The presentation contracts on the KMS path: PacingRun over KMSDisplay over the fake DRM
+/// device (flip events carry whole microseconds, vblank queries nanoseconds; 1 ms commit margin
+/// as `cadence run` uses on KMS).
+@Suite struct KMSPacingTests {
+    /// The same hand-computed table as the fake display's (ε = 1 µs: the fake DRM device's
+    /// timestamps sit on its grid, truncated to the microsecond in flip events).
+    static let table: [(ms: Double, at60: Int, at144: Int)] = [
+        (16.0, 1, 3), (16.7, 2, 3), (17, 2, 3), (18, 2, 3), (33.4, 3, 5), (34, 3, 5),
+    ]
+
+    /// A vkms-like fake DRM device that also lists 640x480 at exactly 60 and 144 Hz
+    /// (800×500 total: 24 000 and 57 600 kHz).
+    static func device() -> FakeDRMDevice {
+        let fake = FakeDRMDevice()
+        for clock: UInt32 in [24_000, 57_600] {
+            fake.connectors[0].modes.append(ModeInfo(clock: clock, hdisplay: 640, hsyncStart: 656, hsyncEnd: 752, htotal: 800,
+                                                     vdisplay: 480, vsyncStart: 490, vsyncEnd: 492, vtotal: 500,
+                                                     flags: [.nhsync, .nvsync], type: [.driver]))
+        }
+        return fake
+    }
+
+    func run(hz: Int, d: Nanoseconds, frames: Int = 30) throws -> (RunSummary, [FrameReport], PacingRun) {
+        let display = try KMSDisplay.open(on: try DRMDevice.open(fake: Self.device()), mode: "640x480@\(hz)")
+        #expect(abs(display.refreshInterval - 1e9 / Double(hz)) < 1e-3)
+        var c = RunConfiguration()
+        c.frames = frames
+        c.minimumDuration = d
+        c.commitMargin = 1_000_000
+        let run = try PacingRun(backend: display, configuration: c)
+        var out: [FrameReport] = []
+        run.onFrame = { out.append($0) }
+        let s = try run.run()
+        try display.close()
+        return (s, out, run)
+    }
+
+    @Test(arguments: [60, 144])
+    func minimumDurationTableHolds(hz: Int) throws {
+        for row in Self.table {
+            let d = Nanoseconds((row.ms * 1e6).rounded())
+            let (s, out, run) = try run(hz: hz, d: d)
+            let n = hz == 60 ? row.at60 : row.at144
+            let eps = run.pacer.timestampUncertainty
+            #expect(eps >= 1_000 && eps <= 1_001, "\(row.ms) ms at \(hz) Hz: ε \(eps)")
+            #expect(s.presented == 30 && s.droppedRefreshes == 0, "\(row.ms) ms at \(hz) Hz")
+            #expect(s.intervalRefreshes == ["\(n)": 29], "\(row.ms) ms at \(hz) Hz")
+            // Flip timestamps are whole microseconds: an interval is known to ±1 µs.
+            #expect(out.dropFirst().allSatisfy { $0.interval >= d - eps - 1_000 }, "\(row.ms) ms at \(hz) Hz")
+        }
+    }
+
+    @Test(arguments: [60, 144])
+    func justAboveOneRefresh(hz: Int) throws {
+        let period = Nanoseconds((1e9 / Double(hz)).rounded(.up))
+        let (a, _, _) = try run(hz: hz, d: period + 5_000)
+        #expect(a.intervalRefreshes == ["2": 29])
+        let (b, _, _) = try run(hz: hz, d: period + 500)
+        #expect(b.intervalRefreshes == ["1": 29])
+    }
+
+    /// The copy into the scanout buffer is timed on KMS too (the fake device's is instant).
+    @Test func copyEndIsRecorded() throws {
+        let (_, out, _) = try run(hz: 60, d: 0, frames: 5)
+        #expect(out.allSatisfy { $0.copyEnd >= $0.renderEnd && $0.copyEnd <= $0.commitTime })
+    }
+}
