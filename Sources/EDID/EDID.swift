@@ -143,12 +143,10 @@ public struct EDID: Sendable {
         self = d.edid
     }
 
-    /// The timing the display prefers: the base block's first DTD (EDID 1.4, or 1.3 with the
-    /// preferred bit), else DisplayID's preferred timing, else the first CTA preferred timing.
-    public var preferredTiming: Timing? {
-        if let t = timings.first(where: { $0.preferred }) { return t }
-        return nil
-    }
+    /// The timing the display prefers: the base block's first DTD (EDID 1.4, or 1.3 with
+    /// byte 0x18 bit 1), else the first DisplayID type 1/7 timing with its preferred bit; nil
+    /// when neither exists.
+    public var preferredTiming: Timing? { timings.first { $0.preferred } }
 
     /// The native resolution: DisplayID display parameters, else the preferred timing's.
     public var nativeResolution: (width: Int, height: Int)? {

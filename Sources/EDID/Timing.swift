@@ -37,26 +37,32 @@ public enum TimingSource: Sendable, Equatable, CustomStringConvertible {
 public struct Timing: Sendable, Equatable {
     /// Pixel clock in Hz.
     public var pixelClockHz: Int
+    /// Active pixels per line.
     public var hActive: Int
+    /// Horizontal front porch, sync width and back porch in pixels; border pixels on each side.
     public var hFrontPorch: Int
     public var hSync: Int
     public var hBackPorch: Int
     public var hBorder: Int
     /// Active lines of the frame (both fields for interlaced timings).
     public var vActive: Int
+    /// Vertical front porch, sync width and back porch in lines (per field when interlaced).
     public var vFrontPorch: Int
     public var vSync: Int
     public var vBackPorch: Int
     public var vBorder: Int
+    /// Interlaced: two fields per frame.
     public var interlaced: Bool
     /// CTA VIC 39: both fields have the same vertical total.
     public var evenVTotal: Bool
+    /// Sync polarities (positive = true).
     public var hSyncPositive: Bool
     public var vSyncPositive: Bool
     /// Picture aspect ratio (0:0 when undefined).
     public var aspect: (h: Int, v: Int)
     /// Image size in mm from a DTD (0 when not given).
     public var imageSizeMM: (width: Int, height: Int)
+    /// Where the timing was declared.
     public var source: TimingSource
     /// Marked preferred by its block (first DTD of the base block, DisplayID preferred bit).
     public var preferred: Bool
