@@ -10,6 +10,7 @@ import PackageDescription
 ///   CadenceCore                 pacing core, statistics, fake display (imports no libdrm)
 ///   KMSDisplay                  the KMS implementation of CadenceCore's DisplayBackend
 ///   Raster, Scenes              CPU rasterizer and the test scenes (shaders-cpu/)
+///   EDID                        EDID / CTA-861 / DisplayID decoder (pure Swift, no libdrm)
 ///   cadence                     the command-line tool
 let package = Package(
     name: "Cadence",
@@ -21,6 +22,7 @@ let package = Package(
         .library(name: "KMSDisplay", targets: ["KMSDisplay"]),
         .library(name: "Raster", targets: ["Raster"]),
         .library(name: "Scenes", targets: ["Scenes"]),
+        .library(name: "EDID", targets: ["EDID"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -45,12 +47,13 @@ let package = Package(
         ),
         .target(name: "KMSDisplay", dependencies: ["DRM", "CadenceCore", "CCadenceShim"]),
         .target(name: "Raster"),
+        .target(name: "EDID"),
         .target(name: "Scenes", dependencies: ["Raster"], path: "shaders-cpu"),
         .target(name: "CadenceReport", dependencies: ["CadenceCore", "Raster"]),
         .executableTarget(
             name: "cadence",
             dependencies: [
-                "DRM", "CadenceCore", "KMSDisplay", "Raster", "Scenes", "CadenceReport",
+                "DRM", "CadenceCore", "KMSDisplay", "Raster", "Scenes", "CadenceReport", "EDID",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -58,6 +61,7 @@ let package = Package(
         .testTarget(name: "CadenceCoreTests", dependencies: ["CadenceCore"]),
         .testTarget(name: "KMSDisplayTests", dependencies: ["KMSDisplay", "DRM", "CadenceCore"]),
         .testTarget(name: "RasterTests", dependencies: ["Raster"]),
+        .testTarget(name: "EDIDTests", dependencies: ["EDID"]),
         .testTarget(name: "ScenesTests", dependencies: ["Scenes", "Raster"]),
         .testTarget(name: "CLITests", dependencies: ["cadence", "CadenceReport", "CadenceCore", "DRM"]),
         .testTarget(name: "CadenceReportTests", dependencies: ["CadenceReport", "CadenceCore", "Raster"]),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set-up command 2 of 2 (and what CI runs): installs every apt package the tests need,
-# builds, runs the unit tests, checks `cadence render` PNGs with Pillow, then boots Debian's
+# builds, runs the unit tests, checks `cadence render` PNGs with Pillow, compares `cadence edid`
+# with edid-decode on the EDID corpus (tools/edid), then boots Debian's
 # kernel in qemu (TCG) and runs the real-kernel integration tests on vkms, bochs and
 # virtio-gpu, then the pacing checks (tools/vm/pacing.sh, tools/vm/issue5.sh) on vkms with a
 # release build. Exits non-zero on any failure.
@@ -31,6 +32,10 @@ grep -E "^(✔|✘) Test run with|Executed .* tests" "$log" || tail -n 3 "$log"
 echo "== PNG check with Pillow (cadence render)"
 python3 -c "import PIL" 2>/dev/null || python3 -m pip install -q pillow >/dev/null
 python3 tools/bench/check_png.py "$(swift build --show-bin-path)/cadence"
+
+echo "== EDID corpus: cadence edid vs edid-decode, field by field (tools/edid)"
+tools/edid/corpus.sh
+python3 tools/edid/compare.py --cadence "$(swift build --show-bin-path)/cadence"
 
 [ "$unit_only" = 1 ] && exit 0
 

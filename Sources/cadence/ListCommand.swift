@@ -54,6 +54,8 @@ struct DeviceReport {
     var atomic: Bool
     var universalPlanes: Bool
     var connectors: [(Connector, edidBytes: Int?, properties: [PropertyValue])]
+    /// The panel behind each connector (same order): decoded EDID, vrr_capable.
+    var identities: [PanelIdentity]
     var encoders: [Encoder]
     var crtcs: [CRTCState]
     var planes: [(Plane, PlaneKind)]
@@ -69,6 +71,7 @@ struct DeviceReport {
             let c = try dev.connector(id)
             return (c, (try? dev.edid(of: id))??.count, (try? dev.properties(of: id, type: .connector)) ?? [])
         }
+        identities = connectors.map { PanelIdentity(device: dev, connector: $0.0.id, properties: $0.properties) }
         encoders = try res.encoders.map { try dev.encoder($0) }
         crtcs = try res.crtcs.map { try dev.crtc($0) }
         planes = ((try? dev.planeIDs()) ?? []).compactMap { id in
@@ -97,10 +100,11 @@ struct DeviceReport {
         s += "\n  caps:"
         for (cap, v) in caps { s += " \(cap)=\(v.map(String.init) ?? "?")" }
         s += "\n  client caps: universal planes \(universalPlanes ? "yes" : "no"), atomic \(atomic ? "yes" : "no")\n"
-        for (c, edid, props) in connectors {
+        for (i, (c, edid, props)) in connectors.enumerated() {
             s += "  connector \(c.name) (id \(c.id.rawValue)): \(c.status)"
             if c.status == .connected { s += ", \(c.widthMM)x\(c.heightMM) mm, EDID \(edid.map { "\($0) bytes" } ?? "none")" }
             s += "\n"
+            if c.status == .connected { for l in identities[i].lines(indent: "    ") { s += l + "\n" } }
             let shown = props.filter { !$0.info.isBlob }
             if !shown.isEmpty {
                 s += "    properties: " + shown.map { "\($0.info.name)=\($0.displayValue)" }.joined(separator: " ") + "\n"
@@ -147,11 +151,12 @@ struct DeviceReport {
             ("driverDescription", .string(version.description)),
             ("caps", .object(caps.map { ($0.0.description, $0.1.map { .int(Int($0)) } ?? .null) })),
             ("universalPlanes", .bool(universalPlanes)), ("atomic", .bool(atomic)),
-            ("connectors", .array(connectors.map { c, edid, props in
-                .object([
+            ("connectors", .array(connectors.indices.map { i in
+                let (c, edid, props) = connectors[i]
+                return .object([
                     ("name", .string(c.name)), ("id", .int(Int(c.id.rawValue))), ("status", .string(c.status.description)),
                     ("widthMM", .int(c.widthMM)), ("heightMM", .int(c.heightMM)),
-                    ("edidBytes", edid.map { .int($0) } ?? .null),
+                    ("edidBytes", edid.map { .int($0) } ?? .null), ("identity", identities[i].json),
                     ("properties", .object(props.map { p in
                         (p.info.name, p.info.enumName(p.value).map(JSON.string) ?? .int(Int(truncatingIfNeeded: p.value)))
                     })),

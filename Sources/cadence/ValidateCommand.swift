@@ -21,14 +21,22 @@ struct ValidateCommand: ParsableCommand {
                                   kernel timestamps and sequences of the shown frames
               --max-jitter        |p99 frame interval − 1/effective rate|, in ms
               --min-rate          shown frames per second of presentation, in Hz
+              --expect-monitor    the monitor name in the connector's EDID
+              --expect-serial     the EDID's serial string or serial number
+              --expect-mode       the mode driven, WxH[@HZ] (HZ to the decimals given)
+            The --expect-* criteria read the EDID of the connector the run drives; the fake
+            display has none (they FAIL "no EDID on the fake display") unless --fake-edid FILE
+            gives one, whose preferred timing is then the mode driven.
 
             Examples:
               cadence validate --duration 30 --max-dropped 0 --refresh-tolerance 0.5
               cadence validate --backend fake --frames 600 --inject-late 100:1 --max-dropped 0 --junit out.xml
               cadence validate --rate 30:30:30 --min-rate 29.5 --max-jitter 1
+              cadence validate --duration 10 --expect-monitor "DELL S2721DGF" --expect-mode 2560x1440@144
             """)
 
     @OptionGroup var options: RunCommand
+    @OptionGroup(title: "Panel identity") var expect: PanelExpectations
 
     @Option(name: .customLong("max-dropped"), parsing: .unconditional, help: "Fail when more refreshes than N were dropped.")
     var maxDropped: Int?
@@ -52,16 +60,21 @@ struct ValidateCommand: ParsableCommand {
         criteria.minRateHz = minRate
         let junitFile: LineFile?
         var outputs: RunOutputs? = nil
+        var observed = PanelExpectations.Observed()
         let summary: RunSummary
         let started = Date()
         do {
             try criteria.validate()
-            if criteria.isEmpty {
-                throw ValidationCriteria.Invalid("give at least one threshold (--max-dropped, --max-drop-events, --refresh-tolerance, --max-jitter, --min-rate)")
+            try expect.validate()
+            if criteria.isEmpty && expect.isEmpty {
+                throw ValidationCriteria.Invalid("give at least one threshold (--max-dropped, --max-drop-events, --refresh-tolerance, --max-jitter, --min-rate, --expect-monitor, --expect-serial, --expect-mode)")
             }
             junitFile = try junit.map { try LineFile(path: $0) }
             do {
-                summary = try options.pace(onRun: { _, out in outputs = out })
+                summary = try options.pace(onRun: { run, out in
+                    outputs = out
+                    observed = expect.observe(run.backend)
+                })
             } catch {
                 junitFile?.discard()
                 throw error
@@ -78,7 +91,7 @@ struct ValidateCommand: ParsableCommand {
             FileHandle.standardError.write(Data("cadence validate: \(summary.endReason)\n".utf8))
             throw ExitCode(2)
         }
-        let results = criteria.evaluate(summary, measuredRefreshHz: outputs?.measuredRefreshHz)
+        let results = criteria.evaluate(summary, measuredRefreshHz: outputs?.measuredRefreshHz) + expect.evaluate(observed)
         for r in results { print("\(r.passed ? "PASS" : "FAIL") \(r.name): \(r.detail)") }
         let failed = results.filter { !$0.passed }
         for r in failed { FileHandle.standardError.write(Data("FAIL \(r.name): \(r.detail)\n".utf8)) }

@@ -9,6 +9,7 @@ struct Cadence: ParsableCommand {
         discussion: """
             Examples:
               cadence list                      devices, connectors, modes with exact Hz
+              cadence edid --connector HDMI-A-1 the panel's identity and VRR range from its EDID
               cadence measure --duration 10     the panel's real refresh from kernel timestamps
               cadence run                       pace a test scene (fake display when no DRM device)
               cadence validate --max-dropped 0  pass/fail a display (exit 0/1)
@@ -18,6 +19,7 @@ struct Cadence: ParsableCommand {
             ListCommand.self, MeasureCommand.self, RunCommand.self,
             ScenesCommand.self, RenderCommand.self, BenchCommand.self,
             ValidateCommand.self, ReportCommand.self, ReplayCommand.self,
+            EDIDCommand.self,
         ]
     )
 }

@@ -77,6 +77,17 @@ expect=none
 run smoke 60 vblank-smoke --seconds 2 --expect $expect
 run list 120 cadence list
 run list_json 120 cadence list --json
+# Panel identity: the connector's EDID through the DRM property and through sysfs (vkms has
+# none; bochs and virtio-gpu carry QEMU's), and validate's --expect-* criteria.
+run edid_connector 60 cadence edid --connector Virtual-1 --json
+run edid_sysfs 60 cadence edid /sys/class/drm/card0-Virtual-1/edid --json
+cat /sys/class/drm/card0-Virtual-1/edid >/out/edid.bin 2>/dev/null
+if [ "$driver" = vkms ]; then
+    run expect_noedid 120 cadence validate --duration 1 --scene solid --quiet --expect-monitor "QEMU Monitor" --expect-mode 1024x768@60
+else
+    run expect_ok 120 cadence validate --duration 1 --scene solid --quiet --expect-monitor "QEMU Monitor" --expect-mode 1280x800@74.99
+    run expect_wrong 120 cadence validate --duration 1 --scene solid --quiet --expect-monitor "DELL U2720Q" --expect-mode 1280x800@74.99
+fi
 if [ "$driver" = vkms ]; then
     measure_hw measure 120 cadence measure --duration 10 --json
 else
@@ -125,7 +136,7 @@ for driver in "${drivers[@]}"; do
     echo "$rc" >"$out/vm.rc"
 done
 
-python3 "$here/integration_check.py" "$work" "${drivers[@]}" || status=$?
+CADENCE_BIN="$bin" python3 "$here/integration_check.py" "$work" "${drivers[@]}" || status=$?
 echo "integration wall time: $(( $(date +%s) - t0 )) s"
 if [ "$status" = 0 ] && [ -z "$keep" ]; then
     rm -rf "$work"

@@ -10,6 +10,7 @@ missedVblanks, intervalMs {mean, stddev, min, p50, p99, max}.
 
 import json
 import os
+import subprocess
 import sys
 
 DRM_NAMES = {"vkms": "vkms", "bochs": "bochs-drm", "virtio": "virtio_gpu"}
@@ -123,6 +124,75 @@ def check_list(driver, root):
         result("%s list --json refresh values are fractional (exact)" % driver,
                any(abs(r - round(r)) > 1e-6 for r in rates),
                "all integers: %s" % sorted(set(rates))[:12])
+
+
+QEMU_EDID = {"name": "QEMU Monitor", "manufacturer": "RHT", "productCode": 4660}
+
+
+def check_identity(driver, root):
+    """Panel identity: list's identity fields, `cadence edid` on the connector and the sysfs
+    file, the sysfs EDID against edid-decode (tools/edid/compare.py), validate --expect-*."""
+    j = Case(root, "list_json")
+    try:
+        doc = json.loads(j.out)
+    except ValueError:
+        doc = None
+    conns = [d for d in walk(doc) if d.get("name") == "Virtual-1" and "identity" in d] if doc else []
+    ident = conns[0]["identity"] if conns else None
+    lst = Case(root, "list")
+    if driver == "vkms":
+        result("vkms list --json identity: no EDID, no vrr_capable",
+               ident is not None and ident.get("edid") is False and ident.get("problem") == "no EDID"
+               and ident.get("vrrCapable") is None, repr(ident))
+        result("vkms list says the connector has no EDID", "identity     no EDID" in lst.out, lst.out[:400])
+        for name, what in (("edid_connector", "edid --connector Virtual-1 (no EDID)"),
+                           ("edid_sysfs", "edid /sys/class/drm/card0-Virtual-1/edid (empty)")):
+            check_bad(root, name, what)
+        c = Case(root, "expect_noedid")
+        errs = [l for l in c.err.splitlines() if l.strip()]
+        result("vkms validate --expect-monitor fails: Virtual-1 has no EDID; --expect-mode 1024x768@60 passes",
+               c.rc == 1 and errs == ['FAIL expect-monitor: Virtual-1 has no EDID (expected "QEMU Monitor")']
+               and "PASS expect-mode: mode 1024x768@60.0038" in c.out, c.brief() + " " + c.out[-300:])
+        return
+    ok = ident is not None and all(ident.get(k) == v for k, v in QEMU_EDID.items())
+    result("%s list --json identity is QEMU's monitor" % driver, ok, repr(ident)[:400])
+    if ok:
+        p = ident.get("preferredTiming") or {}
+        result("%s list --json preferred 1280x800 @ 74.993850 Hz, 320x200 mm, range limits 50-125 Hz" % driver,
+               (p.get("width"), p.get("height"), p.get("refreshHz")) == (1280, 800, 74.99385)
+               and ident.get("sizeMM") == {"width": 320, "height": 200}
+               and [(v["minHz"], v["maxHz"], v["source"]) for v in ident.get("vrrRanges", [])] == [(50, 125, "edid-range-limits")],
+               repr(ident)[:600])
+    result("%s list shows the monitor name" % driver, 'monitor      "QEMU Monitor"' in lst.out, lst.out[:400])
+    docs = {}
+    for name in ("edid_connector", "edid_sysfs"):
+        c = Case(root, name)
+        try:
+            docs[name] = json.loads(c.out) if c.rc == 0 else None
+        except ValueError:
+            docs[name] = None
+        d = docs[name] or {}
+        result("%s %s decodes QEMU's EDID" % (driver, name),
+               all(d.get(k) == v for k, v in QEMU_EDID.items()) and not d.get("warnings"), c.brief())
+    a, b = docs.get("edid_connector"), docs.get("edid_sysfs")
+    if a and b:
+        a, b = dict(a), dict(b)
+        a.pop("source"), b.pop("source")
+        result("%s EDID property and sysfs file decode the same" % driver, a == b)
+    binary = os.environ.get("CADENCE_BIN")
+    edid_bin = os.path.join(root, "edid.bin")
+    if binary and os.path.exists(edid_bin):
+        cmp = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "..", "edid", "compare.py"),
+                              "--cadence", binary, "--corpus", root, edid_bin], capture_output=True, text=True)
+        result("%s QEMU EDID: cadence edid = edid-decode field by field" % driver, cmp.returncode == 0,
+               (cmp.stdout + cmp.stderr).strip()[-400:])
+    c = Case(root, "expect_ok")
+    result("%s validate --expect-monitor 'QEMU Monitor' --expect-mode 1280x800@74.99 passes" % driver,
+           c.rc == 0 and "PASS expect-monitor" in c.out and "PASS expect-mode" in c.out, c.brief())
+    c = Case(root, "expect_wrong")
+    errs = [l for l in c.err.splitlines() if l.strip()]
+    result("%s validate --expect-monitor 'DELL U2720Q' fails with one line" % driver,
+           c.rc == 1 and errs == ['FAIL expect-monitor: monitor "QEMU Monitor" (expected "DELL U2720Q")'], c.brief())
 
 
 def check_measure_keys(label, doc):
@@ -243,6 +313,7 @@ def main(argv):
                                           else "no vblank: EOPNOTSUPP"),
                smoke.rc == 0, smoke.out.strip().replace("\n", " | ") + " " + smoke.brief(), info=True)
         check_list(driver, root)
+        check_identity(driver, root)
         if driver == "vkms":
             check_measure_hw(driver, root, "measure", "vkms measure 60", VKMS_1024x768_HZ)
             check_measure_hw(driver, root, "measure_144", "vkms measure 1024x768@144", 144.0)
