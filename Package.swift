@@ -57,7 +57,7 @@ let package = Package(
         .testTarget(name: "KMSDisplayTests", dependencies: ["KMSDisplay", "DRM", "CadenceCore"]),
         .testTarget(name: "RasterTests", dependencies: ["Raster"]),
         .testTarget(name: "ScenesTests", dependencies: ["Scenes", "Raster"]),
-        .testTarget(name: "CLITests", dependencies: ["cadence", "CadenceReport", "CadenceCore"]),
+        .testTarget(name: "CLITests", dependencies: ["cadence", "CadenceReport", "CadenceCore", "DRM", "KMSDisplay"]),
         .testTarget(name: "CadenceReportTests", dependencies: ["CadenceReport", "CadenceCore", "Raster"]),
     ],
     swiftLanguageModes: [.v5]

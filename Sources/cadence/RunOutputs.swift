@@ -27,7 +27,8 @@ final class RunOutputs {
     private var lastStatusWall = Date()
     /// The first error writing a file; the run stops when it is set.
     private(set) var failure: Error? = nil
-    private var hardwareVBlank = true
+    /// False on drivers without a vblank interrupt (their sequences are synthetic).
+    private(set) var hardwareVBlank = true
     /// (sequence, kernel timestamp) of every shown frame, for the measured refresh.
     private(set) var vblanks: [(x: Double, y: Double)] = []
 
