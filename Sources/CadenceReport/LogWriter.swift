@@ -66,7 +66,7 @@ public final class LineFile {
 }
 
 /// Writes a run log: the ``RunLogHeader`` line, one ``FrameRecord`` line per frame as it
-/// completes, and the ``RunLogEnd`` line. Every line reaches the file at once (see ``LineFile``),
+/// completes, ``ContextRecord`` lines, and the ``RunLogEnd`` line. Every line reaches the file at once (see ``LineFile``),
 /// so the log is never more than the frame in progress behind the run.
 public final class RunLogWriter {
     public let file: LineFile
@@ -89,6 +89,11 @@ public final class RunLogWriter {
     public func write(_ record: FrameRecord) throws {
         try file.write(line: [UInt8](try encoder.encode(record)))
         frames += 1
+    }
+
+    /// Writes a context line (temperature, frequency).
+    public func write(_ context: ContextRecord) throws {
+        try file.write(line: [UInt8](try encoder.encode(context)))
     }
 
     /// Writes the end line with the summary and closes the file.

@@ -149,7 +149,7 @@ struct RunCommand: ParsableCommand {
             renderer = { surface, ctx in surface.fill(colours[ctx.frameIndex & 3]) }
         }
         let run = try out.discardOnError { try PacingRun(backend: display, configuration: runConfig, renderer: renderer) }
-        try out.attach(run, configuration: runConfig)
+        try out.attach(run, configuration: runConfig, driver: Self.driverName(display))
         if let h = hudState {
             let logFrame = run.onFrame
             run.onFrame = { r in
@@ -210,6 +210,13 @@ struct RunCommand: ParsableCommand {
             c.surfaceHeight = 720
         }
         return c
+    }
+
+    /// The display driver for the log header: the DRM driver's name and version, or "fake display".
+    static func driverName(_ display: any DisplayBackend) -> String {
+        guard let k = display as? KMSDisplay else { return display.name == "fake" ? "fake display" : display.name }
+        guard let v = try? k.device.version() else { return "unknown DRM driver" }
+        return "\(v.name) \(v.versionString)"
     }
 
     /// The line to print when the display cannot pipeline as deep as `requested` (KMS: 3

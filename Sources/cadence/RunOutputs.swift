@@ -11,6 +11,10 @@ struct RunOutputOptions: ParsableArguments {
     var summary: String?
     @Flag(help: "No live status line on stderr.")
     var quiet = false
+    @Option(name: .customLong("system-root"), help: ArgumentHelp(
+        "Read the log's kernel, CPU, temperature and frequency context from DIR/proc and DIR/sys (tests).",
+        visibility: .hidden))
+    var systemRoot: String = "/"
 }
 
 /// Everything a run writes besides its stdout summary: the JSON-lines log (header, one line per
@@ -24,6 +28,9 @@ final class RunOutputs {
     private let csv: CSVExport.Writer?
     private let summaryFile: LineFile?
     private let quiet: Bool
+    private let probe: SystemProbe
+    /// The display's clock, for the context records' timestamps.
+    private var clock: (() -> Int64)?
     private var lastStatusWall = Date()
     /// The first error writing a file; the run stops when it is set.
     private(set) var failure: Error? = nil
@@ -45,6 +52,7 @@ final class RunOutputs {
             throw error
         }
         quiet = options.quiet
+        probe = SystemProbe(root: options.systemRoot)
         vblanks.reserveCapacity(4096)
     }
 
@@ -63,10 +71,14 @@ final class RunOutputs {
         summaryFile?.discard()
     }
 
-    /// Writes the log header and hooks the run's frame and status callbacks.
-    func attach(_ run: PacingRun, configuration: RunConfiguration) throws {
+    /// Writes the log header (with the machine's context: kernel, `driver`, CPU model and
+    /// governor) and the first context record, and hooks the run's frame and status callbacks.
+    func attach(_ run: PacingRun, configuration: RunConfiguration, driver: String) throws {
         if let l = log {
-            try l.begin(RunLogHeader(backend: run.backend, configuration: configuration))
+            try l.begin(RunLogHeader(backend: run.backend, configuration: configuration, system: probe.info(driver: driver)))
+            let backend = run.backend
+            clock = { backend.now() }
+            try l.write(probe.sample(timeNs: backend.now()))
         }
         lastStatusWall = Date()
         hardwareVBlank = run.backend.hasHardwareVBlank
@@ -87,9 +99,13 @@ final class RunOutputs {
         }
     }
 
-    /// Prints at most one status line per wall-clock second (a virtual-time run produces many
+    /// Called about once a second of display time: writes a context record to the log, and
+    /// prints at most one status line per wall-clock second (a virtual-time run produces many
     /// display seconds per real second: the latest one is shown).
     private func status(_ s: RunStatus) {
+        if let l = log, let now = clock, failure == nil {
+            do { try l.write(probe.sample(timeNs: now())) } catch { failure = error }
+        }
         guard !quiet else { return }
         let now = Date()
         if now.timeIntervalSince(lastStatusWall) < 1 {

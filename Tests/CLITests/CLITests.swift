@@ -287,6 +287,39 @@ import Glibc
         }
     }
 
+    /// The log records the machine's context from the (here fake) procfs/sysfs tree, and
+    /// `report` draws the temperature; `replay` reads such logs.
+    @Test func logContextAndReportTemperature() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let tree = dir + "/.sys"
+        let files = ["proc/sys/kernel/ostype": "Linux", "proc/sys/kernel/osrelease": "6.1.0-test",
+                     "proc/cpuinfo": "processor\t: 0\nmodel name\t: Test CPU\n",
+                     "sys/class/thermal/thermal_zone0/type": "cpu-thermal", "sys/class/thermal/thermal_zone0/temp": "52000",
+                     "sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq": "1500000",
+                     "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor": "performance"]
+        for (path, text) in files {
+            let full = tree + "/" + path
+            try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try Data((text + "\n").utf8).write(to: URL(fileURLWithPath: full))
+        }
+        let r = try cadence(["run", "--backend", "fake", "--frames", "300", "--quiet", "--log", "run.jsonl", "--system-root", tree], in: dir)
+        #expect(r.status == 0, "\(r.err)")
+        let log = try RunLog.read(path: dir + "/run.jsonl")
+        #expect(log.header?.system == SystemInfo(kernel: "Linux 6.1.0-test", driver: "fake display", cpuModel: "Test CPU", cpus: 1, cpuGovernor: "performance"))
+        // One record at the start and one per second of the 5 s run.
+        #expect(log.context.count >= 5 && log.context.count <= 7, "\(log.context.count)")
+        #expect(log.context.allSatisfy { $0.cpuTemperatureC == 52 && $0.meanFrequencyMHz == 1500 })
+        #expect(zip(log.context, log.context.dropFirst()).allSatisfy { $0.timeNs < $1.timeNs })
+        let rep = try cadence(["report", "run.jsonl", "--output", "run.svg"], in: dir)
+        #expect(rep.status == 0, "\(rep.err)")
+        let svg = try String(contentsOfFile: dir + "/run.svg", encoding: .utf8)
+        #expect(svg.contains("class=\"temperature\""))
+        #expect(svg.contains("CPU temperature (C) by frame: 52.0-52.0 C; CPU frequency 1500-1500 MHz"))
+        let replay = try cadence(["replay", "run.jsonl"], in: dir)
+        #expect(replay.status == 0 && replay.out.contains("equals the recorded one"), "\(replay.out)")
+    }
+
     @Test func measureAndListBadInputExitTwo() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
