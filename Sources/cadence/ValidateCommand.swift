@@ -98,8 +98,9 @@ struct ValidateCommand: ParsableCommand {
         return c
     }
 
-    /// Runs and judges; `source` is where DRM devices come from (tests pass a fake).
-    func execute(source: DeviceSource) throws {
+    /// Runs and judges; `source` is where DRM devices come from (tests pass a fake), and
+    /// `onRun` sees the run before it starts (tests script faults there).
+    func execute(source: DeviceSource, onRun: ((PacingRun) -> Void)? = nil) throws {
         let junitFile: LineFile?
         var outputs: RunOutputs? = nil
         var frames: [FrameReport] = []
@@ -114,6 +115,7 @@ struct ValidateCommand: ParsableCommand {
             do {
                 summary = try options.pace(source: source, purpose: .validate, onRun: { run, out in
                     outputs = out
+                    onRun?(run)
                     let logFrame = run.onFrame
                     run.onFrame = { r in
                         logFrame?(r)
