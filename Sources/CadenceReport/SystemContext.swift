@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What a run ran on, for the log header: the context a drop needs to be understood.
 public struct SystemInfo: Codable, Equatable, Sendable {
@@ -107,35 +110,34 @@ public struct SystemProbe: Sendable {
             }
         }
         var governors: [String] = []
-        for cpu in cpuNumbers() {
+        for cpu in numbered(in: "sys/devices/system/cpu", prefix: "cpu") {
             if let g = read("sys/devices/system/cpu/cpu\(cpu)/cpufreq/scaling_governor"), !governors.contains(g) { governors.append(g) }
         }
         return SystemInfo(kernel: kernel.isEmpty ? nil : kernel, driver: driver, cpuModel: model, cpus: cpus > 0 ? cpus : nil,
                           cpuGovernor: governors.isEmpty ? nil : governors.joined(separator: ","))
     }
 
-    /// Temperature and frequency now, stamped `timeNs`.
-    public func sample(timeNs: Int64) -> ContextRecord {
-        var zones: [ContextRecord.Thermal] = []
-        for name in numbered(in: "sys/class/thermal", prefix: "thermal_zone") {
-            let dir = "sys/class/thermal/thermal_zone\(name)"
-            guard let t = read(dir + "/temp").flatMap(Double.init) else { continue }
-            zones.append(.init(zone: "thermal_zone\(name)", type: read(dir + "/type") ?? "", celsius: t / 1000))
+    /// A sampler for the thermal zones and CPUs present now. The directories are listed once
+    /// here: a run samples once a second from inside its pacing loop, where only the few small
+    /// files themselves are read.
+    public func sampler() -> ContextSampler {
+        var zones: [ContextSampler.Zone] = []
+        for n in numbered(in: "sys/class/thermal", prefix: "thermal_zone") {
+            let dir = "sys/class/thermal/thermal_zone\(n)"
+            guard FileManager.default.fileExists(atPath: path(dir + "/temp")) else { continue }
+            zones.append(.init(zone: "thermal_zone\(n)", type: read(dir + "/type") ?? "", tempPath: path(dir + "/temp")))
         }
-        var cpuTemp: Double? = nil
-        for want in Self.cpuZonePreference where cpuTemp == nil {
-            cpuTemp = zones.first { $0.type.lowercased().contains(want) }?.celsius
+        var cpus: [(cpu: Int, path: String)] = []
+        for cpu in numbered(in: "sys/devices/system/cpu", prefix: "cpu") {
+            let p = path("sys/devices/system/cpu/cpu\(cpu)/cpufreq/scaling_cur_freq")
+            if FileManager.default.fileExists(atPath: p) { cpus.append((cpu, p)) }
         }
-        var freqs: [ContextRecord.Frequency] = []
-        for cpu in cpuNumbers() {
-            if let khz = read("sys/devices/system/cpu/cpu\(cpu)/cpufreq/scaling_cur_freq").flatMap(Double.init) {
-                freqs.append(.init(cpu: cpu, mhz: khz / 1000))
-            }
-        }
-        return ContextRecord(timeNs: timeNs, cpuTemperatureC: cpuTemp ?? zones.first?.celsius, thermal: zones, cpuFrequencyMHz: freqs)
+        return ContextSampler(zones: zones, cpus: cpus)
     }
 
-    private func cpuNumbers() -> [Int] { numbered(in: "sys/devices/system/cpu", prefix: "cpu") }
+    /// Temperature and frequency now, stamped `timeNs` (lists the directories each time; a run
+    /// uses ``sampler()``).
+    public func sample(timeNs: Int64) -> ContextRecord { sampler().sample(timeNs: timeNs) }
 
     /// The N of every `prefix`N entry in `dir`, ascending.
     private func numbered(in dir: String, prefix: String) -> [Int] {
@@ -150,5 +152,55 @@ public struct SystemProbe: Sendable {
         guard let d = FileManager.default.contents(atPath: path(relative)) else { return nil }
         let s = String(decoding: d, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         return s.isEmpty ? nil : s
+    }
+}
+
+/// Reads the thermal zones and CPU frequencies a ``SystemProbe`` found, with one open/read/close
+/// per file and no directory listing: cheap enough for once a second inside a pacing loop.
+public struct ContextSampler: Sendable {
+    struct Zone: Sendable {
+        var zone: String
+        var type: String
+        var tempPath: String
+    }
+    let zones: [Zone]
+    let cpus: [(cpu: Int, path: String)]
+
+    /// Temperature and frequency now, stamped `timeNs`.
+    public func sample(timeNs: Int64) -> ContextRecord {
+        var readings: [ContextRecord.Thermal] = []
+        for z in zones {
+            if let milli = Self.readInteger(z.tempPath) { readings.append(.init(zone: z.zone, type: z.type, celsius: Double(milli) / 1000)) }
+        }
+        var cpuTemp: Double? = nil
+        for want in SystemProbe.cpuZonePreference where cpuTemp == nil {
+            cpuTemp = readings.first { $0.type.lowercased().contains(want) }?.celsius
+        }
+        var freqs: [ContextRecord.Frequency] = []
+        for c in cpus {
+            if let khz = Self.readInteger(c.path) { freqs.append(.init(cpu: c.cpu, mhz: Double(khz) / 1000)) }
+        }
+        return ContextRecord(timeNs: timeNs, cpuTemperatureC: cpuTemp ?? readings.first?.celsius, thermal: readings, cpuFrequencyMHz: freqs)
+    }
+
+    /// The decimal integer at the start of a small file (sysfs values: "47500\n"), else nil.
+    static func readInteger(_ path: String) -> Int? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buf = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        let n = withUnsafeMutableBytes(of: &buf) { read(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { return nil }
+        return withUnsafeBytes(of: &buf) { raw -> Int? in
+            var value = 0, digits = 0, negative = false
+            for i in 0..<n {
+                let c = raw[i]
+                if i == 0 && c == UInt8(ascii: "-") { negative = true; continue }
+                guard c >= 0x30 && c <= 0x39 else { break }
+                value = value &* 10 &+ Int(c &- 0x30)
+                digits += 1
+            }
+            return digits > 0 ? (negative ? -value : value) : nil
+        }
     }
 }

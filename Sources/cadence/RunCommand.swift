@@ -148,8 +148,9 @@ struct RunCommand: ParsableCommand {
             let colours: [UInt32] = [0x00C0_3030, 0x0030_C030, 0x0030_30C0, 0x00C0_C030]
             renderer = { surface, ctx in surface.fill(colours[ctx.frameIndex & 3]) }
         }
+        out.prepare(driver: Self.driverName(display))
         let run = try out.discardOnError { try PacingRun(backend: display, configuration: runConfig, renderer: renderer) }
-        try out.attach(run, configuration: runConfig, driver: Self.driverName(display))
+        try out.attach(run, configuration: runConfig)
         if let h = hudState {
             let logFrame = run.onFrame
             run.onFrame = { r in

@@ -29,6 +29,9 @@ final class RunOutputs {
     private let summaryFile: LineFile?
     private let quiet: Bool
     private let probe: SystemProbe
+    /// Found by ``prepare(driver:)``, before the run exists.
+    private var system: SystemInfo?
+    private var sampler: ContextSampler?
     /// The display's clock, for the context records' timestamps.
     private var clock: (() -> Int64)?
     private var lastStatusWall = Date()
@@ -71,14 +74,23 @@ final class RunOutputs {
         summaryFile?.discard()
     }
 
-    /// Writes the log header (with the machine's context: kernel, `driver`, CPU model and
-    /// governor) and the first context record, and hooks the run's frame and status callbacks.
-    func attach(_ run: PacingRun, configuration: RunConfiguration, driver: String) throws {
+    /// Reads the machine's context for the log (kernel, `driver`, CPU model and governor; which
+    /// thermal zones and CPUs to sample). Call it before the run is created: under emulation
+    /// listing /proc and /sys takes milliseconds, which must not delay the first frames.
+    func prepare(driver: String) {
+        guard log != nil else { return }
+        system = probe.info(driver: driver)
+        sampler = probe.sampler()
+    }
+
+    /// Writes the log header and the first context record, and hooks the run's frame and status
+    /// callbacks.
+    func attach(_ run: PacingRun, configuration: RunConfiguration) throws {
         if let l = log {
-            try l.begin(RunLogHeader(backend: run.backend, configuration: configuration, system: probe.info(driver: driver)))
+            try l.begin(RunLogHeader(backend: run.backend, configuration: configuration, system: system))
             let backend = run.backend
             clock = { backend.now() }
-            try l.write(probe.sample(timeNs: backend.now()))
+            if let s = sampler { try l.write(s.sample(timeNs: backend.now())) }
         }
         lastStatusWall = Date()
         hardwareVBlank = run.backend.hasHardwareVBlank
@@ -103,8 +115,8 @@ final class RunOutputs {
     /// prints at most one status line per wall-clock second (a virtual-time run produces many
     /// display seconds per real second: the latest one is shown).
     private func status(_ s: RunStatus) {
-        if let l = log, let now = clock, failure == nil {
-            do { try l.write(probe.sample(timeNs: now())) } catch { failure = error }
+        if let l = log, let now = clock, let s = sampler, failure == nil {
+            do { try l.write(s.sample(timeNs: now())) } catch { failure = error }
         }
         guard !quiet else { return }
         let now = Date()

@@ -68,6 +68,26 @@ struct FakeSystemTree {
         #expect(SystemProbe(root: other.root).sample(timeNs: 0).cpuTemperatureC == 30)
     }
 
+    /// The sampler lists the directories once and then only reads the files: values change,
+    /// a zone that goes away is left out, sub-zero and garbage values are handled.
+    @Test func theSamplerReadsTheFilesItFound() throws {
+        let tree = try FakeSystemTree()
+        defer { tree.remove() }
+        let sampler = SystemProbe(root: tree.root).sampler()
+        #expect(sampler.sample(timeNs: 1).thermal.map(\.celsius) == [40, 47.5])
+        try tree.setZone(0, type: "acpitz", milli: -12_500)
+        try tree.write("sys/class/thermal/thermal_zone1/temp", "not a number\n")
+        #expect(sampler.sample(timeNs: 2).thermal == [.init(zone: "thermal_zone0", type: "acpitz", celsius: -12.5)])
+        #expect(sampler.sample(timeNs: 2).cpuTemperatureC == -12.5)
+        try FileManager.default.removeItem(atPath: tree.root + "/sys/class/thermal/thermal_zone0")
+        try tree.setZone(1, type: "x86_pkg_temp", milli: 50_000)
+        #expect(sampler.sample(timeNs: 3).thermal.map(\.zone) == ["thermal_zone1"])
+        // A zone added later is not sampled (the set is fixed when the run starts).
+        try tree.setZone(5, type: "cpu-thermal", milli: 60_000)
+        #expect(sampler.sample(timeNs: 4).thermal.count == 1)
+        #expect(SystemProbe(root: tree.root).sample(timeNs: 4).thermal.count == 2)
+    }
+
     @Test func aMachineWithoutThermalOrCpufreqGivesEmptyReadings() throws {
         let empty = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: empty) }
