@@ -63,7 +63,7 @@ let package = Package(
         .testTarget(name: "RasterTests", dependencies: ["Raster"]),
         .testTarget(name: "EDIDTests", dependencies: ["EDID"]),
         .testTarget(name: "ScenesTests", dependencies: ["Scenes", "Raster"]),
-        .testTarget(name: "CLITests", dependencies: ["cadence", "CadenceReport", "CadenceCore", "DRM"]),
+        .testTarget(name: "CLITests", dependencies: ["cadence", "CadenceReport", "CadenceCore", "DRM", "KMSDisplay"]),
         .testTarget(name: "CadenceReportTests", dependencies: ["CadenceReport", "CadenceCore", "Raster"]),
     ],
     swiftLanguageModes: [.v5]

@@ -3,8 +3,9 @@
 # builds, runs the unit tests, checks `cadence render` PNGs with Pillow, compares `cadence edid`
 # with edid-decode on the EDID corpus (tools/edid), then boots Debian's
 # kernel in qemu (TCG) and runs the real-kernel integration tests on vkms, bochs and
-# virtio-gpu, then the pacing checks (tools/vm/pacing.sh, tools/vm/issue5.sh) on vkms with a
-# release build. Exits non-zero on any failure.
+# virtio-gpu (and a VM without any DRM card), then the pacing and validate checks
+# (tools/vm/pacing.sh, tools/vm/validate.sh) on vkms with a release build.
+# Exits non-zero on any failure.
 #   tools/test.sh            everything
 #   tools/test.sh --unit     unit tests only (no VM)
 set -euo pipefail
@@ -43,12 +44,12 @@ echo "== VM integration tests (Debian kernel in qemu TCG: vkms, bochs, virtio-gp
 tools/vm/prepare.sh
 tools/vm/integration.sh
 
-echo "== VM pacing checks (issues 3, 4, 5 on vkms; one release build for both)"
+echo "== VM pacing and validate checks (vkms; one release build for both)"
 t_vm=$(date +%s)
 swift build -c release --product cadence 2>&1 | tail -n 3
 release_bin="$(swift build -c release --show-bin-path)/cadence"
 vm_rc=0
 tools/vm/pacing.sh --bin "$release_bin" || vm_rc=1
-tools/vm/issue5.sh --bin "$release_bin" || vm_rc=1
-echo "pacing + issue5 wall time (release build included): $(( $(date +%s) - t_vm )) s"
+tools/vm/validate.sh --bin "$release_bin" || vm_rc=1
+echo "pacing + validate wall time (release build included): $(( $(date +%s) - t_vm )) s"
 exit "$vm_rc"

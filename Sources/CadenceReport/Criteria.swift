@@ -7,6 +7,8 @@ public struct ValidationCriteria: Equatable, Sendable {
     public var maxDropped: Int?
     /// Most drop events allowed (`--max-drop-events`).
     public var maxDropEvents: Int?
+    /// Largest single drop event allowed, in refreshes (`--max-drop-event`).
+    public var maxDropEvent: Int?
     /// Largest deviation of the measured refresh from the nominal one, in percent (`--refresh-tolerance`).
     public var refreshTolerancePercent: Double?
     /// Largest deviation of the p99 frame interval from the nominal interval, ms (`--max-jitter`).
@@ -26,6 +28,7 @@ public struct ValidationCriteria: Equatable, Sendable {
     public func validate() throws {
         if let v = maxDropped, v < 0 { throw Invalid("--max-dropped must be ≥ 0") }
         if let v = maxDropEvents, v < 0 { throw Invalid("--max-drop-events must be ≥ 0") }
+        if let v = maxDropEvent, v < 0 { throw Invalid("--max-drop-event must be ≥ 0 refreshes") }
         if let v = refreshTolerancePercent, !(v.isFinite && v >= 0) { throw Invalid("--refresh-tolerance must be a percentage ≥ 0") }
         if let v = maxJitterMs, !(v.isFinite && v >= 0) { throw Invalid("--max-jitter must be milliseconds ≥ 0") }
         if let v = minRateHz, !(v.isFinite && v >= 0) { throw Invalid("--min-rate must be a rate in Hz ≥ 0") }
@@ -33,7 +36,8 @@ public struct ValidationCriteria: Equatable, Sendable {
 
     /// True when no threshold is set.
     public var isEmpty: Bool {
-        maxDropped == nil && maxDropEvents == nil && refreshTolerancePercent == nil && maxJitterMs == nil && minRateHz == nil
+        maxDropped == nil && maxDropEvents == nil && maxDropEvent == nil && refreshTolerancePercent == nil
+            && maxJitterMs == nil && minRateHz == nil
     }
 
     /// Checks `summary` against every set threshold, in a fixed order.
@@ -42,25 +46,41 @@ public struct ValidationCriteria: Equatable, Sendable {
     ///   and sequences), against the nominal `summary.refreshHz`.
     /// - jitter: |p99 interval − nominal frame interval| where nominal = 1000 / effective rate.
     /// - rate: `summary.measuredRateHz` (shown frames per second of presentation).
-    public func evaluate(_ s: RunSummary, measuredRefreshHz: Double?) -> [CriterionResult] {
+    /// - largest drop event: the most refreshes dropped before one shown frame
+    ///   (`largestDropEvent`; the criterion fails as unmeasured when it is nil).
+    ///
+    /// Each result's ``CriterionResult/value`` is the measured quantity, worse when larger
+    /// (except `min-rate`, worse when smaller).
+    public func evaluate(_ s: RunSummary, measuredRefreshHz: Double?, largestDropEvent: Int? = nil) -> [CriterionResult] {
         var out: [CriterionResult] = []
         let f3 = { (v: Double) in String(format: "%.3f", v) }
         if let m = maxDropped {
             out.append(CriterionResult(name: "max-dropped", passed: s.droppedRefreshes <= m,
-                                       detail: "dropped refreshes \(s.droppedRefreshes) (limit \(m))"))
+                                       detail: "dropped refreshes \(s.droppedRefreshes) (limit \(m))", value: Double(s.droppedRefreshes)))
         }
         if let m = maxDropEvents {
             out.append(CriterionResult(name: "max-drop-events", passed: s.dropEvents <= m,
-                                       detail: "drop events \(s.dropEvents) (limit \(m))"))
+                                       detail: "drop events \(s.dropEvents) (limit \(m))", value: Double(s.dropEvents)))
+        }
+        if let m = maxDropEvent {
+            if let e = largestDropEvent {
+                out.append(CriterionResult(name: "max-drop-event", passed: e <= m,
+                                           detail: "largest drop event \(e) refreshes (limit \(m))", value: Double(e)))
+            } else {
+                out.append(CriterionResult(name: "max-drop-event", passed: false,
+                                           detail: "the largest drop event was not measured", value: .infinity))
+            }
         }
         if let tol = refreshTolerancePercent {
             if let hz = measuredRefreshHz, hz > 0, s.refreshHz > 0 {
                 let dev = abs(hz - s.refreshHz) / s.refreshHz * 100
                 out.append(CriterionResult(name: "refresh-tolerance", passed: dev <= tol,
-                                           detail: "refresh \(f3(hz)) Hz measured vs \(f3(s.refreshHz)) Hz nominal, off by \(f3(dev))% (limit \(f3(tol))%)"))
+                                           detail: "refresh \(f3(hz)) Hz measured vs \(f3(s.refreshHz)) Hz nominal, off by \(f3(dev))% (limit \(f3(tol))%)",
+                                           value: dev))
             } else {
                 out.append(CriterionResult(name: "refresh-tolerance", passed: false,
-                                           detail: "refresh could not be measured (no hardware vblank timestamps, or fewer than two)"))
+                                           detail: "refresh could not be measured (no hardware vblank timestamps, or fewer than two)",
+                                           value: .infinity))
             }
         }
         if let mj = maxJitterMs {
@@ -68,14 +88,15 @@ public struct ValidationCriteria: Equatable, Sendable {
                 let nominal = 1000 / s.effectiveRateHz
                 let dev = abs(s.intervalMs.p99 - nominal)
                 out.append(CriterionResult(name: "max-jitter", passed: dev <= mj,
-                                           detail: "p99 interval \(f3(s.intervalMs.p99)) ms vs \(f3(nominal)) ms nominal, off by \(f3(dev)) ms (limit \(f3(mj)) ms)"))
+                                           detail: "p99 interval \(f3(s.intervalMs.p99)) ms vs \(f3(nominal)) ms nominal, off by \(f3(dev)) ms (limit \(f3(mj)) ms)",
+                                           value: dev))
             } else {
-                out.append(CriterionResult(name: "max-jitter", passed: false, detail: "no frame intervals were measured"))
+                out.append(CriterionResult(name: "max-jitter", passed: false, detail: "no frame intervals were measured", value: .infinity))
             }
         }
         if let mr = minRateHz {
             out.append(CriterionResult(name: "min-rate", passed: s.measuredRateHz >= mr,
-                                       detail: "rate \(f3(s.measuredRateHz)) Hz measured (minimum \(f3(mr)) Hz)"))
+                                       detail: "rate \(f3(s.measuredRateHz)) Hz measured (minimum \(f3(mr)) Hz)", value: s.measuredRateHz))
         }
         return out
     }
@@ -87,21 +108,40 @@ public struct CriterionResult: Equatable, Sendable {
     public var passed: Bool
     /// What was measured against what limit, one line.
     public var detail: String
-    public init(name: String, passed: Bool, detail: String) {
+    /// The measured quantity (dropped refreshes, drop events, refreshes, % off, ms off, Hz);
+    /// +∞ when it could not be measured. Used to find the worst window.
+    public var value: Double
+    public init(name: String, passed: Bool, detail: String, value: Double = 0) {
         self.name = name
         self.passed = passed
         self.detail = detail
+        self.value = value
+    }
+
+    /// True when `self` is a worse outcome than `other` of the same criterion: a failure is
+    /// worse than a pass, then a larger value (a smaller one for `min-rate`).
+    public func isWorse(than other: CriterionResult) -> Bool {
+        if passed != other.passed { return !passed }
+        if name == "min-rate" { return value < other.value }
+        return value > other.value
     }
 }
 
 /// JUnit XML for CI systems: one test suite "cadence.validate", one test case per criterion,
-/// a `<failure>` for each failed one, and the summary in `<system-out>`.
+/// a `<failure>` for each failed one, and the summary in `<system-out>`. The suite's `display`
+/// property says what was judged: "kms" or "fake display (simulator)".
 public enum JUnitReport {
+    /// How a summary's backend is named to people: the fake display is never mistaken for a panel.
+    public static func displayName(_ backend: String) -> String {
+        backend == "fake" ? "fake display (simulator)" : backend
+    }
+
     public static func xml(_ results: [CriterionResult], summary: RunSummary, seconds: Double, suiteName: String = "cadence.validate") -> String {
         let failures = results.filter { !$0.passed }.count
         var s = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         s += "<testsuites tests=\"\(results.count)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", seconds))\">\n"
         s += "  <testsuite name=\"\(escape(suiteName))\" tests=\"\(results.count)\" failures=\"\(failures)\" errors=\"0\" time=\"\(String(format: "%.3f", seconds))\">\n"
+        s += "    <properties><property name=\"display\" value=\"\(escape(displayName(summary.backend)))\"/></properties>\n"
         for r in results {
             s += "    <testcase classname=\"\(escape(suiteName))\" name=\"\(escape(r.name))\""
             if r.passed {
@@ -111,7 +151,7 @@ public enum JUnitReport {
             }
         }
         let f3 = { (v: Double) in String(format: "%.3f", v) }
-        let line = "backend \(summary.backend), refresh \(f3(summary.refreshHz)) Hz, effective \(f3(summary.effectiveRateHz)) Hz, frames \(summary.frames), presented \(summary.presented), dropped refreshes \(summary.droppedRefreshes) in \(summary.dropEvents) events, hitch \(f3(summary.hitchTimeRatio)) ms/s"
+        let line = "backend \(displayName(summary.backend)), refresh \(f3(summary.refreshHz)) Hz, effective \(f3(summary.effectiveRateHz)) Hz, frames \(summary.frames), presented \(summary.presented), dropped refreshes \(summary.droppedRefreshes) in \(summary.dropEvents) events, hitch \(f3(summary.hitchTimeRatio)) ms/s"
         s += "    <system-out>\(escape(line))</system-out>\n"
         s += "  </testsuite>\n</testsuites>\n"
         return s

@@ -66,7 +66,7 @@ public final class LineFile {
 }
 
 /// Writes a run log: the ``RunLogHeader`` line, one ``FrameRecord`` line per frame as it
-/// completes, and the ``RunLogEnd`` line. Every line reaches the file at once (see ``LineFile``),
+/// completes, ``ContextRecord`` lines, and the ``RunLogEnd`` line. Every line reaches the file at once (see ``LineFile``),
 /// so the log is never more than the frame in progress behind the run.
 public final class RunLogWriter {
     public let file: LineFile
@@ -94,6 +94,11 @@ public final class RunLogWriter {
     /// Writes one `--adapt` rate switch (a `"record":"rate-switch"` line).
     public func write(_ rateSwitch: RateSwitch) throws {
         try file.write(line: [UInt8](try encoder.encode(rateSwitch)))
+    }
+
+    /// Writes a context line (temperature, frequency).
+    public func write(_ context: ContextRecord) throws {
+        try file.write(line: [UInt8](try encoder.encode(context)))
     }
 
     /// Writes the end line with the summary and closes the file.

@@ -8,6 +8,8 @@ import Foundation
 ///   frame in ms) with a horizontal gridline at every whole number of refreshes, and a marker
 ///   plus a vertical stripe at every frame that has a drop cause, coloured by cause, and a dashed
 ///   vertical line labelled "60→30 Hz" at every `--adapt` rate switch (its first frame);
+/// - under it, when the log has context records with a CPU temperature: the temperature on
+///   the same frame axis (each record placed at the frame shown at its time);
 /// - bottom: the histogram of intervals in refresh units (1×, 2×, …);
 /// - a legend of the causes that occur, and a title line with the summary.
 public struct ReportChart {
@@ -22,6 +24,12 @@ public struct ReportChart {
         public var cause: DropCause
         public var outcome: FrameOutcome
         public var droppedRefreshes: Int
+    }
+    /// One temperature reading placed on the frame axis.
+    public struct Temperature: Equatable, Sendable {
+        /// Fractional frame index (interpolated between the frames shown around its time).
+        public var frame: Double
+        public var celsius: Double
     }
     /// A rectangle in picture coordinates (pixels, y down).
     public struct Box: Equatable, Sendable {
@@ -46,6 +54,14 @@ public struct ReportChart {
     public let yMaxRefreshes: Int
     public let timeline: Box
     public let histogramBox: Box
+    /// CPU temperatures from the log's context records (empty: none recorded).
+    public let temperatures: [Temperature]
+    /// The temperature strip under the timeline (nil without temperatures).
+    public let temperatureBox: Box?
+    /// The temperature axis: lowest and highest °C shown.
+    public let temperatureRange: ClosedRange<Double>
+    /// The CPU frequency range recorded (mean over CPUs per record), MHz; nil without cpufreq.
+    public let frequencyRangeMHz: ClosedRange<Double>?
     public let title: String
 
     /// Builds the chart of `log` at the given picture size (at least 480×320).
@@ -80,13 +96,82 @@ public struct ReportChart {
         rateSwitches = log.rateSwitches
         histogram = hist
         yMaxRefreshes = Swift.min(64, Swift.max(3, maxRef + 1))
+        let temps = Self.place(log.context, on: recs)
+        temperatures = temps
+        let lo = temps.map(\.celsius).min() ?? 0, hi = temps.map(\.celsius).max() ?? 1
+        temperatureRange = (lo - 1).rounded(.down)...(hi + 1).rounded(.up)
+        let mhz = log.context.compactMap(\.meanFrequencyMHz)
+        frequencyRangeMHz = mhz.isEmpty ? nil : mhz.min()!...mhz.max()!
         let W = Double(self.width), H = Double(self.height)
-        timeline = Box(x: 64, y: 56, width: W - 64 - 24, height: (H - 56) * 0.62 - 24)
-        let hy = timeline.maxY + 40
+        let hy: Double
+        if temps.isEmpty {
+            timeline = Box(x: 64, y: 56, width: W - 64 - 24, height: (H - 56) * 0.62 - 24)
+            temperatureBox = nil
+            hy = timeline.maxY + 40
+        } else {
+            timeline = Box(x: 64, y: 56, width: W - 64 - 24, height: (H - 56) * 0.50 - 24)
+            let tb = Box(x: 64, y: timeline.maxY + 36, width: W - 64 - 24, height: (H - 56) * 0.14)
+            temperatureBox = tb
+            hy = tb.maxY + 40
+        }
         histogramBox = Box(x: 64, y: hy, width: W - 64 - 24, height: H - hy - 28)
         let f = { (v: Double) in String(format: "%.2f", v) }
         let s = summary
         title = "\(s.backend) \(f(s.refreshHz)) Hz, effective \(f(s.effectiveRateHz)) Hz: \(s.frames) frames, \(s.presented) shown, \(s.droppedRefreshes) dropped refreshes in \(s.dropEvents) events, hitch \(f(s.hitchTimeRatio)) ms/s"
+    }
+
+    /// Places each context record's CPU temperature at the frame shown at its time: linear
+    /// between the two shown frames around it, clamped to the first and last frame.
+    static func place(_ context: [ContextRecord], on records: [FrameRecord]) -> [Temperature] {
+        let shown = records.filter { $0.flipNs > 0 && ($0.outcome == .onTime || $0.outcome == .late) }
+            .map { (t: $0.flipNs, frame: Double($0.frame)) }.sorted { $0.t < $1.t }
+        guard let first = shown.first, let last = shown.last else { return [] }
+        var out: [Temperature] = []
+        for c in context {
+            guard let celsius = c.cpuTemperatureC, celsius.isFinite else { continue }
+            let frame: Double
+            if c.timeNs <= first.t {
+                frame = first.frame
+            } else if c.timeNs >= last.t {
+                frame = last.frame
+            } else {
+                var lo = 0, hi = shown.count - 1
+                while hi - lo > 1 {
+                    let mid = (lo + hi) / 2
+                    if shown[mid].t <= c.timeNs { lo = mid } else { hi = mid }
+                }
+                let a = shown[lo], b = shown[hi]
+                let f = b.t > a.t ? Double(c.timeNs - a.t) / Double(b.t - a.t) : 0
+                frame = a.frame + f * (b.frame - a.frame)
+            }
+            out.append(Temperature(frame: frame, celsius: celsius))
+        }
+        return out
+    }
+
+    /// x of a fractional frame position.
+    public func x(framePosition f: Double) -> Double {
+        let span = Double(lastFrame - firstFrame)
+        return timeline.x + (f - Double(firstFrame)) / span * timeline.width
+    }
+
+    /// y of a temperature in the temperature strip (clamped); nil without the strip.
+    public func y(celsius: Double) -> Double? {
+        guard let b = temperatureBox else { return nil }
+        let r = temperatureRange
+        let span = Swift.max(0.001, r.upperBound - r.lowerBound)
+        let v = Swift.min(Swift.max(celsius, r.lowerBound), r.upperBound)
+        return b.maxY - (v - r.lowerBound) / span * b.height
+    }
+
+    /// The strip's caption: what is drawn, the temperature range and, when recorded, the CPU
+    /// frequency range.
+    public var temperatureCaption: String {
+        let f1 = { (v: Double) in String(format: "%.1f", v) }
+        let t = temperatures.map(\.celsius)
+        var s = "CPU temperature (C) by frame: \(f1(t.min() ?? 0))-\(f1(t.max() ?? 0)) C"
+        if let f = frequencyRangeMHz { s += "; CPU frequency \(Int(f.lowerBound.rounded()))-\(Int(f.upperBound.rounded())) MHz" }
+        return s
     }
 
     /// x of frame `frame` on the timeline.
@@ -147,5 +232,6 @@ public struct ReportChart {
     public static let gridColor: UInt32 = 0xD0D0D0
     public static let axisColor: UInt32 = 0x404040
     public static let barColor: UInt32 = 0x546E7A
+    public static let temperatureColor: UInt32 = 0xC2185B
     public static let background: UInt32 = 0xFFFFFF
 }

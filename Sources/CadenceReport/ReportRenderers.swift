@@ -72,6 +72,28 @@ public enum PNGReport {
             c.drawText(label, x: lx + 14, y: Int(tl.y) - 14, scale: 1, text)
         }
 
+        // CPU temperature under the timeline, on the same frame axis.
+        if let tb = chart.temperatureBox {
+            c.drawText(chart.temperatureCaption, x: Int(tb.x), y: Int(tb.y) - 14, scale: 1, axis)
+            c.fillRect(x: Int(tb.x), y: Int(tb.maxY), width: Int(tb.width), height: 1, axis)
+            c.fillRect(x: Int(tb.x), y: Int(tb.y), width: 1, height: Int(tb.height), axis)
+            let r = chart.temperatureRange
+            for v in [r.lowerBound, r.upperBound] {
+                let y = Int((chart.y(celsius: v) ?? tb.y).rounded())
+                c.fillRect(x: Int(tb.x), y: y, width: Int(tb.width), height: 1, grid)
+                let label = String(format: "%.0f", v)
+                c.drawText(label, x: Int(tb.x) - 8 - BitmapFont.width(of: label), y: y - 4, scale: 1, axis)
+            }
+            let tcol = Color(rgb: ReportChart.temperatureColor)
+            var prevT: Raster.Point? = nil
+            for t in chart.temperatures {
+                let q = Raster.Point(chart.x(framePosition: t.frame), chart.y(celsius: t.celsius) ?? tb.maxY)
+                if let a = prevT { c.strokeLine(from: a, to: q, width: 1.5, tcol) }
+                c.fillCircle(center: q, radius: 2, tcol)
+                prevT = q
+            }
+        }
+
         // Histogram in refresh units.
         let hb = chart.histogramBox
         c.drawText("intervals in refresh units", x: Int(hb.x), y: Int(hb.y) - 14, scale: 1, axis)
@@ -160,6 +182,22 @@ public enum SVGReport {
             lx -= Double(cause.rawValue.count * 7 + 26)
             s += "<circle cx=\"\(f(lx + 6))\" cy=\"\(f(tl.y - 10))\" r=\"5\" fill=\"\(hex(ReportChart.color(cause)))\"/><text x=\"\(f(lx + 14))\" y=\"\(f(tl.y - 6))\">\(cause.rawValue)</text>\n"
         }
+        if let tb = chart.temperatureBox {
+            s += "</g>\n<g class=\"temperature\">\n"
+            s += "<text x=\"\(f(tb.x))\" y=\"\(f(tb.y - 6))\" fill=\"\(hex(ReportChart.axisColor))\">\(JUnitReport.escape(chart.temperatureCaption))</text>\n"
+            s += "<line x1=\"\(f(tb.x))\" y1=\"\(f(tb.maxY))\" x2=\"\(f(tb.maxX))\" y2=\"\(f(tb.maxY))\" stroke=\"\(hex(ReportChart.axisColor))\"/>\n"
+            for v in [chart.temperatureRange.lowerBound, chart.temperatureRange.upperBound] {
+                let y = chart.y(celsius: v) ?? tb.y
+                s += "<line class=\"gridline\" x1=\"\(f(tb.x))\" y1=\"\(f(y))\" x2=\"\(f(tb.maxX))\" y2=\"\(f(y))\" stroke=\"\(hex(ReportChart.gridColor))\"/>\n"
+                s += "<text x=\"\(f(tb.x - 6))\" y=\"\(f(y + 4))\" text-anchor=\"end\" fill=\"\(hex(ReportChart.axisColor))\">\(String(format: "%.0f", v))</text>\n"
+            }
+            var tp = ""
+            for t in chart.temperatures { tp += "\(f(chart.x(framePosition: t.frame))),\(f(chart.y(celsius: t.celsius) ?? tb.maxY)) " }
+            s += "<polyline class=\"temperature\" data-points=\"\(chart.temperatures.count)\" fill=\"none\" stroke=\"\(hex(ReportChart.temperatureColor))\" stroke-width=\"1.5\" points=\"\(tp)\"/>\n"
+            for t in chart.temperatures {
+                s += "<circle class=\"reading\" data-celsius=\"\(String(format: "%.1f", t.celsius))\" cx=\"\(f(chart.x(framePosition: t.frame)))\" cy=\"\(f(chart.y(celsius: t.celsius) ?? tb.maxY))\" r=\"2\" fill=\"\(hex(ReportChart.temperatureColor))\"/>\n"
+            }
+        }
         let hb = chart.histogramBox
         s += "</g>\n<g class=\"histogram\">\n"
         s += "<text x=\"\(f(hb.x))\" y=\"\(f(hb.y - 6))\" fill=\"\(hex(ReportChart.axisColor))\">intervals in refresh units</text>\n"
@@ -193,7 +231,7 @@ public enum HTMLReport {
             ("on-time error p50 / p99 / max (µs)", s.onTimeErrorUs.map { "\(f3($0.p50)) / \(f3($0.p99)) / \(f3($0.max))" } ?? "n/a"),
             ("interval mean / p50 / p99 / max (ms)", "\(f3(s.intervalMs.mean)) / \(f3(s.intervalMs.p50)) / \(f3(s.intervalMs.p99)) / \(f3(s.intervalMs.max))"),
             ("end", s.endReason),
-        ]
+        ] + Self.systemRows(log)
         for (k, v) in rows { h += "<tr><th>\(k)</th><td>\(JUnitReport.escape(v))</td></tr>\n" }
         h += "</table>\n<h2>Drops</h2><table><tr><th>frame</th><th>outcome</th><th>cause</th><th>dropped refreshes</th><th>late refreshes</th></tr>\n"
         for r in log.records.sorted(by: { $0.frame < $1.frame }) where r.cause != nil {
@@ -209,5 +247,19 @@ public enum HTMLReport {
         }
         h += "</body></html>\n"
         return h
+    }
+
+    /// The header's machine context, when the log has it.
+    static func systemRows(_ log: RunLog) -> [(String, String)] {
+        guard let sys = log.header?.system else { return [] }
+        var rows: [(String, String)] = [("display driver", sys.driver)]
+        if let k = sys.kernel { rows.append(("kernel", k)) }
+        if let m = sys.cpuModel { rows.append(("CPU", m + (sys.cpus.map { " (\($0) CPUs)" } ?? ""))) }
+        if let g = sys.cpuGovernor { rows.append(("cpufreq governor", g)) }
+        let temps = log.context.compactMap(\.cpuTemperatureC)
+        if let lo = temps.min(), let hi = temps.max() {
+            rows.append(("CPU temperature (°C)", String(format: "%.1f – %.1f", lo, hi)))
+        }
+        return rows
     }
 }

@@ -1,11 +1,13 @@
 import CadenceCore
 import Foundation
 
-/// The first line of a run log: what was run, on which display. Frame lines follow
-/// (``FrameRecord``, one per frame), and a clean end adds one ``RunLogEnd`` line.
+/// The first line of a run log: what was run, on which display and machine. Frame lines follow
+/// (``FrameRecord``, one per frame), with a ``ContextRecord`` line about once a second, and a
+/// clean end adds one ``RunLogEnd`` line.
 ///
-/// Header and end lines carry a `record` key ("run" / "end"); frame lines never do, so a
-/// reader tells them apart without guessing.
+/// Header, context and end lines carry a `record` key ("run" / "context" / "end"); frame lines
+/// never do, so a reader tells them apart without guessing. Logs written before `system` and
+/// context records existed are read as before.
 public struct RunLogHeader: Codable, Equatable, Sendable {
     /// Format version of header and end lines (frame lines carry their own `version`).
     public static let currentVersion = 1
@@ -38,9 +40,11 @@ public struct RunLogHeader: Codable, Equatable, Sendable {
     public var renderCost: [RenderCost]?
     /// Wall-clock start, ISO 8601.
     public var startedAt: String
+    /// Kernel, driver, CPU model and governor (nil in older logs).
+    public var system: SystemInfo?
 
-    /// Describes a run about to start on `backend`.
-    public init(backend: any DisplayBackend, configuration c: RunConfiguration, startedAt: Date = Date()) {
+    /// Describes a run about to start on `backend`, on the machine `system` describes.
+    public init(backend: any DisplayBackend, configuration c: RunConfiguration, startedAt: Date = Date(), system: SystemInfo? = nil) {
         self.backend = backend.name
         refreshIntervalNs = backend.refreshInterval
         refreshHz = 1e9 / backend.refreshInterval
@@ -61,6 +65,7 @@ public struct RunLogHeader: Codable, Equatable, Sendable {
         adapt = c.adapt ? true : nil
         renderCost = c.renderCost.isEmpty ? nil : c.renderCost
         self.startedAt = ISO8601DateFormatter().string(from: startedAt)
+        self.system = system
     }
 
     /// The configuration the run used.
@@ -99,6 +104,8 @@ public struct RunLog: Sendable {
     /// `{"record":"rate-switch",…}` lines (``RateSwitch``), in order.
     public var rateSwitches: [RateSwitch] = []
     public var end: RunLogEnd?
+    /// The context records (temperature, frequency), in log order; empty in older logs.
+    public var context: [ContextRecord] = []
     /// Bytes of an incomplete last line that was skipped (only with `allowPartialLastLine`).
     public var skippedPartialBytes: Int = 0
 
@@ -164,6 +171,11 @@ public struct RunLog: Sendable {
                     if log.end != nil { throw Invalid("\(name): line \(number): rate switch after the end record") }
                     do { log.rateSwitches.append(try decoder.decode(RateSwitch.self, from: d)) } catch {
                         throw Invalid("\(name): line \(number): malformed rate-switch record")
+                    }
+                case "context":
+                    if log.end != nil { throw Invalid("\(name): line \(number): context record after the end record") }
+                    do { log.context.append(try decoder.decode(ContextRecord.self, from: d)) } catch {
+                        throw Invalid("\(name): line \(number): malformed context record")
                     }
                 case "end":
                     guard log.end == nil else { throw Invalid("\(name): line \(number): a second end record") }

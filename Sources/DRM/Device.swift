@@ -78,6 +78,11 @@ public final class DRMDevice {
         try DRMDevice(sys: fake, path: fake.path)
     }
 
+    /// Opens `path` on the scripted fake device (ENOENT unless it is one of its nodes).
+    public static func open(path: String, fake: FakeDRMDevice) throws -> DRMDevice {
+        try DRMDevice(sys: fake, path: path)
+    }
+
     /// The /dev/dri/card* nodes present, in numeric order.
     public static func discover() -> [String] { LiveDRM.shared.cardPaths() }
 

@@ -12,7 +12,7 @@ import DRM
 /// anchored at the last flip completion (a completion advances the sequence by the number of
 /// nominal refreshes since the previous one, rounded, at least 1).
 ///
-/// Use ``open(device:connector:mode:allocator:api:)``; errors are ``OutputSelectionError``
+/// Use ``open(device:connector:mode:allocator:api:source:)``; errors are ``OutputSelectionError``
 /// with one clear line. Call it from one thread. To restore the console on SIGINT/SIGTERM,
 /// hold a ``SignalStop`` while the display runs: ``waitForEvents(until:into:)`` returns early
 /// when a signal arrives, the run loop's `shouldStop` checks ``SignalStop/isRequested``, and
@@ -50,18 +50,19 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
 
     // MARK: Opening
 
-    /// Opens `device` (default: the first /dev/dri/card*), picks `connector` by name (default:
+    /// Opens `device` (default: the first card node of `source`, /dev/dri/card*), picks `connector` by name (default:
     /// the first connected) and `mode` as "WxH[@HZ]" (default: preferred; a rate with no listed
     /// mode builds one, see ``OutputSelection/note``), allocates 3 buffers with `allocator`,
     /// sets the mode with `api` and shows black. Throws ``OutputSelectionError``.
     public static func open(device path: String? = nil, connector: String? = nil, mode: String? = nil,
-                            allocator: BufferAllocator = .dumb, api: ModesetAPI = .auto) throws -> KMSDisplay {
-        let p = try OutputSelection.devicePath(path)
-        let dev = try OutputSelection.open(p)
+                            allocator: BufferAllocator = .dumb, api: ModesetAPI = .auto,
+                            source: DeviceSource = .live) throws -> KMSDisplay {
+        let p = try OutputSelection.devicePath(path, discovered: source.discover())
+        let dev = try OutputSelection.open(p, source: source)
         return try open(on: dev, connector: connector, mode: mode, allocator: allocator, api: api)
     }
 
-    /// Like ``open(device:connector:mode:allocator:api:)`` on an already open device (e.g.
+    /// Like ``open(device:connector:mode:allocator:api:source:)`` on an already open device (e.g.
     /// `DRMDevice.open(fake:)`).
     public static func open(on dev: DRMDevice, connector: String? = nil, mode: String? = nil,
                             allocator: BufferAllocator = .dumb, api: ModesetAPI = .auto) throws -> KMSDisplay {
@@ -70,7 +71,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
         do {
             return try KMSDisplay(device: dev, selection: selection, allocator: allocator, api: api)
         } catch let e as DRMError {
-            throw OutputSelectionError(OutputSelection.explain(e, path: dev.path))
+            throw OutputSelection.failure(e, path: dev.path)
         }
     }
 

@@ -4,9 +4,35 @@ import DRM
 /// mode from "WxH[@HZ]", with one-line errors for every way that can go wrong.
 
 /// A user-facing failure to open or select an output, with one clear line.
+///
+/// ``kind`` says what went wrong in a way callers can act on (`cadence run --backend auto`
+/// falls back to the fake display only for ``Kind/noDevice``). Two errors are equal when their
+/// lines are.
 public struct OutputSelectionError: Error, Equatable, CustomStringConvertible {
+    /// What kind of failure it is.
+    public enum Kind: Equatable, Sendable {
+        /// The machine has no DRM card at all (/dev/dri has no card* nodes).
+        case noDevice
+        /// The named node does not exist.
+        case noSuchNode
+        /// The node exists but this user may not open it (EACCES/EPERM on open).
+        case permissionDenied
+        /// Another process is DRM master (a compositor, X server or another Cadence).
+        case masterHeld
+        /// The device refused with EBUSY.
+        case busy
+        /// Anything else: not a DRM device, no connector, a bad mode, a driver error…
+        case other
+    }
+
     public var description: String
-    public init(_ message: String) { description = message }
+    public var kind: Kind
+    public init(_ message: String, kind: Kind = .other) {
+        description = message
+        self.kind = kind
+    }
+
+    public static func == (a: OutputSelectionError, b: OutputSelectionError) -> Bool { a.description == b.description }
 }
 
 /// What ``OutputSelection/select(device:connector:mode:)`` picked.
@@ -38,22 +64,26 @@ public struct OutputSelection {
         }
     }
 
-    /// The device node to use: `path`, else the first /dev/dri/card*.
+    /// The line for a machine without any DRM card.
+    public static let noDeviceMessage = "no DRM device found: /dev/dri has no card* nodes"
+
+    /// The device node to use: `path`, else the first /dev/dri/card*. Throws a
+    /// ``OutputSelectionError/Kind/noDevice`` error when there is none.
     public static func devicePath(_ path: String?, discovered: [String] = DRMDevice.discover()) throws -> String {
         if let path { return path }
         guard let first = discovered.first else {
-            throw OutputSelectionError("no DRM device found: /dev/dri has no card* nodes")
+            throw OutputSelectionError(noDeviceMessage, kind: .noDevice)
         }
         return first
     }
 
-    /// Opens `path` and checks it is a DRM device.
-    public static func open(_ path: String) throws -> DRMDevice {
+    /// Opens `path` (through `source`: the live /dev/dri by default) and checks it is a DRM device.
+    public static func open(_ path: String, source: DeviceSource = .live) throws -> DRMDevice {
         let dev: DRMDevice
         do {
-            dev = try DRMDevice.open(path: path)
+            dev = try source.open(path)
         } catch let e as DRMError {
-            throw OutputSelectionError(explainOpen(e, path: path))
+            throw failure(e, path: path)
         }
         try check(dev)
         return dev
@@ -61,16 +91,35 @@ public struct OutputSelection {
 
     /// Fails with one line unless `dev` answers drmGetVersion.
     public static func check(_ dev: DRMDevice) throws {
-        do { _ = try dev.version() } catch let e as DRMError { throw OutputSelectionError(explain(e, path: dev.path)) }
+        do { _ = try dev.version() } catch let e as DRMError { throw failure(e, path: dev.path) }
     }
+
+    /// What to do about a device this user may not open.
+    public static let permissionHint = "add your user to the 'video' group (sudo usermod -aG video $USER, then log in again) or run as root"
+    /// What to do about a device another DRM master holds.
+    public static let masterHint = "stop the compositor or X server on it, or run from a free text VT (Ctrl+Alt+F3)"
 
     /// The line for a failed open().
     public static func explainOpen(_ e: DRMError, path: String) -> String {
         switch e.errno.rawValue {
         case 2: return "no such device: \(path)"
-        case 13, 1: return "permission denied opening \(path): add your user to the 'video' group (or run as root)"
+        case 13, 1: return "permission denied opening \(path): \(permissionHint)"
         default: return "cannot open \(path): \(e)"
         }
+    }
+
+    /// The classified one-line error for a DRM error on the device at `path`.
+    public static func failure(_ e: DRMError, path: String) -> OutputSelectionError {
+        let kind: OutputSelectionError.Kind
+        switch (e.call, e.errno.rawValue) {
+        case ("open", 2): kind = .noSuchNode
+        case ("open", 13), ("open", 1): kind = .permissionDenied
+        case ("open", _): kind = .other
+        case ("drmSetMaster", _), (_, 13), (_, 1): kind = .masterHeld
+        case (_, 16): kind = .busy
+        default: kind = .other
+        }
+        return OutputSelectionError(explain(e, path: path), kind: kind)
     }
 
     /// The user-facing line for a DRM error on the device at `path`.
@@ -87,11 +136,11 @@ public struct OutputSelection {
         case ("drmGetVersion", 25), ("drmGetVersion", 22), ("drmModeGetResources", 25), ("drmModeGetResources", 22):
             return "\(path) is not a DRM device"
         case ("drmSetMaster", _):
-            return "\(path) is held by another DRM master (a compositor or X server?): run from a text VT with no compositor (\(e))"
+            return "\(path) is held by another DRM master (a compositor or X server?): \(masterHint) (\(e))"
         case (_, 13), (_, 1):
-            return "\(path) is held by another DRM master: the kernel refused \(e)"
+            return "\(path) is held by another DRM master: the kernel refused \(e); \(masterHint)"
         case (_, 16):
-            return "\(path) is busy (another DRM master or a pending commit): \(e)"
+            return "\(path) is busy (another DRM master or a pending commit): \(e); \(masterHint)"
         case (_, 19):
             return "\(path): the device is gone (\(e))"
         case (let call, 22) where call.hasPrefix("drmModeAtomicCommit") || call == "drmModeSetCrtc":
@@ -99,6 +148,27 @@ public struct OutputSelection {
         default:
             return "\(path): \(e)"
         }
+    }
+
+    /// The fastest mode `modes` offers at the size of `mode` (same width, height and
+    /// interlacing) when it is faster than `mode` by more than 0.5 Hz, else nil: the warning
+    /// for a display left at 60 Hz that can do more ("stuck at 60").
+    public static func fasterMode(than mode: ModeInfo, in modes: [ModeInfo]) -> ModeInfo? {
+        let interlaced = mode.flags.contains(.interlace)
+        let sameSize = modes.filter {
+            $0.hdisplay == mode.hdisplay && $0.vdisplay == mode.vdisplay && $0.flags.contains(.interlace) == interlaced
+        }
+        guard let fastest = sameSize.max(by: { $0.refreshHz < $1.refreshHz }),
+              fastest.refreshHz > mode.refreshHz + 0.5 else { return nil }
+        return fastest
+    }
+
+    /// The one-line warning when `connector` offers a faster mode at the size of `mode` (see
+    /// ``fasterMode(than:in:)``); `use` says what `mode` is: "is measured at", "is driven at",
+    /// "prefers".
+    public static func fasterModeWarning(connector: Connector, mode: ModeInfo, use: String) -> String? {
+        guard let f = fasterMode(than: mode, in: connector.modes) else { return nil }
+        return "\(connector.name) \(use) \(mode.description) Hz but offers \(f.description) Hz at the same size (stuck at \(ModeInfo.formatHz(mode.refreshHz.rounded())) Hz?): --mode \(f.hdisplay)x\(f.vdisplay)@\(ModeInfo.formatHz(f.refreshHz)) uses it"
     }
 
     /// Picks the connector (by name, else the first connected one) and the mode (from
@@ -119,7 +189,7 @@ public struct OutputSelection {
             res = try dev.resources()
             conns = try dev.connectors()
         } catch let e as DRMError {
-            throw OutputSelectionError(explain(e, path: dev.path))
+            throw failure(e, path: dev.path)
         }
         let conn: Connector
         if let name {

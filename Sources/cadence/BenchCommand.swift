@@ -12,12 +12,21 @@ import Darwin
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench", abstract: "Benchmark the rasterizer workloads.",
+        usage: """
+            cadence bench [--workload <workload>] [--size <size>] [--frames <frames>]
+                   [--threads <threads>] [--warmup <warmup>] [--json]
+            """,
         discussion: """
-            Workloads: fill, rects, circles, gradient, blit, memset, memcpy, scene:NAME, all
-            (all = the first seven plus every scene). Use a release build:
+            Workloads: fill, rects, circles, gradient, blit, memset, memcpy, scene:NAME,
+            all (all = the first seven plus every scene). Use a release build:
               swift build -c release --scratch-path .build-release
+
+            Exit status:
+              0  measured
+              2  usage or input error (unknown workload, bad size)
+
             Examples:
-              cadence bench --workload rects --size 1920x1080 --frames 100 --threads 1 --json
+              cadence bench --workload rects --size 1920x1080 --frames 100 --json
               cadence bench --workload all --size 3840x2160 --threads 2
             """)
 

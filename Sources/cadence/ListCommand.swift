@@ -6,7 +6,24 @@ import KMSDisplay
 /// (preferred marked), encoders, CRTCs and planes.
 struct ListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "list", abstract: "List DRM devices, connectors, modes, CRTCs and planes.")
+        commandName: "list", abstract: "List DRM devices, connectors, modes, CRTCs and planes.",
+        discussion: """
+            For every /dev/dri/card* (or --device): driver and version, capabilities,
+            connectors by kernel name with status and EDID size, every mode with its
+            exact refresh from the timing (* = preferred), encoders, CRTCs and planes.
+            Does not need DRM master. When a connected connector offers a faster mode
+            at the size it is driven at (or, when not driven, at its preferred size),
+            a one-line warning on stderr says so ("stuck at 60").
+
+            Exit status:
+              0  listed (a node that fails among several is skipped with one line)
+              2  usage or device error (no DRM device, no permission, not a DRM node)
+
+            Examples:
+              cadence list                        every card
+              cadence list --device /dev/dri/card1
+              cadence list --json                 one JSON object: {"devices": [...]}
+            """)
 
     @Option(name: .long, help: "A DRM card node (default: every /dev/dri/card*).")
     var device: String?
@@ -15,6 +32,10 @@ struct ListCommand: ParsableCommand {
     var json = false
 
     func run() throws {
+        try exitTwoOnError("list") { try execute() }
+    }
+
+    private func execute() throws {
         let paths: [String]
         if let device {
             paths = [device]
@@ -29,6 +50,7 @@ struct ListCommand: ParsableCommand {
                 let dev = try openDevice(path)
                 let report = try DeviceReport(dev)
                 if json { reports.append(report.json) } else { print(report.text, terminator: "") }
+                for w in report.fasterModeWarnings { printError("warning: \(path): " + w) }
             } catch let e as CLIFailure {
                 // One bad node (e.g. a render-only GPU) must not hide the others.
                 if paths.count == 1 { throw e }
@@ -37,7 +59,9 @@ struct ListCommand: ParsableCommand {
             }
         }
         if json { print(JSON.object([("devices", .array(reports))]).rendered) }
-        if failures.count == paths.count { throw ExitCode(1) }
+        if failures.count == paths.count {
+            throw CLIFailure("no listable DRM device among \(paths.count) nodes")
+        }
     }
 }
 
@@ -77,6 +101,19 @@ struct DeviceReport {
         planes = ((try? dev.planeIDs()) ?? []).compactMap { id in
             guard let p = try? dev.plane(id) else { return nil }
             return (p, (try? dev.planeKind(id)) ?? .overlay)
+        }
+    }
+
+    /// One warning per connected connector that offers a faster mode at the size it is driven
+    /// at (its CRTC's mode), or, when nothing drives it, at its preferred size.
+    var fasterModeWarnings: [String] {
+        connectors.compactMap { c, _, _ in
+            guard c.status == .connected else { return nil }
+            let crtc = encoders.first { $0.id == c.encoderID }.flatMap { e in crtcs.first { $0.id == e.crtcID } }
+            if let mode = crtc?.mode {
+                return OutputSelection.fasterModeWarning(connector: c, mode: mode, use: "is driven at")
+            }
+            return c.preferredMode.flatMap { OutputSelection.fasterModeWarning(connector: c, mode: $0, use: "prefers") }
         }
     }
 
@@ -182,7 +219,6 @@ struct DeviceReport {
 
 // MARK: - Shared by list and measure
 
-/// A user-facing failure: ArgumentParser prints "Error: <message>" on one line and exits 1.
 /// Opens `path`, turning the usual failures into one clear line.
 func openDevice(_ path: String) throws -> DRMDevice {
     try selecting { try OutputSelection.open(path) }

@@ -12,14 +12,36 @@ import Glibc
 struct MeasureCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "measure", abstract: "Measure a panel's real refresh from kernel flip timestamps.",
+        usage: """
+            cadence measure [--device <device>] [--connector <connector>]
+                   [--mode <mode>] [--duration <duration>] [--allocator <allocator>]
+                   [--api <api>] [--json] [--trace]
+            """,
         discussion: """
-            Sets the mode, page-flips at every vblank for the duration and reports the nominal
-            refresh (from the mode timing), the measured refresh (least-squares fit of kernel
-            timestamp against vblank sequence), flip intervals, missed vblanks (sequence gaps)
-            and igt-style timestamp checks. The first 3 flips after the modeset are warm-up and
-            not measured. --mode WxH@HZ with no listed mode at that rate
-            builds one (the listed WxH mode with its pixel clock scaled, or CVT reduced
-            blanking) and says so on stderr. Exits 1 when a timestamp check fails.
+            Sets the mode, page-flips at every vblank for the duration and reports the
+            nominal refresh (from the mode timing), the measured refresh (least-squares
+            fit of kernel timestamp against vblank sequence), flip intervals, missed
+            vblanks (sequence gaps) and igt-style timestamp checks. The first 3 flips
+            after the modeset are warm-up and not measured. --mode WxH@HZ with no listed
+            mode at that rate builds one (the listed WxH mode with its pixel clock
+            scaled, or CVT reduced blanking) and says so on stderr. When the connector
+            lists a faster mode at the same size, a one-line warning says so.
+
+            Needs DRM master: run from a text VT with no compositor on the card, as a
+            member of the video group or as root.
+
+            Exit status:
+              0  measured, every timestamp check passed
+              1  a timestamp check failed, or the device was lost mid-run
+              2  usage, input or device error (no device, no permission, another DRM
+                 master, unknown connector or mode)
+
+            Examples:
+              cadence measure                                the preferred mode, 5 s
+              cadence measure --duration 30 --json           one JSON object
+              cadence measure --connector HDMI-A-1 --mode 1920x1080@60
+              cadence measure --mode 1024x768@144 --trace    a built mode, every flip
+              cadence measure --allocator gbm --api legacy
             """)
 
     @Option(name: .long, help: "DRM card node (default: the first /dev/dri/card*).")
@@ -47,6 +69,10 @@ struct MeasureCommand: ParsableCommand {
     var trace = false
 
     func run() throws {
+        try exitTwoOnError("measure") { try execute() }
+    }
+
+    private func execute() throws {
         guard duration.isFinite, duration > 0, duration <= 86_400 else {
             throw CLIFailure("invalid --duration \(duration): expected seconds > 0")
         }
@@ -82,6 +108,11 @@ struct MeasureCommand: ParsableCommand {
                 stoppedBy = stop.signal
             } catch let e as DRMError {
                 try? output.restore()
+                if e.errno == .enodev {
+                    // The device went away under us: lost mid-run, not bad input.
+                    printError("cadence measure: \(OutputSelection.explain(e, path: path))")
+                    throw ExitCode(1)
+                }
                 throw CLIFailure(modesetFailure(e, path: path, mode: chosen, connector: conn.name))
             }
             do { try output.restore() } catch let e as DRMError {
@@ -100,6 +131,7 @@ struct MeasureCommand: ParsableCommand {
         }
         // Said once the built mode is known to work, so a rejected mode gives one line.
         if let note = selection.note { printError("note: " + note) }
+        if let w = OutputSelection.fasterModeWarning(connector: conn, mode: chosen, use: "is measured at") { printError("warning: " + w) }
         if recording.vblank == .none { printError("notice: \(driver.name): \(noHardwareVBlankNotice)") }
         let m = RefreshMeasurement(flips: recording.flips, nominalRefreshHz: chosen.refreshHz, hardwareVBlank: recording.vblank == .hardware)
         let source = selection.source
@@ -111,8 +143,8 @@ struct MeasureCommand: ParsableCommand {
                             api: output.api, allocator: alloc, vblank: recording.vblank))
         }
         if recording.stopped, let signal = stoppedBy {
-            printError("stopped by signal \(signal); display restored")
-            throw ExitCode(128 + signal)
+            // Like `run`: what was measured is reported and judged as usual.
+            printError("stopped by signal \(signal) after \(m.flips) flips; display restored")
         }
         if m.flips < 2 { throw CLIFailure("only \(m.flips) flip event(s) in \(duration) s: nothing to measure") }
         let failed = m.checks.filter { $0.passed == false }

@@ -45,9 +45,22 @@ enum RasterCLI {
 struct RenderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "render", abstract: "Render one frame of a scene to a PNG file.",
+        usage: """
+            cadence render [--scene <scene>] [--frame <frame>] [--size <size>]
+                   [--output <output>] [--refresh <refresh>] [--hud]
+            """,
         discussion: """
+            Draws frame N of a scene with Cadence's CPU rasterizer into a PNG file,
+            exactly as `cadence run` would draw it on the display.
+
+            Exit status:
+              0  written
+              2  usage or input error (unknown scene, bad size), or the file cannot be
+                 written
+
             Examples:
-              cadence render --scene counter --frame 1234 --size 1920x1080 --output counter.png
+              cadence render --scene counter --frame 1234 --size 1920x1080 \\
+                  --output counter.png
               cadence render --scene bar --frame 10 --hud --output bar-hud.png
             """)
 

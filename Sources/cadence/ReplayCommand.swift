@@ -9,17 +9,24 @@ struct ReplayCommand: ParsableCommand {
         commandName: "replay",
         abstract: "Re-analyse a recorded run: feed its kernel timestamps to the pacing core on a replay display.",
         discussion: """
-            The run's configuration comes from the log's header; a replay display produces the
-            recorded vblanks (kernel timestamps and sequences) and completes each frame as the
-            kernel did; every frame's rendering takes as long as it did. The pacing core then
-            accounts for every frame again. Prints the replayed summary and whether it equals
-            the recorded one (the log's end line; for a killed run, the accounting of its
-            frames). Exit 0 when equal, 1 when the replay differs, 2 for a bad log.
+            The run's configuration comes from the log's header; a replay display
+            produces the recorded vblanks (kernel timestamps and sequences) and completes
+            each frame as the kernel did; every frame's rendering takes as long as it
+            did. The pacing core then accounts for every frame again. Prints the replayed
+            summary and whether it equals the recorded one (the log's end line; for a
+            killed run, the accounting of its frames). Context records (temperature,
+            frequency) are read and ignored.
+
+            Exit status:
+              0  the replay equals the recorded summary
+              1  the replay differs
+              2  usage or input error (no such file, not a run log, a cut-off line)
 
             Examples:
-              cadence run --backend fake --frames 600 --inject-late 100:1,250:3 --log run.jsonl
+              cadence run --backend fake --frames 600 --inject-late 100:1,250:3 \\
+                  --log run.jsonl
               cadence replay run.jsonl
-              cadence replay run.jsonl --json --log replayed.jsonl
+              cadence replay run.jsonl --json --log-out replayed.jsonl
             """)
 
     @Argument(help: "A run log written by `cadence run --log`.")

@@ -9,13 +9,25 @@ struct ReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
         abstract: "Draw a run log as a picture: interval timeline, drops by cause, histogram (PNG, SVG or HTML).",
+        usage: """
+            cadence report <log> [--output <output>] [--size <size>] [--csv <csv>]
+                   [--allow-partial]
+            """,
         discussion: """
-            The timeline plots the interval between shown frames against the frame number, with a
-            gridline at every whole number of refreshes; every frame with a drop cause gets a
-            marker and a stripe in the cause's colour (render-late red, scheduler-late orange,
-            flip-late purple, busy blue, device-lost black). Below it, the histogram of intervals
-            in refresh units. PNG is drawn with Cadence's own rasterizer; HTML embeds the SVG with
-            the summary and the list of drops. --csv converts the log to PresentMon-style CSV.
+            The timeline plots the interval between shown frames against the frame
+            number, with a gridline at every whole number of refreshes; every frame with
+            a drop cause gets a marker and a stripe in the cause's colour (render-late
+            red, scheduler-late orange, flip-late purple, busy blue, device-lost black).
+            When the log has context records, the CPU temperature is drawn under the
+            timeline on the same frame axis. Below, the histogram of intervals in refresh
+            units. PNG is drawn with Cadence's own rasterizer; HTML embeds the SVG with
+            the summary and the list of drops. --csv converts the log to PresentMon-style
+            CSV.
+
+            Exit status:
+              0  written
+              2  usage or input error (no such file, not a run log, a cut-off line
+                 without --allow-partial, an unwritable output)
 
             Examples:
               cadence run --duration 10 --inject-late 100:1,250:3 --log run.jsonl

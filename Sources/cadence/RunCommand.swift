@@ -1,5 +1,6 @@
 import ArgumentParser
 import CadenceCore
+import CadenceReport
 import DRM
 import Foundation
 import KMSDisplay
@@ -12,22 +13,40 @@ struct RunCommand: ParsableCommand {
         commandName: "run",
         abstract: "Pace frames on a KMS or fake display and account for every drop.",
         discussion: """
-            A display link produces frames at the rate chosen from --rate (a divisor of the
-            refresh, or any rate inside a VRR range); each frame is presented at its target
-            vblank, and the kernel's flip timestamps decide what was on time, late by how many
-            refreshes, or discarded, and why (render-late, scheduler-late, flip-late, busy,
-            device-lost). Without a DRM device the fake display (virtual time) is used.
+            A display link produces frames at the rate chosen from --rate; each frame is
+            presented at its target vblank, and the kernel's flip timestamps decide what
+            was on time, late by how many refreshes, or discarded, and why (render-late,
+            scheduler-late, flip-late, busy, device-lost).
+
+            --backend kms drives /dev/dri/card* as DRM master; fake is a simulator on
+            virtual time; auto (the default) is kms, or the fake display when the machine
+            has no DRM card at all (it says so in one line). A card that cannot be opened
+            or mastered (no permission, another DRM master) is an error, not a fallback.
+
+            --rate picks a divisor of the refresh (on 60 Hz: 60, 30, 20, 15, ...). Any
+            rate inside a VRR range exists only on the fake display (--fake-vrr): KMS VRR
+            is not implemented yet. --latency is the pipelining depth; KMS has 3 buffers,
+            so it caps latency at 2 (and says so when 3 is asked for).
+
+            Exit status:
+              0  the run completed, or was stopped with SIGINT/SIGTERM
+              1  the device was lost mid-run
+              2  usage, input or device error (no permission, another DRM master, ...)
 
             Examples:
+              cadence run                                  the bar scene for 5 s
+              cadence run --rate 30:30:30 --duration 10    30 Hz on a 60 Hz display
+              cadence run --scene bar --hud --log run.jsonl --csv run.csv
               cadence run --backend fake --frames 600 --inject-late 100:1,250:3 --json
-              cadence run --backend fake --rate 10:60:26 --frames 300 --json
               cadence run --backend fake --content-rate 24 --duration 10 --log run.jsonl
               cadence run --scene bar --hud --duration 5
               cadence run --scene solid --duration 5
               cadence run --backend fake --adapt --render-cost 100-199:20 --frames 400 --log adapt.jsonl
+              cadence run --backend fake --min-duration 34 --frames 120
+              cadence run --backend fake --fake-vrr 48:120 --rate 48:120:90 --frames 300
             """)
 
-    @Option(help: "Display backend: auto (KMS when a device opens, else fake), kms or fake.")
+    @Option(help: "Display: auto (kms; fake only when the machine has no DRM card), kms or fake.")
     var backend: String = "auto"
     @Option(help: "DRM card node for --backend kms (default: the first /dev/dri/card*).")
     var device: String?
@@ -38,7 +57,7 @@ struct RunCommand: ParsableCommand {
 
     @Option(name: .customLong("fake-refresh"), parsing: .unconditional, help: "Fake display refresh in Hz (59.94, 60, 144…).")
     var fakeRefresh: Double = 60
-    @Option(name: .customLong("fake-vrr"), help: "Fake display VRR range MIN:MAX in Hz.")
+    @Option(name: .customLong("fake-vrr"), help: "Fake display VRR range MIN:MAX in Hz (VRR is fake-display only).")
     var fakeVRR: String?
     @Option(name: .customLong("fake-jitter-us"), parsing: .unconditional, help: "Fake vblank timestamp jitter, ± µs.")
     var fakeJitterUs: Double = 0
@@ -53,7 +72,7 @@ struct RunCommand: ParsableCommand {
     var minDuration: Double?
     @Option(name: .customLong("content-rate"), parsing: .unconditional, help: "Present content frame n at the first vblank not before t0 + n/HZ (24 on 60 Hz: 3,2,3,2).")
     var contentRate: Double?
-    @Option(parsing: .unconditional, help: "Frame latency (pipelining depth) 1–3.")
+    @Option(parsing: .unconditional, help: "Frame latency (pipelining depth) 1–3; KMS caps it at 2.")
     var latency: Int = 1
     @Option(parsing: .unconditional, help: "Stop after N frames.")
     var frames: Int?
@@ -63,7 +82,7 @@ struct RunCommand: ParsableCommand {
     var seed: UInt64 = 0
     @Option(help: "Write one JSON record per frame to FILE (JSON lines, format version 1).")
     var log: String?
-    @Option(name: .customLong("inject-late"), help: "FRAME:K[,FRAME:K…]: that frame's rendering ends K−½ refreshes after its deadline.")
+    @Option(name: .customLong("inject-late"), help: "FRAME:K[,...]: that frame's rendering ends K-1/2 refreshes after its deadline.")
     var injectLate: String?
     @Option(name: .customLong("render-cost"), help: "FROM-TO:MS[,…] (FROM-:MS to the end): those frames take at least MS to render.")
     var renderCost: String?
@@ -90,7 +109,8 @@ struct RunCommand: ParsableCommand {
 
     /// Runs to the end (or SIGINT/SIGTERM) and returns the summary; outputs are complete and the
     /// display is closed (CRTC restored) when it returns. `validate` runs this too.
-    func pace(onRun: ((PacingRun, RunOutputs) -> Void)? = nil) throws -> RunSummary {
+    func pace(source: DeviceSource = .live, purpose: BackendChoice.Purpose = .run,
+              onRun: ((PacingRun, RunOutputs) -> Void)? = nil) throws -> RunSummary {
         let config = try makeConfiguration()
         let sceneRenderer: SceneRenderer?
         if scene == "solid" {
@@ -108,9 +128,12 @@ struct RunCommand: ParsableCommand {
         let fakeConfig = try makeFakeConfiguration(surface: sceneRenderer != nil)
         let out = try RunOutputs(log: log, options: outputs)
 
-        let display = try out.discardOnError { try openBackend(fakeConfig) }
+        let display = try out.discardOnError { try openBackend(fakeConfig, source: source, purpose: purpose) }
         var runConfig = config
         if display is KMSDisplay { runConfig.commitMargin = 1_000_000 }
+        if let note = Self.latencyNotice(requested: config.latency, display: display) {
+            FileHandle.standardError.write(Data("cadence run: \(note)\n".utf8))
+        }
         let stop = SignalStop()
         defer {
             stop.remove()
@@ -132,6 +155,7 @@ struct RunCommand: ParsableCommand {
             let colours: [UInt32] = [0x00C0_3030, 0x0030_C030, 0x0030_30C0, 0x00C0_C030]
             renderer = { surface, ctx in surface.fill(colours[ctx.frameIndex & 3]) }
         }
+        out.prepare(driver: Self.driverName(display))
         let run = try out.discardOnError { try PacingRun(backend: display, configuration: runConfig, renderer: renderer) }
         try out.attach(run, configuration: runConfig)
         if let h = hudState {
@@ -198,24 +222,27 @@ struct RunCommand: ParsableCommand {
         return c
     }
 
-    func openBackend(_ fake: FakeDisplayConfiguration) throws -> any DisplayBackend {
-        switch backend {
-        case "fake":
-            return FakeDisplay(fake)
-        case "kms":
-            return try selecting { try KMSDisplay.open(device: device, connector: connector, mode: mode) }
-        case "auto":
-            do {
-                return try KMSDisplay.open(device: device, connector: connector, mode: mode)
-            } catch {
-                let why = String(describing: error)
-                let what = fake.vrrRange.map { "VRR \($0.lowerBound)–\($0.upperBound) Hz" } ?? "\(fake.refreshHz) Hz"
-                FileHandle.standardError.write(Data("cadence run: no usable DRM device (\(why)); using the fake display at \(what)\n".utf8))
-                return FakeDisplay(fake)
-            }
-        default:
-            throw CLIFailure("--backend must be auto, kms or fake")
-        }
+    /// The display driver for the log header: the DRM driver's name and version, or "fake display".
+    static func driverName(_ display: any DisplayBackend) -> String {
+        guard let k = display as? KMSDisplay else { return display.name == "fake" ? "fake display" : display.name }
+        guard let v = try? k.device.version() else { return "unknown DRM driver" }
+        return "\(v.name) \(v.versionString)"
+    }
+
+    /// The line to print when the display cannot pipeline as deep as `requested` (KMS: 3
+    /// buffers, so latency 2 at most), else nil.
+    static func latencyNotice(requested: Int, display: any DisplayBackend) -> String? {
+        let cap = 1 + display.queueCapacity
+        guard requested > cap else { return nil }
+        return "\(display.name) has \(display.queueCapacity + 2) buffers, so frame latency is capped at \(cap): --latency \(requested) runs as \(cap)"
+    }
+
+    /// Opens the display `--backend` names (see ``BackendChoice``), printing the fallback notice.
+    func openBackend(_ fake: FakeDisplayConfiguration, source: DeviceSource, purpose: BackendChoice.Purpose) throws -> any DisplayBackend {
+        let (display, notice) = try BackendChoice.open(backend: backend, device: device, connector: connector, mode: mode,
+                                                      fake: fake, source: source, purpose: purpose)
+        if let notice { FileHandle.standardError.write(Data("cadence run: \(notice)\n".utf8)) }
+        return display
     }
 
     func printSummary(_ s: RunSummary) throws {
@@ -226,7 +253,7 @@ struct RunCommand: ParsableCommand {
             return
         }
         let f = { (v: Double) in String(format: "%.3f", v) }
-        print("backend           \(s.backend)  refresh \(f(s.refreshHz)) Hz  effective \(f(s.effectiveRateHz)) Hz  latency \(s.latency)")
+        print("backend           \(JUnitReport.displayName(s.backend))  refresh \(f(s.refreshHz)) Hz  effective \(f(s.effectiveRateHz)) Hz  latency \(s.latency)")
         print("frames            \(s.frames)  presented \(s.presented) (on time \(s.onTime), late \(s.late))  discarded \(s.discarded)  failed \(s.failed)  unconfirmed \(s.unconfirmed)")
         print("dropped           \(s.droppedRefreshes) refreshes in \(s.dropEvents) events  hitch \(f(s.hitchTimeRatio)) ms/s")
         if let e = s.onTimeErrorUs {

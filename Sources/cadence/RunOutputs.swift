@@ -11,6 +11,10 @@ struct RunOutputOptions: ParsableArguments {
     var summary: String?
     @Flag(help: "No live status line on stderr.")
     var quiet = false
+    @Option(name: .customLong("system-root"), help: ArgumentHelp(
+        "Read the log's kernel, CPU, temperature and frequency context from DIR/proc and DIR/sys (tests).",
+        visibility: .hidden))
+    var systemRoot: String = "/"
 }
 
 /// Everything a run writes besides its stdout summary: the JSON-lines log (header, one line per
@@ -24,10 +28,17 @@ final class RunOutputs {
     private let csv: CSVExport.Writer?
     private let summaryFile: LineFile?
     private let quiet: Bool
+    private let probe: SystemProbe
+    /// Found by ``prepare(driver:)``, before the run exists.
+    private var system: SystemInfo?
+    private var sampler: ContextSampler?
+    /// The display's clock, for the context records' timestamps.
+    private var clock: (() -> Int64)?
     private var lastStatusWall = Date()
     /// The first error writing a file; the run stops when it is set.
     private(set) var failure: Error? = nil
-    private var hardwareVBlank = true
+    /// False on drivers without a vblank interrupt (their sequences are synthetic).
+    private(set) var hardwareVBlank = true
     /// (sequence, kernel timestamp) of every shown frame, for the measured refresh.
     private(set) var vblanks: [(x: Double, y: Double)] = []
 
@@ -44,6 +55,7 @@ final class RunOutputs {
             throw error
         }
         quiet = options.quiet
+        probe = SystemProbe(root: options.systemRoot)
         vblanks.reserveCapacity(4096)
     }
 
@@ -62,10 +74,23 @@ final class RunOutputs {
         summaryFile?.discard()
     }
 
-    /// Writes the log header and hooks the run's frame and status callbacks.
+    /// Reads the machine's context for the log (kernel, `driver`, CPU model and governor; which
+    /// thermal zones and CPUs to sample). Call it before the run is created: under emulation
+    /// listing /proc and /sys takes milliseconds, which must not delay the first frames.
+    func prepare(driver: String) {
+        guard log != nil else { return }
+        system = probe.info(driver: driver)
+        sampler = probe.sampler()
+    }
+
+    /// Writes the log header and the first context record, and hooks the run's frame and status
+    /// callbacks.
     func attach(_ run: PacingRun, configuration: RunConfiguration) throws {
         if let l = log {
-            try l.begin(RunLogHeader(backend: run.backend, configuration: configuration))
+            try l.begin(RunLogHeader(backend: run.backend, configuration: configuration, system: system))
+            let backend = run.backend
+            clock = { backend.now() }
+            if let s = sampler { try l.write(s.sample(timeNs: backend.now())) }
         }
         lastStatusWall = Date()
         hardwareVBlank = run.backend.hasHardwareVBlank
@@ -92,9 +117,13 @@ final class RunOutputs {
         }
     }
 
-    /// Prints at most one status line per wall-clock second (a virtual-time run produces many
+    /// Called about once a second of display time: writes a context record to the log, and
+    /// prints at most one status line per wall-clock second (a virtual-time run produces many
     /// display seconds per real second: the latest one is shown).
     private func status(_ s: RunStatus) {
+        if let l = log, let now = clock, let s = sampler, failure == nil {
+            do { try l.write(s.sample(timeNs: now())) } catch { failure = error }
+        }
         guard !quiet else { return }
         let now = Date()
         if now.timeIntervalSince(lastStatusWall) < 1 {

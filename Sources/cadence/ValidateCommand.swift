@@ -1,79 +1,139 @@
 import ArgumentParser
 import CadenceCore
 import CadenceReport
+import DRM
 import Foundation
 
 /// `cadence validate`: a `cadence run` with pass/fail thresholds, for kiosks and CI.
-/// Exit 0 pass, 1 fail (one line per failed criterion on stderr), 2 usage or device error.
+/// Exit 0 pass, 1 fail (one line per failed criterion on stderr) or device lost mid-run,
+/// 2 usage, input or device error (and no DRM device without `--backend fake`).
 struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
-        abstract: "Run, then pass or fail the display against thresholds (exit 0 pass, 1 fail, 2 error).",
+        abstract: "Run, then pass or fail the display against thresholds.",
         discussion: """
-            Takes every option of `cadence run` plus the thresholds below; at least one threshold
-            is required. Prints the run summary and one PASS/FAIL line per criterion on stdout,
-            and one line per failed criterion on stderr.
+            Takes every option of `cadence run` plus the thresholds below; at least one
+            threshold is required. Prints the run summary and one PASS/FAIL line per
+            criterion on stdout, and one line per failed criterion on stderr.
+
+            validate judges a real display: with --backend auto (the default) and no DRM
+            card it exits 2; it judges the fake display (a simulator) only with
+            --backend fake, and then says "fake display" in its summary, JUnit XML and
+            verdict line.
 
             How each criterion is measured:
-              --max-dropped       dropped refreshes (stale refreshes while a new frame was due)
-              --max-drop-events   drop events (shown frames that followed stale refreshes)
-              --refresh-tolerance |measured − nominal| / nominal refresh, in %; measured from the
-                                  kernel timestamps and sequences of the shown frames
-              --max-jitter        |p99 frame interval − 1/effective rate|, in ms
-              --min-rate          shown frames per second of presentation, in Hz
+              --max-dropped       dropped refreshes (stale refreshes while a new frame
+                                  was due)
+              --max-drop-events   drop events (shown frames that followed stale
+                                  refreshes)
+              --max-drop-event    the largest single drop event, in refreshes
+              --refresh-tolerance |measured - nominal| / nominal refresh, in %; measured
+                                  from the kernel timestamps and sequences of the frames
+              --max-jitter        |p99 frame interval - 1/effective rate|, in ms
+              --min-rate          shown frames per second, in Hz (in a window: 1 / mean
+                                  interval)
               --expect-monitor    the monitor name in the connector's EDID
               --expect-serial     the EDID's serial string or serial number
               --expect-mode       the mode driven, WxH[@HZ] (HZ to the decimals given)
-            The --expect-* criteria read the EDID of the connector the run drives; the fake
-            display has none (they FAIL "no EDID on the fake display") unless --fake-edid FILE
-            gives one, whose preferred timing is then the mode driven.
+            The --expect-* criteria read the EDID of the connector the run drives; the
+            fake display has none (they FAIL "no EDID on the fake display") unless
+            --fake-edid FILE gives one, whose preferred timing is then the mode driven.
+            --warmup S ignores frames shown in the first S seconds. --window S also
+            judges every criterion in each consecutive S-second window after the
+            warm-up (a last part shorter than S counts only overall) and reports the
+            worst window; a criterion passes only if it holds overall and in every window.
+
+            Exit status:
+              0  every criterion passed
+              1  a criterion failed, or the device was lost mid-run
+              2  usage, input or device error (no DRM device, no permission, another
+                 DRM master)
 
             Examples:
               cadence validate --duration 30 --max-dropped 0 --refresh-tolerance 0.5
-              cadence validate --backend fake --frames 600 --inject-late 100:1 --max-dropped 0 --junit out.xml
+              cadence validate --duration 60 --warmup 5 --window 10 --max-drop-event 1 \\
+                  --min-rate 59.5 --junit validate.xml
               cadence validate --rate 30:30:30 --min-rate 29.5 --max-jitter 1
-              cadence validate --duration 10 --expect-monitor "DELL S2721DGF" --expect-mode 2560x1440@144
+              cadence validate --backend fake --frames 600 --inject-late 100:1 \\
+                  --max-dropped 0 --junit out.xml
+              cadence validate --duration 10 --expect-monitor "DELL S2721DGF" \\
+                  --expect-mode 2560x1440@144
             """)
 
     @OptionGroup var options: RunCommand
     @OptionGroup(title: "Panel identity") var expect: PanelExpectations
 
-    @Option(name: .customLong("max-dropped"), parsing: .unconditional, help: "Fail when more refreshes than N were dropped.")
+    @Option(name: .customLong("max-dropped"), parsing: .unconditional, help: "Fail when more than N refreshes were dropped.")
     var maxDropped: Int?
     @Option(name: .customLong("max-drop-events"), parsing: .unconditional, help: "Fail when there were more than N drop events.")
     var maxDropEvents: Int?
+    @Option(name: .customLong("max-drop-event"), parsing: .unconditional, help: "Fail when one drop event dropped more than N refreshes.")
+    var maxDropEvent: Int?
     @Option(name: .customLong("refresh-tolerance"), parsing: .unconditional, help: "Fail when the measured refresh is more than PCT % off the nominal one.")
     var refreshTolerance: Double?
-    @Option(name: .customLong("max-jitter"), parsing: .unconditional, help: "Fail when the p99 frame interval is more than MS off the nominal frame interval.")
+    @Option(name: .customLong("max-jitter"), parsing: .unconditional, help: "Fail when the p99 frame interval is more than MS off the nominal one.")
     var maxJitter: Double?
     @Option(name: .customLong("min-rate"), parsing: .unconditional, help: "Fail when fewer than HZ frames per second were shown.")
     var minRate: Double?
+    @Option(parsing: .unconditional, help: "Ignore frames shown in the first S seconds.")
+    var warmup: Double?
+    @Option(parsing: .unconditional, help: "Judge every criterion in each window of S seconds too.")
+    var window: Double?
     @Option(help: "Write the verdict as JUnit XML to FILE (one test case per criterion).")
     var junit: String?
 
     func run() throws {
-        var criteria = ValidationCriteria()
-        criteria.maxDropped = maxDropped
-        criteria.maxDropEvents = maxDropEvents
-        criteria.refreshTolerancePercent = refreshTolerance
-        criteria.maxJitterMs = maxJitter
-        criteria.minRateHz = minRate
+        try execute(source: .live)
+    }
+
+    /// The criteria from the options (throws a one-line error for bad values).
+    func criteria() throws -> ValidationCriteria {
+        var c = ValidationCriteria()
+        c.maxDropped = maxDropped
+        c.maxDropEvents = maxDropEvents
+        c.maxDropEvent = maxDropEvent
+        c.refreshTolerancePercent = refreshTolerance
+        c.maxJitterMs = maxJitter
+        c.minRateHz = minRate
+        try c.validate()
+        if let w = warmup, !(w.isFinite && w >= 0 && w <= 86_400) { throw CLIFailure("--warmup must be seconds ≥ 0") }
+        if let w = window, !(w.isFinite && w > 0 && w <= 86_400) { throw CLIFailure("--window must be seconds > 0") }
+        if let w = window, let d = options.duration, d - (warmup ?? 0) < w {
+            throw CLIFailure("--window \(String(format: "%g", w)) s is longer than the \(String(format: "%g", max(0, d - (warmup ?? 0)))) s judged after the warm-up")
+        }
+        return c
+    }
+
+    /// Runs and judges; `source` is where DRM devices come from (tests pass a fake), and
+    /// `onRun` sees the run before it starts (tests script faults there).
+    func execute(source: DeviceSource, onRun: ((PacingRun) -> Void)? = nil) throws {
         let junitFile: LineFile?
         var outputs: RunOutputs? = nil
         var observed = PanelExpectations.Observed()
+        var frames: [FrameReport] = []
+        var largestDropEvent = 0
+        let keepFrames = warmup != nil || window != nil
         let summary: RunSummary
+        let criteria: ValidationCriteria
         let started = Date()
         do {
-            try criteria.validate()
+            criteria = try self.criteria()
             try expect.validate()
             if criteria.isEmpty && expect.isEmpty {
-                throw ValidationCriteria.Invalid("give at least one threshold (--max-dropped, --max-drop-events, --refresh-tolerance, --max-jitter, --min-rate, --expect-monitor, --expect-serial, --expect-mode)")
+                throw ValidationCriteria.Invalid("give at least one threshold (--max-dropped, --max-drop-events, --max-drop-event, --refresh-tolerance, --max-jitter, --min-rate, --expect-monitor, --expect-serial, --expect-mode)")
             }
             junitFile = try junit.map { try LineFile(path: $0) }
             do {
-                summary = try options.pace(onRun: { run, out in
+                summary = try options.pace(source: source, purpose: .validate, onRun: { run, out in
                     outputs = out
                     observed = expect.observe(run.backend)
+                    onRun?(run)
+                    let logFrame = run.onFrame
+                    run.onFrame = { r in
+                        logFrame?(r)
+                        if r.wasPresented { largestDropEvent = max(largestDropEvent, r.droppedRefreshes) }
+                        if keepFrames { frames.append(r) }
+                    }
                 })
             } catch {
                 junitFile?.discard()
@@ -86,12 +146,36 @@ struct ValidateCommand: ParsableCommand {
             throw ExitCode(2)
         }
         try options.printSummary(summary)
-        if summary.endReason.hasPrefix("device-lost") {
-            junitFile?.discard()
-            FileHandle.standardError.write(Data("cadence validate: \(summary.endReason)\n".utf8))
-            throw ExitCode(2)
+        var results: [CriterionResult]
+        if keepFrames {
+            let info = ValidationWindows.RunInfo(summary, hardwareVBlank: outputs?.hardwareVBlank ?? true)
+            let split = ValidationWindows(frames: frames, info: info, warmupNs: Int64(((warmup ?? 0) * 1e9).rounded()),
+                                          windowNs: window.map { Int64(($0 * 1e9).rounded()) })
+            var note = "judged            \(split.judgedFrames) frames"
+            if let w = warmup { note += " after a \(String(format: "%g", w)) s warm-up (\(split.warmupFrames) ignored)" }
+            if let w = window {
+                note += ", \(split.windows.count) windows of \(String(format: "%g", w)) s"
+                if split.remainderSeconds > 0 { note += " (the last \(String(format: "%.1f", split.remainderSeconds)) s only overall)" }
+            }
+            print(note)
+            if split.judgedFrames == 0 {
+                junitFile?.discard()
+                printError("cadence validate: no frames after the \(String(format: "%g", warmup ?? 0)) s warm-up: nothing to judge")
+                throw ExitCode(2)
+            }
+            if window != nil && split.windows.isEmpty {
+                junitFile?.discard()
+                printError("cadence validate: the run after the warm-up is shorter than one \(String(format: "%g", window!)) s window")
+                throw ExitCode(2)
+            }
+            results = split.judge(criteria)
+        } else {
+            results = criteria.evaluate(summary, measuredRefreshHz: outputs?.measuredRefreshHz, largestDropEvent: largestDropEvent)
         }
-        let results = criteria.evaluate(summary, measuredRefreshHz: outputs?.measuredRefreshHz) + expect.evaluate(observed)
+        if summary.endReason.hasPrefix("device-lost") {
+            results.append(CriterionResult(name: "device", passed: false, detail: "the device was lost mid-run (\(summary.endReason))"))
+        }
+        results += expect.evaluate(observed)
         for r in results { print("\(r.passed ? "PASS" : "FAIL") \(r.name): \(r.detail)") }
         let failed = results.filter { !$0.passed }
         for r in failed { FileHandle.standardError.write(Data("FAIL \(r.name): \(r.detail)\n".utf8)) }
@@ -104,7 +188,8 @@ struct ValidateCommand: ParsableCommand {
                 throw ExitCode(2)
             }
         }
-        print(failed.isEmpty ? "validate: PASS (\(results.count) criteria)" : "validate: FAIL (\(failed.count) of \(results.count) criteria)")
+        let on = summary.backend == "fake" ? " on the fake display (a simulator, not a real panel)" : ""
+        print(failed.isEmpty ? "validate: PASS (\(results.count) criteria)\(on)" : "validate: FAIL (\(failed.count) of \(results.count) criteria)\(on)")
         if !failed.isEmpty { throw ExitCode(1) }
     }
 }

@@ -7,12 +7,19 @@ struct Cadence: ParsableCommand {
         commandName: "cadence",
         abstract: "Measure a display's real cadence and report exactly which frames were dropped and why.",
         discussion: """
+            Exit status (the same for every command):
+              0  ok: done, measured, or every criterion passed
+              1  a check or criterion failed, or the device was lost mid-run
+              2  usage, input or device error (bad option, no such file, no DRM
+                 device, no permission, another DRM master)
+
             Examples:
-              cadence list                      devices, connectors, modes with exact Hz
-              cadence edid --connector HDMI-A-1 the panel's identity and VRR range from its EDID
-              cadence measure --duration 10     the panel's real refresh from kernel timestamps
-              cadence run                       pace a test scene (fake display when no DRM device)
-              cadence validate --max-dropped 0  pass/fail a display (exit 0/1)
+              cadence list                       devices, connectors, exact modes
+              cadence edid --connector HDMI-A-1  the panel's identity from its EDID
+              cadence measure --duration 10      real refresh from kernel timestamps
+              cadence run                        pace a test scene (the fake display
+                                                 only when there is no DRM card)
+              cadence validate --max-dropped 0   pass/fail a display (exit 0/1)
               cadence report run.jsonl --output run.png   picture of a logged run
             """,
         subcommands: [

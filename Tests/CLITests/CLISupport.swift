@@ -21,7 +21,7 @@ final class CadenceProcess {
     let stdoutPath: String
     let stderrPath: String
 
-    init(_ args: [String], in dir: String) throws {
+    init(_ args: [String], in dir: String, environment: [String: String] = [:]) throws {
         self.dir = dir
         stdoutPath = dir + "/.stdout-\(UUID().uuidString)"
         stderrPath = dir + "/.stderr-\(UUID().uuidString)"
@@ -29,6 +29,9 @@ final class CadenceProcess {
         FileManager.default.createFile(atPath: stderrPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: cadenceBinary())
         process.arguments = args
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.currentDirectoryURL = URL(fileURLWithPath: dir)
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
@@ -52,8 +55,8 @@ final class CadenceProcess {
 }
 
 /// Runs `cadence ARGS` to completion in `dir`.
-func cadence(_ args: [String], in dir: String) throws -> (status: Int32, out: String, err: String) {
-    try CadenceProcess(args, in: dir).finish()
+func cadence(_ args: [String], in dir: String, environment: [String: String] = [:]) throws -> (status: Int32, out: String, err: String) {
+    try CadenceProcess(args, in: dir, environment: environment).finish()
 }
 
 func scratchDirectory() -> String {

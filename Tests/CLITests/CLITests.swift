@@ -1,5 +1,6 @@
 import CadenceCore
 import CadenceReport
+import DRM
 import Foundation
 import Testing
 
@@ -72,14 +73,20 @@ import Glibc
         #expect(csv[0].hasPrefix("Frame,Sequence,TargetSequence,TimeInSeconds,MsBetweenPresents,MsBetweenDisplayChange"))
     }
 
-    @Test func fallsBackToTheFakeDisplayInOneLine() throws {
+    /// True on a machine without any DRM card (CI, containers): the fallback is observable.
+    static let noCard = DRMDevice.discover().isEmpty
+
+    @Test(.enabled(if: noCard)) func fallsBackToTheFakeDisplayInOneLineOnlyWithoutACard() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let r = try cadence(["run", "--device", "/nonexistent/card9", "--frames", "120", "--json"], in: dir)
+        let r = try cadence(["run", "--frames", "120", "--json"], in: dir)
         #expect(r.status == 0)
-        #expect(lines(r.err).filter { $0.contains("using the fake display") }.count == 1)
+        #expect(lines(r.err) == ["cadence run: no DRM device (/dev/dri has no card* nodes): using the fake display at 60 Hz, a simulator"])
         let s = try JSONDecoder().decode(RunSummary.self, from: Data(r.out.utf8))
         #expect(s.backend == "fake" && s.frames == 120)
+        // A named device is never replaced by the simulator.
+        let named = try cadence(["run", "--device", "/nonexistent/card9", "--frames", "120", "--json"], in: dir)
+        #expect(named.status == 2 && lines(named.err) == ["cadence run: no such device: /nonexistent/card9"] && named.out.isEmpty)
     }
 }
 
@@ -117,6 +124,50 @@ import Glibc
         let r = try cadence(["validate", "--backend", "fake", "--quiet", "--frames", "600", "--inject-late", late, "--max-jitter", "1"], in: dir)
         #expect(r.status == 1)
         #expect(lines(r.err).count == 1 && r.err.hasPrefix("FAIL max-jitter: p99 interval 33.333 ms"), "\(r.err)")
+    }
+
+    /// The case: `cadence validate --duration 1 --max-dropped 0` on a machine without a
+    /// DRM device used to PASS on the simulator.
+    @Test(.enabled(if: CLIRunTests.noCard)) func withoutACardValidateExitsTwoUnlessFakeIsAsked() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cadence(["validate", "--duration", "1", "--max-dropped", "0", "--junit", "v.xml"], in: dir)
+        #expect(r.status == 2)
+        #expect(lines(r.err) == ["cadence validate: no DRM device: validate needs a real display; use --backend fake to validate the simulator"])
+        #expect(r.out.isEmpty && files(in: dir).isEmpty)
+    }
+
+    @Test func theFakeDisplayIsNamedInSummaryJUnitAndVerdict() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cadence(["validate", "--backend", "fake", "--quiet", "--frames", "120", "--max-dropped", "0", "--junit", "v.xml"], in: dir)
+        #expect(r.status == 0, "\(r.err)")
+        #expect(lines(r.out).first?.hasPrefix("backend           fake display (simulator)  refresh 60.000 Hz") == true, "\(r.out)")
+        #expect(lines(r.out).last == "validate: PASS (1 criteria) on the fake display (a simulator, not a real panel)")
+        let xml = try String(contentsOfFile: dir + "/v.xml", encoding: .utf8)
+        #expect(xml.contains("<property name=\"display\" value=\"fake display (simulator)\"/>"))
+        #expect(xml.contains("<system-out>backend fake display (simulator), refresh 60.000 Hz"))
+    }
+
+    @Test func warmupWindowAndLargestDropEvent() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // Frame 100 (~1.7 s) drops 1 refresh, frame 250 (~4.2 s) drops 3.
+        let pass = try cadence(base + ["--warmup", "2", "--window", "2", "--max-dropped", "3", "--max-drop-event", "3", "--junit", "v.xml"], in: dir)
+        #expect(pass.status == 0, "\(pass.err)")
+        #expect(pass.out.contains("judged            "), "\(pass.out)")
+        #expect(pass.out.contains("after a 2 s warm-up") && pass.out.contains("4 windows of 2 s"), "\(pass.out)")
+        #expect(pass.out.contains("PASS max-drop-event: largest drop event 3 refreshes (limit 3); worst 2 s window 4.0–6.0 s"), "\(pass.out)")
+        let fail = try cadence(base + ["--window", "2", "--max-drop-event", "2", "--min-rate", "59"], in: dir)
+        #expect(fail.status == 1)
+        #expect(lines(fail.err).count == 2, "\(fail.err)")
+        #expect(fail.err.contains("FAIL min-rate: rate 59.") && fail.err.contains("(1 of 5 windows fail)"), "\(fail.err)")
+        // Windows that cannot exist are bad input.
+        for args in [["--window", "20", "--duration", "10"], ["--window", "0"], ["--warmup", "-1"], ["--warmup", "100"]] {
+            let r = try cadence(["validate", "--backend", "fake", "--quiet", "--max-dropped", "0"] + args, in: dir)
+            #expect(r.status == 2, "\(args)")
+            #expect(lines(r.err).count == 1, "\(args): \(r.err)")
+        }
     }
 
     @Test func usageAndDeviceErrorsExitTwo() throws {
@@ -222,14 +273,63 @@ import Glibc
         }
     }
 
-    @Test func everyCommandHelpHasExamples() throws {
+    @Test func everyCommandHelpHasExamplesAndTheExitCodesIn80Columns() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        for cmd in ["run", "validate", "report", "replay"] {
-            let r = try cadence([cmd, "--help"], in: dir)
+        for cmd in ["", "list", "measure", "run", "validate", "report", "replay", "scenes", "render", "bench"] {
+            let r = try cadence(cmd.isEmpty ? ["--help"] : [cmd, "--help"], in: dir, environment: ["COLUMNS": "80"])
             #expect(r.status == 0)
             #expect(r.out.contains("Examples:"), "\(cmd)")
             #expect(r.out.contains("cadence \(cmd)"), "\(cmd)")
+            #expect(r.out.contains("Exit status"), "\(cmd)")
+            let wide = lines(r.out).filter { $0.count > 80 }
+            #expect(wide.isEmpty, "\(cmd): \(wide)")
+        }
+    }
+
+    /// The log records the machine's context from the (here fake) procfs/sysfs tree, and
+    /// `report` draws the temperature; `replay` reads such logs.
+    @Test func logContextAndReportTemperature() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let tree = dir + "/.sys"
+        let files = ["proc/sys/kernel/ostype": "Linux", "proc/sys/kernel/osrelease": "6.1.0-test",
+                     "proc/cpuinfo": "processor\t: 0\nmodel name\t: Test CPU\n",
+                     "sys/class/thermal/thermal_zone0/type": "cpu-thermal", "sys/class/thermal/thermal_zone0/temp": "52000",
+                     "sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq": "1500000",
+                     "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor": "performance"]
+        for (path, text) in files {
+            let full = tree + "/" + path
+            try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try Data((text + "\n").utf8).write(to: URL(fileURLWithPath: full))
+        }
+        let r = try cadence(["run", "--backend", "fake", "--frames", "300", "--quiet", "--log", "run.jsonl", "--system-root", tree], in: dir)
+        #expect(r.status == 0, "\(r.err)")
+        let log = try RunLog.read(path: dir + "/run.jsonl")
+        #expect(log.header?.system == SystemInfo(kernel: "Linux 6.1.0-test", driver: "fake display", cpuModel: "Test CPU", cpus: 1, cpuGovernor: "performance"))
+        // One record at the start and one per second of the 5 s run.
+        #expect(log.context.count >= 5 && log.context.count <= 7, "\(log.context.count)")
+        #expect(log.context.allSatisfy { $0.cpuTemperatureC == 52 && $0.meanFrequencyMHz == 1500 })
+        #expect(zip(log.context, log.context.dropFirst()).allSatisfy { $0.timeNs < $1.timeNs })
+        let rep = try cadence(["report", "run.jsonl", "--output", "run.svg"], in: dir)
+        #expect(rep.status == 0, "\(rep.err)")
+        let svg = try String(contentsOfFile: dir + "/run.svg", encoding: .utf8)
+        #expect(svg.contains("class=\"temperature\""))
+        #expect(svg.contains("CPU temperature (C) by frame: 52.0-52.0 C; CPU frequency 1500-1500 MHz"))
+        let replay = try cadence(["replay", "run.jsonl"], in: dir)
+        #expect(replay.status == 0 && replay.out.contains("equals the recorded one"), "\(replay.out)")
+    }
+
+    @Test func measureAndListBadInputExitTwo() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for args in [["measure", "--device", "/nonexistent/card0"], ["measure", "--duration", "-1"],
+                     ["measure", "--allocator", "nope"], ["measure", "--api", "nope"], ["measure", "--device", "/dev/null"],
+                     ["list", "--device", "/nonexistent/card0"], ["list", "--device", "/dev/null"]] {
+            let r = try cadence(args, in: dir)
+            #expect(r.status == 2, "\(args)")
+            #expect(lines(r.err).count == 1, "\(args): \(r.err)")
+            #expect(r.out.isEmpty, "\(args)")
         }
     }
 }

@@ -1,4 +1,4 @@
-# Sourced by the VM test scripts (integration.sh, pacing.sh, issue5.sh): the shared prologue.
+# Sourced by the VM test scripts (integration.sh, pacing.sh, validate.sh): the shared prologue.
 #
 # vm_prologue NAME CONFIG: prepares the VM cache, sets $bin (builds cadence in CONFIG, debug or
 # release, when --bin gave none) and $work (the --keep directory, or a new temporary one).

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # CI integration tests on a real kernel: runs `cadence list` and `cadence measure` inside
-# the VM (tools/vm/run.sh) on vkms, bochs and virtio-gpu, plus bad-input cases, and checks
-# the results (tools/vm/integration_check.py). One VM boot per driver: a guest script runs
-# every case and writes <case>.out/.err/.rc/.time into a shared directory.
+# the VM (tools/vm/run.sh) on vkms, bochs and virtio-gpu, plus bad-input and device-error
+# cases (no permission, another DRM master: exit 2 with the reason, never the fake display),
+# and on a VM with no DRM driver at all (`none`: run falls back to the fake display and says
+# so, validate exits 2), and checks the results (tools/vm/integration_check.py). One VM boot
+# per driver: a guest script runs every case and writes <case>.out/.err/.rc/.time into a
+# shared directory.
 #
-# Usage: tools/vm/integration.sh [--bin PATH/TO/cadence] [--driver vkms|bochs|virtio]...
+# Usage: tools/vm/integration.sh [--bin PATH/TO/cadence] [--driver vkms|bochs|virtio|none]...
 #                                [--keep DIR]
 #   --bin     use this cadence binary (default: `swift build --product cadence`, debug)
-#   --driver  only these drivers (default: all three)
+#   --driver  only these drivers (default: all four)
 #   --keep    keep the per-case outputs in DIR (default: a temp dir, removed on success)
 # Prints PASS/FAIL per check and `N passed, N failed`; exits non-zero on any failure.
 set -euo pipefail
@@ -26,7 +29,7 @@ while (($#)); do
         *) echo "integration.sh: unknown argument: $1" >&2; exit 2 ;;
     esac
 done
-((${#drivers[@]})) || drivers=(vkms bochs virtio)
+((${#drivers[@]})) || drivers=(vkms bochs virtio none)
 
 t0=$(date +%s)
 . "$here/common.sh"
@@ -71,7 +74,31 @@ measure_hw() {
         attempt=$((attempt + 1))
     done
 }
+# `held NAME TIMEOUT CMD...`: runs CMD while vblank-smoke holds DRM master with a mode set.
+held() {
+    name=$1; limit=$2; shift 2
+    : >/tmp/hold.out
+    vblank-smoke --hold 20 >/tmp/hold.out &
+    holder=$!
+    n=0
+    until grep -q driver= /tmp/hold.out 2>/dev/null; do
+        n=$((n+1)); [ $n -gt 100 ] && { echo "holder did not start" >"/out/$name.err"; echo 99 >"/out/$name.rc"; kill $holder; return; }
+        sleep 0.1
+    done
+    run "$name" "$limit" "$@"
+    kill $holder; wait $holder 2>/dev/null
+}
 driver=$1
+if [ "$driver" = none ]; then
+    # No DRM driver loaded, no display device: the machine has no card at all.
+    run nocard_run 120 cadence run --duration 1 --quiet --json
+    run nocard_validate 120 cadence validate --duration 1 --max-dropped 0 --junit /out/nocard.xml
+    run nocard_validate_fake 120 cadence validate --backend fake --duration 1 --max-dropped 0 --junit /out/nocard_fake.xml
+    run nocard_run_kms 60 cadence run --backend kms --duration 1
+    run nocard_list 60 cadence list
+    run nocard_measure 60 cadence measure --duration 1
+    exit 0
+fi
 expect=none
 [ "$driver" = vkms ] && expect=vblank
 run smoke 60 vblank-smoke --seconds 2 --expect $expect
@@ -105,12 +132,14 @@ if [ "$driver" = vkms ]; then
     run bad_mode 60 cadence measure --mode 1x1@7 --duration 1
     chmod 600 /dev/dri/card0
     run bad_no_permission 60 su -s /bin/sh nobody -c '/bin/cadence measure --duration 1'
-    # Another client holds DRM master with a mode set while cadence tries to measure.
-    run bad_other_master 60 sh -c ': >/tmp/hold.out; vblank-smoke --hold 20 >/tmp/hold.out & holder=$!
-        n=0; until grep -q driver= /tmp/hold.out 2>/dev/null; do
-            n=$((n+1)); [ $n -gt 100 ] && { echo "holder did not start" >&2; exit 99; }
-            sleep 0.1; done
-        cadence measure --duration 1; rc=$?; kill $holder; wait; exit $rc'
+    # run and validate (default --backend auto) as uid nobody: exit 2 with the reason, never
+    # the fake display.
+    run bad_run_no_permission 60 su -s /bin/sh nobody -c '/bin/cadence run --duration 1'
+    run bad_validate_no_permission 60 su -s /bin/sh nobody -c '/bin/cadence validate --duration 1 --max-dropped 0'
+    # Another client holds DRM master with a mode set.
+    held bad_other_master 60 cadence measure --duration 1
+    held bad_run_other_master 60 cadence run --duration 1
+    held bad_validate_other_master 60 cadence validate --duration 1 --max-dropped 0
 fi
 if [ "$driver" = virtio ]; then
     run bad_disconnected 60 cadence measure --connector Virtual-2 --duration 1
@@ -130,7 +159,7 @@ for driver in "${drivers[@]}"; do
     [ "$driver" = virtio ] && extra=(--outputs 2)
     # vkms also measures with GBM buffers: Mesa's kms_swrast closure in the guest.
     [ "$driver" = vkms ] && extra=(--gbm)
-    "$here/run.sh" --driver "$driver" "${extra[@]}" --timeout 900 --bin "$bin" --bin "$smoke" \
+    "$here/run.sh" --driver "$driver" ${extra[@]+"${extra[@]}"} --timeout 900 --bin "$bin" --bin "$smoke" \
         --file "$work/guest.sh:/guest.sh" --out-dir "$out" --console "$out/console.log" \
         -v -- sh /guest.sh "$driver" || rc=$?
     echo "$rc" >"$out/vm.rc"

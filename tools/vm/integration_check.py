@@ -3,7 +3,7 @@
 
 usage: integration_check.py WORKDIR DRIVER...
 WORKDIR/<driver>/ holds <case>.out/.err/.rc/.time written in the guest, and vm.rc.
-Contract (issue 2): `cadence measure --json` prints one object with driver, connector,
+Contract: `cadence measure --json` prints one object with driver, connector,
 mode, nominalRefreshHz, measuredRefreshHz, vblank ("hardware"|"none"), flips,
 missedVblanks, intervalMs {mean, stddev, min, p50, p99, max}.
 """
@@ -274,7 +274,9 @@ def check_measure_none(driver, root):
            "stderr: %r" % c.err[:300])
 
 
-def check_bad(root, name, what):
+def check_bad(root, name, what, says=()):
+    """A refused case: exit 2 (usage, input or device error), exactly one stderr line that
+    contains every string in `says`, nothing on stdout, no trap."""
     c = Case(root, name)
     label = "bad input: %s" % what
     if not c.present:
@@ -282,15 +284,51 @@ def check_bad(root, name, what):
         return
     lines = [l for l in c.err.splitlines() if l.strip()]
     problems = []
-    if c.rc == 0 or c.rc is None:
-        problems.append("exit %s, want non-zero" % c.rc)
-    if c.rc in (124, 132, 133, 134, 136, 139, 143):
-        problems.append("exit %s looks like a trap/signal/timeout" % c.rc)
+    if c.rc != 2:
+        problems.append("exit %s, want 2" % c.rc)
     if len(lines) != 1:
         problems.append("%d stderr lines, want 1" % len(lines))
+    missing = [s for s in says if s not in c.err]
+    if missing:
+        problems.append("stderr lacks %r" % missing)
+    if c.out.strip():
+        problems.append("stdout not empty: %r" % c.out[:200])
     if any(m in c.err for m in TRAP_MARKERS):
         problems.append("crash output")
-    result(label, not problems, "; ".join(problems) + " | stderr: %r" % c.err[:400])
+    result(label, not problems, "; ".join(problems) + " | stderr: %r" % c.err[:400],
+           info=bool(says))
+
+
+def check_no_card(root):
+    """The VM without any DRM driver: run falls back to the fake display in one line,
+    validate refuses (exit 2) unless --backend fake, list/measure/run --backend kms exit 2."""
+    r = Case(root, "nocard_run")
+    notice = "using the fake display"
+    ok = r.rc == 0 and [l for l in r.err.splitlines() if l.strip()] == [
+        "cadence run: no DRM device (/dev/dri has no card* nodes): using the fake display at 60 Hz, a simulator"]
+    result("no card: run falls back to the fake display with a one-line notice", ok, r.brief())
+    try:
+        doc = json.loads(r.out)
+        result("no card: run's summary says backend fake", doc.get("backend") == "fake", repr(doc.get("backend")))
+    except ValueError:
+        result("no card: run's summary says backend fake", False, "stdout %r" % r.out[:200])
+    check_bad(root, "nocard_validate", "no card: validate without --backend fake exits 2",
+              says=("no DRM device: validate needs a real display; use --backend fake",))
+    result("no card: validate writes no JUnit file", not os.path.exists(os.path.join(root, "nocard.xml")))
+    f = Case(root, "nocard_validate_fake")
+    result("no card: validate --backend fake passes and says fake display",
+           f.rc == 0 and "validate: PASS (1 criteria) on the fake display" in f.out
+           and "backend           fake display" in f.out and notice not in f.err, f.brief())
+    try:
+        with open(os.path.join(root, "nocard_fake.xml")) as x:
+            xml = x.read()
+    except OSError:
+        xml = ""
+    result("no card: validate --backend fake JUnit says fake display",
+           'value="fake display (simulator)"' in xml, xml[:200])
+    check_bad(root, "nocard_run_kms", "no card: run --backend kms", says=("no DRM device found",))
+    check_bad(root, "nocard_list", "no card: list", says=("no DRM device found",))
+    check_bad(root, "nocard_measure", "no card: measure", says=("no DRM device found",))
 
 
 def main(argv):
@@ -307,6 +345,9 @@ def main(argv):
             vm_rc = None
         if not result("%s VM ran the guest script" % driver, vm_rc == 0,
                       "run.sh exit %s (see %s/console.log)" % (vm_rc, root)):
+            continue
+        if driver == "none":
+            check_no_card(root)
             continue
         smoke = Case(root, "smoke")
         result("%s harness smoke (%s)" % (driver, "vblank ticks" if driver == "vkms"
@@ -327,8 +368,16 @@ def main(argv):
             check_bad(root, "bad_measure_nonexistent", "measure --device /nonexistent")
             check_bad(root, "bad_connector", "measure --connector NOPE")
             check_bad(root, "bad_mode", "measure --mode 1x1@7")
-            check_bad(root, "bad_no_permission", "measure without permission (uid nobody)")
-            check_bad(root, "bad_other_master", "measure while another DRM master holds it")
+            permission = ("permission denied opening /dev/dri/card0", "'video' group")
+            master = ("held by another DRM master", "free text VT")
+            check_bad(root, "bad_no_permission", "measure without permission (uid nobody)", says=permission)
+            check_bad(root, "bad_run_no_permission", "run without permission (uid nobody)", says=permission)
+            check_bad(root, "bad_validate_no_permission", "validate without permission (uid nobody)",
+                      says=permission)
+            check_bad(root, "bad_other_master", "measure while another DRM master holds it", says=master)
+            check_bad(root, "bad_run_other_master", "run while another DRM master holds it", says=master)
+            check_bad(root, "bad_validate_other_master", "validate while another DRM master holds it",
+                      says=master)
         else:
             check_measure_none(driver, root)
         if driver == "virtio":

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue-3 and issue-4 checks of `cadence run` on a real kernel (vkms in the VM, one boot):
+# Pacing checks of `cadence run` on a real kernel (vkms in the VM, one boot):
 #   - `--inject-late 100:1,250:3 --frames 400` (latency 1): droppedRefreshes 4, dropEvents 2,
 #     the only cause render-late (kernel flip timestamps decide it);
 #   - `--rate 10:60:26`: effectiveRateHz 30, every interval 2 refreshes (summary histogram);

@@ -35,6 +35,8 @@ DRIVERS = {
     "vkms": ("vkms", []),
     "bochs": ("bochs", ["-device", "VGA"]),
     "virtio": ("virtio", ["-device", "virtio-gpu-pci"]),
+    # No DRM driver and no display device: a machine without any /dev/dri/card*.
+    "none": (None, []),
 }
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -171,7 +173,7 @@ def ldd_closure(path):
 
 
 # ------------------------------------------------------------------------- init script --
-def build_init(modules, out_mount, env, command, cwd):
+def build_init(modules, out_mount, env, command, cwd, expect_card=True):
     q = shlex.quote
     lines = [
         "#!/bin/sh",
@@ -194,13 +196,17 @@ def build_init(modules, out_mount, env, command, cwd):
     ]
     for m in modules:
         lines.append("insmod /lib/modules/%s || fail %s" % (q(m), q("insmod " + m)))
-    lines += [
-        "n=0",
-        "while [ ! -e /dev/dri/card0 ]; do",
-        "  n=$((n+1)); [ $n -gt 300 ] && fail 'no /dev/dri/card0 after 30 s'",
-        "  sleep 0.1",
-        "done",
-    ]
+    if expect_card:
+        lines += [
+            "n=0",
+            "while [ ! -e /dev/dri/card0 ]; do",
+            "  n=$((n+1)); [ $n -gt 300 ] && fail 'no /dev/dri/card0 after 30 s'",
+            "  sleep 0.1",
+            "done",
+        ]
+    else:
+        # --driver none promises a machine without DRM cards: check it.
+        lines.append("ls /dev/dri/card* >/dev/null 2>&1 && fail 'a DRM card exists without a driver'")
     if out_mount:
         lines += [
             "mkdir -p /out",
@@ -242,9 +248,10 @@ def parse(argv):
         opts, command = argv, []
     p = argparse.ArgumentParser(
         prog="tools/vm/run.sh",
-        usage="tools/vm/run.sh --driver vkms|bochs|virtio [options] -- COMMAND [ARGS...]",
+        usage="tools/vm/run.sh --driver vkms|bochs|virtio|none [options] -- COMMAND [ARGS...]",
         description="Run COMMAND as root inside Debian's kernel (qemu TCG) with a DRM "
-                    "driver; forwards its stdout/stderr and exits with its status.",
+                    "driver (none: no DRM driver and no display device, so no "
+                    "/dev/dri/card*); forwards its stdout/stderr and exits with its status.",
         epilog="Harness exit codes: %d bad arguments, %d timeout, %d VM failed (no boot, "
                "module/driver setup failed), %d not prepared (run tools/vm/prepare.sh)."
                % (EXIT_USAGE, EXIT_TIMEOUT, EXIT_VM_FAILED, EXIT_NOT_PREPARED))
@@ -310,7 +317,7 @@ def main(argv):
             return [l.strip() for l in f if l.strip()]
 
     module_set, qemu_dev = DRIVERS[args.driver]
-    modules = load_set(module_set)
+    modules = load_set(module_set) if module_set else []
     if args.out_dir:
         modules += [m for m in load_set("9p") if m not in modules]
 
@@ -380,8 +387,8 @@ def run(args, kdir, vmlinux, busybox, qemu, qemu_dev, modules, run_dir, t_start)
 
     cwd = "/out" if args.out_dir else "/root"
     env = [("HOME", "/root"), ("TERM", "dumb")] + args.env
-    ar.add_bytes("/init", build_init(modules, bool(args.out_dir), env, args.command, cwd),
-                 0o755)
+    ar.add_bytes("/init", build_init(modules, bool(args.out_dir), env, args.command, cwd,
+                                     expect_card=args.driver != "none"), 0o755)
     initrd = os.path.join(run_dir, "initramfs.cpio")
     ar.write(initrd)
 

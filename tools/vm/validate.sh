@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Issue-5 checks on a real kernel (vkms in the VM, see tools/vm/run.sh), then the host side:
+# Run logs, stop signals and the validate gate on a real kernel (vkms in the VM, see
+# tools/vm/run.sh), then the host side:
 #   - `cadence run` stopped with SIGINT: exit 0, a complete log (end line), the summary, and the
 #     CRTC restored (the CRTC lines of `cadence list` before and after are identical);
 #   - `cadence run` killed with SIGKILL: every line of the log parses (no end line);
 #   - `cadence run --inject-late 100:1,250:3 --log`: the accounting on real kernel timestamps;
-#   - `cadence validate` on vkms: pass (exit 0) under the threshold, fail (exit 1, one stderr
-#     line per failed criterion) above it, device error (exit 2);
+#   - `cadence validate` on vkms: pass (exit 0) under the threshold with the default backend
+#     (auto picks the card, not the fake display), fail (exit 1, one stderr line per failed
+#     criterion) above it, --warmup/--window/--max-drop-event, device error (exit 2);
 #   - on the host, headless: `cadence replay` of the vkms logs reproduces their summaries, and
 #     `cadence report` draws them (PNG + SVG).
 #
@@ -14,7 +16,7 @@
 # frames and 30 Hz some (measured: 10 Hz 0 drops, 20 Hz 1, 30 Hz 19 in 6 s); at 10 Hz the
 # injected lateness is the only thing that drops, so the gate can be checked exactly.
 #
-# Usage: tools/vm/issue5.sh [--bin PATH/TO/cadence] [--keep DIR] [--pictures PREFIX]
+# Usage: tools/vm/validate.sh [--bin PATH/TO/cadence] [--keep DIR] [--pictures PREFIX]
 #   --bin       cadence binary (default: `swift build --product cadence`, debug)
 #   --keep      keep outputs in DIR (default: a temp dir, removed on success)
 #   --pictures  also write PREFIX.png and PREFIX.svg (report of the inject-late vkms run)
@@ -32,16 +34,16 @@ while (($#)); do
         --keep) keep="$2"; shift 2 ;;
         --pictures) pictures="$2"; shift 2 ;;
         -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
-        *) echo "issue5.sh: unknown argument: $1" >&2; exit 2 ;;
+        *) echo "validate.sh: unknown argument: $1" >&2; exit 2 ;;
     esac
 done
 
 . "$here/common.sh"
-vm_prologue issue5 debug
+vm_prologue validate debug
 out="$work/vkms"
 rm -rf "$out"; mkdir -p "$out"
 
-cat >"$work/guest5.sh" <<'EOF'
+cat >"$work/guestv.sh" <<'EOF'
 # rc NAME: record the exit status of the last command.
 crtcs() { cadence list | grep ' CRTC [0-9]*:' ; }
 crtcs >/out/crtc_before.txt 2>&1
@@ -80,9 +82,15 @@ cadence run --backend kms --rate 10:10:10 --duration 30 --inject-late 100:1,250:
 echo $? >/out/run.rc
 
 # validate: the same lateness under and over the thresholds, and a device error.
-cadence validate --backend kms --rate 10:10:10 --duration 30 --inject-late 100:1,250:3 --max-dropped 4 --max-drop-events 2 \
+cadence validate --rate 10:10:10 --duration 30 --inject-late 100:1,250:3 --max-dropped 4 --max-drop-events 2 \
     --refresh-tolerance 0.5 --min-rate 9.9 --junit /out/vpass.xml --log /out/vpass.jsonl >/out/vpass.out 2>/out/vpass.err
 echo $? >/out/vpass.rc
+# At 10 Hz, frame 100 (~10 s) drops 1 refresh and frame 250 (~25 s) drops 3. A 12 s warm-up
+# leaves only frame 250's drop; 5 s windows from 12 s: 12-17, 17-22, 22-27 (frame 250), the
+# rest only overall.
+cadence validate --rate 10:10:10 --duration 30 --inject-late 100:1,250:3 --warmup 12 --window 5 --max-dropped 3 \
+    --max-drop-event 3 --junit /out/vwin.xml >/out/vwin.out 2>/out/vwin.err
+echo $? >/out/vwin.rc
 cadence validate --backend kms --rate 10:10:10 --duration 30 --inject-late 100:1,250:3 --max-dropped 3 --max-drop-events 1 \
     --junit /out/vfail.xml --log /out/vfail.jsonl >/out/vfail.out 2>/out/vfail.err
 echo $? >/out/vfail.rc
@@ -94,8 +102,8 @@ EOF
 
 echo "== vkms: booting the VM"
 t0=$(date +%s)
-"$here/run.sh" --driver vkms --timeout 600 --bin "$bin" --file "$work/guest5.sh:/guest5.sh" \
-    --out-dir "$out" --console "$out/console.log" -v -- sh /guest5.sh || { echo "issue5.sh: VM failed (rc $?)" >&2; exit 1; }
+"$here/run.sh" --driver vkms --timeout 600 --bin "$bin" --file "$work/guestv.sh:/guestv.sh" \
+    --out-dir "$out" --console "$out/console.log" -v -- sh /guestv.sh || { echo "validate.sh: VM failed (rc $?)" >&2; exit 1; }
 echo "== VM done in $(( $(date +%s) - t0 )) s; host-side checks"
 
 pass=0; fail=0
@@ -126,6 +134,11 @@ check "inject-late run: exit 0" test "$(rc run)" = 0
 
 echo "-- validate pass (rc $(rc vpass)):"; tail -n 6 "$out/vpass.out"; cat "$out/vpass.err"
 check "validate: pass under the thresholds (exit 0)" test "$(rc vpass)" = 0
+check "validate: --backend auto judged the card (kms), not the fake display" grep -q '^backend  *kms ' "$out/vpass.out"
+echo "-- validate --warmup 12 --window 5 (rc $(rc vwin)):"; grep -E '^(judged|PASS|FAIL|validate)' "$out/vwin.out"; cat "$out/vwin.err"
+check "validate: warm-up and windows pass (exit 0)" test "$(rc vwin)" = 0
+check "validate: the warm-up ignored frame 100's drop" grep -q '^PASS max-dropped: dropped refreshes 3 (limit 3)' "$out/vwin.out"
+check "validate: the largest drop event is 3" grep -q '^PASS max-drop-event: largest drop event 3 refreshes (limit 3); worst 5 s window 22.0–27.0 s: largest drop event 3' "$out/vwin.out"
 echo "-- validate fail (rc $(rc vfail)):"; tail -n 4 "$out/vfail.out"; echo "stderr:"; cat "$out/vfail.err"
 check "validate: fail above the thresholds (exit 1)" test "$(rc vfail)" = 1
 check "validate: one stderr line per failed criterion" test "$(grep -c '^FAIL' "$out/vfail.err")" = "$(grep -c '^FAIL' "$out/vfail.out")"

@@ -1,0 +1,25 @@
+/// Where DRM device nodes come from: the live `/dev/dri` (``live``) or a scripted
+/// ``FakeDRMDevice`` (``fake(_:)``), so that the code choosing and opening a device, and its
+/// errors (no card, EACCES, another DRM master), is tested without /dev/dri.
+public struct DeviceSource {
+    /// The card nodes present, in numeric order.
+    public var discover: () -> [String]
+    /// Opens a node read-write; throws ``DRMError`` (call "open") on failure.
+    public var open: (String) throws -> DRMDevice
+
+    public init(discover: @escaping () -> [String], open: @escaping (String) throws -> DRMDevice) {
+        self.discover = discover
+        self.open = open
+    }
+
+    /// The kernel's /dev/dri/card* nodes.
+    public static var live: DeviceSource {
+        DeviceSource(discover: { DRMDevice.discover() }, open: { try DRMDevice.open(path: $0) })
+    }
+
+    /// The fake device's nodes (``FakeDRMDevice/cardNodes``); opening honours its scripted
+    /// ``FakeDRMDevice/openError`` and answers ENOENT for any other path.
+    public static func fake(_ device: FakeDRMDevice) -> DeviceSource {
+        DeviceSource(discover: { device.cardNodes }, open: { try DRMDevice.open(path: $0, fake: device) })
+    }
+}
