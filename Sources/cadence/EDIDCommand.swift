@@ -1,5 +1,6 @@
 import ArgumentParser
 import DRM
+import KMSDisplay
 import EDID
 import Foundation
 
