@@ -291,6 +291,9 @@ public final class FramePacer {
         if withLinks {
             for link in links where link.isValid && !link.isPaused {
                 if link.rate.isVariable {
+                    // Held back by its pending frames: their completion wakes the loop, not the
+                    // (already passed) fire time.
+                    if link.lastCallbackPresented && count >= link.plannedLatency { continue }
                     let fire = link.nextTargetTime &- Nanoseconds(link.plannedLatency) &* Nanoseconds(link.rate.frameInterval.rounded())
                     wake = Swift.min(wake, fire)
                 } else {
