@@ -3,7 +3,9 @@
 /// ``FrameReport``s with exact drop accounting.
 ///
 /// Single-threaded and event-driven: call ``runOnce(until:)`` in a loop (``PacingRun`` does).
-/// In the steady state it allocates nothing per frame.
+/// In the steady state it allocates nothing per frame. The display-link callbacks are in
+/// FramePacer+Links.swift, completion events and the accounting of each frame in
+/// FramePacer+Completion.swift.
 public final class FramePacer {
     /// The display being driven.
     public let backend: any DisplayBackend
@@ -23,52 +25,52 @@ public final class FramePacer {
     public var measuredJitter: Nanoseconds { uncertainty.measuredJitter }
 
     /// Nominal refresh interval in ns (re-read on a mode change).
-    public private(set) var refreshInterval: Double
+    public internal(set) var refreshInterval: Double
     /// VRR range when active.
-    public private(set) var vrrRange: ClosedRange<Double>?
+    public internal(set) var vrrRange: ClosedRange<Double>?
     /// The most recent vblank the pacer knows of.
-    public private(set) var lastVBlank: VBlank
+    public internal(set) var lastVBlank: VBlank
     /// Set when the device went away; no more frames can be shown.
-    public private(set) var deviceLost: String? = nil
+    public internal(set) var deviceLost: String? = nil
     /// Frames presented to the pacer and not yet completed.
     public var pendingFrames: Int { count }
 
-    private(set) var links: [DisplayLink] = []
-    private var events: [BackendEvent] = []
+    var links: [DisplayLink] = []
+    var events: [BackendEvent] = []
     // Ring of frames not yet completed, in presentation order. Index 0..<submittedCount are in flight.
-    private var ring: [FrameReport]
-    private var predicted: [UInt64]        // predicted sequence (fixed) or time (VRR) per ring slot
-    private var head = 0
-    private var count = 0
-    private var inFlight = false
-    private var lastPresentedSeq: UInt64 = 0
-    private var lastPresentedTime: Nanoseconds = 0
-    private var havePresented = false
-    private var intendedSince: UInt64? = nil
+    var ring: [FrameReport]
+    var predicted: [UInt64]        // predicted sequence (fixed) or time (VRR) per ring slot
+    var head = 0
+    var count = 0
+    var inFlight = false
+    var lastPresentedSeq: UInt64 = 0
+    var lastPresentedTime: Nanoseconds = 0
+    var havePresented = false
+    var intendedSince: UInt64? = nil
     /// Target time of the earliest discarded frame since the last shown one (the hitch's start).
-    private var discardedSinceTime: Nanoseconds? = nil
-    private var uncertainty = TimestampUncertainty()
+    var discardedSinceTime: Nanoseconds? = nil
+    var uncertainty = TimestampUncertainty()
     /// False right after a mode change: the next vblank re-anchors the grid without a residual.
-    private var gridAnchored = true
-    private var nextID: FrameID = 1
-    private var outstandingRequest: UInt64? = nil
-    private var retryAfterBusy = false
-    private var lastCompletionDelay: Nanoseconds = 0
-    private var lastVBlankEventDelay: Nanoseconds = 0
+    var gridAnchored = true
+    var nextID: FrameID = 1
+    var outstandingRequest: UInt64? = nil
+    var retryAfterBusy = false
+    var lastCompletionDelay: Nanoseconds = 0
+    var lastVBlankEventDelay: Nanoseconds = 0
     /// Without hardware vblank: how long the last flip took from commit to completion, so that
     /// the next is committed that much before its target time.
-    private var softwareCommitLead: Nanoseconds = 0
+    var softwareCommitLead: Nanoseconds = 0
     // The callback currently running, so that present() can link the frame to it.
-    private var currentUpdate: DisplayLinkUpdate.Timing? = nil
-    private var currentLink: DisplayLink? = nil
-    private var currentWake: Nanoseconds = 0
-    private var currentSchedulerDelay: Nanoseconds = 0
-    private var currentHeldByLateFlip = false
-    private var presentedInCallback: Int = -1
+    var currentUpdate: DisplayLinkUpdate.Timing? = nil
+    var currentLink: DisplayLink? = nil
+    var currentWake: Nanoseconds = 0
+    var currentSchedulerDelay: Nanoseconds = 0
+    var currentHeldByLateFlip = false
+    var presentedInCallback: Int = -1
     /// Drawables of frames not yet complete, by frame id; spare ones for reuse.
-    private var drawables: [FrameID: Drawable] = [:]
-    private var spareDrawables: [Drawable] = []
-    private var nextDrawableID: UInt64 = 0
+    var drawables: [FrameID: Drawable] = [:]
+    var spareDrawables: [Drawable] = []
+    var nextDrawableID: UInt64 = 0
 
     public init(backend: any DisplayBackend) throws {
         self.backend = backend
@@ -129,7 +131,7 @@ public final class FramePacer {
 
     /// Learns a vblank newer than (or a second timestamp of) ``lastVBlank``: its residual against
     /// the nominal grid feeds ε.
-    private func observe(_ vb: VBlank) {
+    func observe(_ vb: VBlank) {
         guard vrrRange == nil, backend.hasHardwareVBlank, vb.sequence >= lastVBlank.sequence else { return }
         guard gridAnchored else {
             gridAnchored = vb.sequence > lastVBlank.sequence
@@ -294,7 +296,7 @@ public final class FramePacer {
     }
 
     /// Waits for backend events until `wake` and handles them; false when the device was lost.
-    private func waitAndHandleEvents(until wake: Nanoseconds) throws -> Bool {
+    func waitAndHandleEvents(until wake: Nanoseconds) throws -> Bool {
         events.removeAll(keepingCapacity: true)
         do {
             try backend.waitForEvents(until: wake, into: &events)
@@ -306,7 +308,7 @@ public final class FramePacer {
         return true
     }
 
-    private func refreshLastVBlank() throws {
+    func refreshLastVBlank() throws {
         do {
             let vb = try backend.lastVBlank()
             if vb.sequence > lastVBlank.sequence {
@@ -318,12 +320,15 @@ public final class FramePacer {
         }
     }
 
-    private func planWake(limit: Nanoseconds, links withLinks: Bool = true) throws -> Nanoseconds {
+    func planWake(limit: Nanoseconds, links withLinks: Bool = true) throws -> Nanoseconds {
         var wake = limit
         var needVBlankAfter: UInt64 = .max
         if withLinks {
             for link in links where link.isValid && !link.isPaused {
                 if link.rate.isVariable {
+                    // Held back by its pending frames: their completion wakes the loop, not the
+                    // (already passed) fire time.
+                    if link.lastCallbackPresented && count >= link.plannedLatency { continue }
                     let fire = link.nextTargetTime &- Nanoseconds(link.plannedLatency) &* Nanoseconds(link.rate.frameInterval.rounded())
                     wake = Swift.min(wake, fire)
                 } else {
@@ -361,204 +366,9 @@ public final class FramePacer {
         return wake
     }
 
-    // MARK: Links
-
-    private func fireDueLinks() throws {
-        var i = 0
-        while i < links.count {
-            let link = links[i]
-            if !link.isValid {
-                links.remove(at: i)
-                continue
-            }
-            i += 1
-            if link.isPaused { continue }
-            if link.rateDirty {
-                let old = link.rate
-                link.rate = EffectiveRate.select(for: link.preferredFrameRateRange, refreshHz: 1e9 / refreshInterval, vrr: vrrRange)
-                link.rateDirty = false
-                // Changed between callbacks (not from inside one): the next target was planned at
-                // the old rate; plan it one frame of the new rate after the last one instead.
-                if !link.needsReanchor && link.callbacks > 0 && old.isVariable == link.rate.isVariable {
-                    if link.rate.isVariable {
-                        link.nextTargetTime = link.nextTargetTime &- Nanoseconds(old.frameInterval.rounded()) &+ Nanoseconds(link.rate.frameInterval.rounded())
-                    } else {
-                        link.nextTargetSequence = link.nextTargetSequence &- UInt64(old.refreshesPerFrame) &+ UInt64(link.rate.refreshesPerFrame)
-                    }
-                }
-            }
-            let latency = Swift.min(link.preferredFrameLatency, 1 + backend.queueCapacity)
-            if link.needsReanchor {
-                link.needsReanchor = false
-                if link.rate.isVariable {
-                    link.nextTargetTime = backend.now() &+ Nanoseconds(latency) &* Nanoseconds(link.rate.frameInterval.rounded())
-                } else {
-                    // Start at a vblank: at once when we are at one, else at the next one, so
-                    // that the first callback gets a whole frame to render.
-                    let sinceVBlank = backend.now() &- lastVBlank.timestamp
-                    let start = sinceVBlank > Nanoseconds(refreshInterval / 8) ? lastVBlank.sequence &+ 1 : lastVBlank.sequence
-                    link.nextTargetSequence = start &+ UInt64(latency * link.rate.refreshesPerFrame)
-                }
-                link.plannedLatency = latency
-            }
-            if link.rate.isVariable {
-                try fireVariable(link, latency: latency)
-            } else {
-                try fireFixed(link, latency: latency)
-            }
-            if deviceLost != nil { return }
-        }
-    }
-
-    private func fireFixed(_ link: DisplayLink, latency: Int) throws {
-        let n = UInt64(link.rate.refreshesPerFrame)
-        var fire = link.nextTargetSequence &- UInt64(link.plannedLatency) &* n
-        guard fire <= lastVBlank.sequence else { return }
-        // Back-pressure: a presenting link waits while `latency` frames are still pending.
-        if link.lastCallbackPresented && count >= link.plannedLatency {
-            link.heldByPendingFlip = true
-            return
-        }
-        let planned = time(ofSequence: fire)
-        let late = lastVBlank.sequence > fire
-        if late && !link.lastCallbackPresented {
-            // A timer-only link skips the callbacks it missed, staying on its grid.
-            while fire < lastVBlank.sequence {
-                link.nextTargetSequence &+= n
-                fire &+= n
-            }
-        }
-        if link.lastCallbackPresented {
-            // Frames still pending or shown later than planned (EBUSY, a late flip) push this one
-            // back: aim it at the first vblank after them so that it is not late behind them
-            // (their delay is already charged to them).
-            var floor = earliestFreeSequence()
-            if havePresented { floor = Swift.max(floor, lastPresentedSeq &+ 1) }
-            if link.nextTargetSequence < floor { link.nextTargetSequence = floor }
-        }
-        currentHeldByLateFlip = link.heldByPendingFlip && flipEventWasLate()
-        link.heldByPendingFlip = false
-        let target = link.nextTargetSequence
-        let presentTime = time(ofSequence: target)
-        let timing = DisplayLinkUpdate.Timing(
-            timestamp: lastVBlank.timestamp,
-            targetTimestamp: presentTime &- commitMargin,
-            targetPresentationTimestamp: presentTime,
-            targetSequence: target,
-            duration: Nanoseconds((Double(n) * refreshInterval).rounded()),
-            rate: link.rate,
-            callbackIndex: link.callbacks,
-            latency: link.plannedLatency,
-            firedLate: lastVBlank.sequence > fire)
-        let presentedSlot = try invoke(link, timing, plannedAt: planned)
-        // A range change takes effect from this callback on.
-        if link.rateDirty {
-            link.rate = EffectiveRate.select(for: link.preferredFrameRateRange, refreshHz: 1e9 / refreshInterval, vrr: vrrRange)
-            link.rateDirty = false
-        }
-        let n2 = UInt64(link.rate.refreshesPerFrame)
-        var next = target &+ n2
-        if let slot = presentedSlot {
-            try refreshLastVBlank()
-            // The frame can latch no sooner than the next vblank; the next one follows it.
-            let latch = Swift.max(predicted[slot], lastVBlank.sequence &+ 1)
-            next = Swift.max(next, latch &+ n2)
-        }
-        link.plannedLatency = latency
-        link.nextTargetSequence = next
-    }
-
-    private func fireVariable(_ link: DisplayLink, latency: Int) throws {
-        let d = Nanoseconds(link.rate.frameInterval.rounded())
-        let nowT = backend.now()
-        var fire = link.nextTargetTime &- Nanoseconds(link.plannedLatency) &* d
-        guard fire <= nowT else { return }
-        if link.lastCallbackPresented && count >= link.plannedLatency {
-            link.heldByPendingFlip = true
-            return
-        }
-        currentHeldByLateFlip = link.heldByPendingFlip && flipEventWasLate()
-        link.heldByPendingFlip = false
-        let planned = fire
-        let late = nowT - fire > d / 2
-        if late && !link.lastCallbackPresented {
-            while fire &+ d / 2 < nowT {
-                link.nextTargetTime &+= d
-                fire &+= d
-            }
-        }
-        let target = link.nextTargetTime
-        let timing = DisplayLinkUpdate.Timing(
-            timestamp: nowT,
-            targetTimestamp: target &- commitMargin,
-            targetPresentationTimestamp: target,
-            targetSequence: lastVBlank.sequence &+ UInt64(link.plannedLatency),
-            duration: d,
-            rate: link.rate,
-            callbackIndex: link.callbacks,
-            latency: link.plannedLatency,
-            firedLate: late)
-        let presentedSlot = try invoke(link, timing, plannedAt: planned)
-        if link.rateDirty {
-            link.rate = EffectiveRate.select(for: link.preferredFrameRateRange, refreshHz: 1e9 / refreshInterval, vrr: vrrRange)
-            link.rateDirty = false
-        }
-        let d2 = Nanoseconds(link.rate.frameInterval.rounded())
-        var next = target &+ d2
-        if let slot = presentedSlot {
-            let latch = Swift.max(Nanoseconds(bitPattern: predicted[slot]), backend.now())
-            next = Swift.max(next, latch &+ d2)
-        }
-        link.plannedLatency = latency
-        link.nextTargetTime = next
-    }
-
-    /// The last flip completion arrived late while vblank events came on time: the flip (its
-    /// event) was late, not the whole process (that would be scheduler-late).
-    private func flipEventWasLate() -> Bool {
-        let limit = Nanoseconds(refreshInterval / 4)
-        return lastCompletionDelay > limit && lastVBlankEventDelay <= limit
-    }
-
-    /// The first vblank a newly presented frame could be shown at after the pending ones (0 when
-    /// none is pending).
-    private func earliestFreeSequence() -> UInt64 {
-        if count == 0 { return 0 }
-        var running = lastVBlank.sequence
-        var i = 0
-        while i < count {
-            let slot = (head + i) % ring.count
-            running = Swift.max(predicted[slot], running &+ 1)
-            i += 1
-        }
-        return running &+ 1
-    }
-
-    /// Runs the link's handler; returns the ring slot of the frame it presented, if any.
-    private func invoke(_ link: DisplayLink, _ timing: DisplayLinkUpdate.Timing, plannedAt planned: Nanoseconds) throws -> Int? {
-        currentUpdate = timing
-        currentLink = link
-        currentWake = backend.now()
-        // Late through no fault of this link's own previous frame: the loop woke late.
-        currentSchedulerDelay = link.lastHandlerEnd > planned ? 0 : Swift.max(0, currentWake &- planned)
-        presentedInCallback = -1
-        var drawable = makeDrawable(link, timing)
-        link.callbacks += 1
-        link.handler(DisplayLinkUpdate(timing: timing, drawable: drawable))
-        if !drawable.isPresented { recycle(&drawable) }
-        link.lastHandlerEnd = backend.now()
-        currentUpdate = nil
-        currentLink = nil
-        let slot = presentedInCallback
-        presentedInCallback = -1
-        // The slot may have completed already (frame shown or discarded within the callback).
-        link.lastCallbackPresented = slot >= 0
-        return slot >= 0 ? slot : nil
-    }
-
     // MARK: Submission
 
-    private func trySubmit() throws {
+    func trySubmit() throws {
         while count > 0 && !inFlight && deviceLost == nil {
             var r = ring[head]
             if vrrRange == nil {
@@ -620,7 +430,7 @@ public final class FramePacer {
     /// VRR: a flip starts a refresh when committed, so a frame that must not show before a time
     /// (minimum duration after the previous frame's actual presentation, present(at:) "not
     /// before") is not committed before that time − ε, commit margin or not.
-    private func vrrNotBefore(_ r: FrameReport) -> Nanoseconds {
+    func vrrNotBefore(_ r: FrameReport) -> Nanoseconds {
         switch r.intent {
         case .afterMinimumDuration(let d) where havePresented: return lastPresentedTime &+ d &- timestampUncertainty
         case .at(let t, false): return t &- timestampUncertainty
@@ -628,12 +438,12 @@ public final class FramePacer {
         }
     }
 
-    private func isMinDuration(_ i: PresentIntent) -> Bool {
+    func isMinDuration(_ i: PresentIntent) -> Bool {
         if case .afterMinimumDuration = i { return true }
         return false
     }
 
-    private func checkCompletionTimeout() {
+    func checkCompletionTimeout() {
         guard inFlight, count > 0 else { return }
         let r = ring[head]
         let due = vrrRange == nil ? time(ofSequence: r.targetSequence) : r.targetTime
@@ -645,230 +455,5 @@ public final class FramePacer {
             inFlight = false
             complete(done)
         }
-    }
-
-    // MARK: Events
-
-    private func handle(_ e: BackendEvent) {
-        switch e {
-        case .vblank(let vb):
-            lastVBlankEventDelay = backend.now() &- vb.timestamp
-            observe(vb)
-            if vb.sequence > lastVBlank.sequence { lastVBlank = vb }
-            if let o = outstandingRequest, vb.sequence > o { outstandingRequest = nil }
-        case .presented(let id, let vb, let receivedAt):
-            observe(vb)
-            if vb.sequence > lastVBlank.sequence || (vb.sequence == lastVBlank.sequence && vb.timestamp != lastVBlank.timestamp) {
-                lastVBlank = vb
-            }
-            lastCompletionDelay = receivedAt &- vb.timestamp
-            guard inFlight, count > 0, ring[head].id == id else { return }
-            inFlight = false
-            var r = ring[head]
-            if !backend.hasHardwareVBlank && r.commitTime > 0 {
-                softwareCommitLead = Swift.min(Swift.max(0, vb.timestamp &- r.commitTime), Nanoseconds(refreshInterval / 2))
-            }
-            r.presentedTime = vb.timestamp
-            r.sequence = vb.sequence
-            r.receivedTime = receivedAt
-            account(&r)
-            complete(r)
-        case .discarded(let id):
-            guard count > 0, ring[head].id == id else { return }
-            if inFlight { inFlight = false }
-            var r = ring[head]
-            r.outcome = .discarded
-            r.cause = r.cause ?? lateCause(r)
-            noteDiscarded(r)
-            complete(r)
-        case .failed(let id, let failure):
-            switch failure {
-            case .deviceLost(let why):
-                if let id = id, count > 0, ring[head].id == id {
-                    inFlight = false
-                    var r = ring[head]
-                    r.outcome = .failed
-                    r.cause = .deviceLost
-                    complete(r)
-                }
-                if id == nil { loseDevice(why) }
-            case .modeChanged:
-                refreshInterval = backend.refreshInterval
-                vrrRange = backend.vrrRange
-                uncertainty.reset()
-                gridAnchored = false
-                for l in links { l.rateDirty = true; l.needsReanchor = true }
-            case .busy:
-                if let id = id, count > 0, ring[head].id == id {
-                    inFlight = false
-                    ring[head].busyRetries += 1
-                    retryAfterBusy = true
-                }
-            case .other:
-                if let id = id, count > 0, ring[head].id == id {
-                    inFlight = false
-                    var r = ring[head]
-                    r.outcome = .failed
-                    r.cause = .flipLate
-                    complete(r)
-                }
-            }
-        }
-    }
-
-    private func loseDevice(_ why: String) {
-        if deviceLost == nil { deviceLost = why }
-        inFlight = false
-        while count > 0 {
-            var r = ring[head]
-            r.outcome = .failed
-            r.cause = .deviceLost
-            complete(r)
-        }
-    }
-
-    /// Discards the waiting frame at ring offset `offset` (0 = head).
-    private func discardWaiting(at offset: Int) {
-        let slot = (head + offset) % ring.count
-        var r = ring[slot]
-        r.outcome = .discarded
-        r.cause = lateCause(r)
-        noteDiscarded(r)
-        if offset == 0 {
-            complete(r)
-        } else {
-            // Shift later frames down over the hole, then report.
-            var i = offset
-            while i < count - 1 {
-                ring[(head + i) % ring.count] = ring[(head + i + 1) % ring.count]
-                predicted[(head + i) % ring.count] = predicted[(head + i + 1) % ring.count]
-                i += 1
-            }
-            count -= 1
-            deliver(r)
-        }
-    }
-
-    private func noteDiscarded(_ r: FrameReport) {
-        if vrrRange == nil {
-            if intendedSince == nil || r.targetSequence < intendedSince! {
-                intendedSince = r.targetSequence
-                discardedSinceTime = r.targetTime
-            }
-        } else {
-            discardedSinceTime = Swift.min(discardedSinceTime ?? r.targetTime, r.targetTime)
-        }
-    }
-
-    /// Removes the head frame and reports it.
-    private func complete(_ r: FrameReport) {
-        head = (head + 1) % ring.count
-        count -= 1
-        deliver(r)
-    }
-
-    /// Hands a completed frame to the accounting hook and to its drawable's presented handlers.
-    private func deliver(_ r: FrameReport) {
-        onFrameCompleted?(r)
-        if var d = drawables.removeValue(forKey: r.id) {
-            d.complete(r)
-            recycle(&d)
-        }
-    }
-
-    // MARK: Drawables
-
-    /// The drawable for the callback about to run: a recycled one when one is free.
-    private func makeDrawable(_ link: DisplayLink, _ timing: DisplayLinkUpdate.Timing) -> Drawable {
-        let d = spareDrawables.popLast() ?? Drawable()
-        nextDrawableID &+= 1
-        d.bind(pacer: self, id: nextDrawableID, canvas: backend.surface ?? .empty, timing: timing,
-               frameIndex: link.callbacks, renderStart: backend.now())
-        return d
-    }
-
-    /// Keeps `d` for reuse when nothing but the pacer holds it any more (the application let go
-    /// of it), so that a steady run allocates no drawable per frame.
-    private func recycle(_ d: inout Drawable) {
-        guard isKnownUniquelyReferenced(&d), spareDrawables.count < 8 else { return }
-        d.pacer = nil
-        spareDrawables.append(d)
-    }
-
-    /// Lateness, drops, hitch, interval and cause of a frame that was just shown.
-    ///
-    /// Hitch: the time the screen showed stale content before this frame, i.e. its presentation
-    /// minus the expected presentation of the first dropped refresh, so that every dropped
-    /// refresh counts whether the frame behind it was late or discarded. Fixed refresh: that
-    /// refresh is this frame's target (a late frame: hitch = its presentation − its target) or
-    /// the earliest discarded frame's target, else the vblank after the previous shown frame;
-    /// either way about droppedRefreshes × refresh. VRR: presentation − the earliest target.
-    private func account(_ r: inout FrameReport) {
-        var hitch: Nanoseconds = 0
-        if vrrRange == nil {
-            let late = Int64(bitPattern: r.sequence &- r.targetSequence)
-            r.lateRefreshes = Int(Swift.max(0, late))
-            let from = Swift.min(intendedSince ?? r.targetSequence, r.targetSequence)
-            let floor = havePresented ? Swift.max(from, lastPresentedSeq &+ 1) : from
-            r.droppedRefreshes = r.sequence > floor ? Int(r.sequence &- floor) : 0
-            if r.droppedRefreshes > 0 {
-                let expected: Nanoseconds
-                if floor == r.targetSequence {
-                    expected = r.targetTime
-                } else if floor == intendedSince, let t = discardedSinceTime {
-                    expected = t
-                } else {
-                    expected = r.presentedTime &- Nanoseconds((Double(r.droppedRefreshes) * refreshInterval).rounded())
-                }
-                hitch = Swift.max(0, r.presentedTime &- expected)
-            }
-            if havePresented {
-                r.intervalRefreshes = Int(r.sequence &- lastPresentedSeq)
-            }
-            lastPresentedSeq = r.sequence
-        } else {
-            let frame = r.effectiveRateHz > 0 ? 1e9 / r.effectiveRateHz : refreshInterval
-            let lateNs = r.presentedTime &- r.targetTime
-            r.lateRefreshes = Swift.max(0, Int((Double(lateNs) / frame).rounded()))
-            let from = Swift.min(discardedSinceTime ?? r.targetTime, r.targetTime)
-            r.droppedRefreshes = Swift.max(0, Int((Double(r.presentedTime &- from) / frame).rounded()))
-            if r.droppedRefreshes > 0 { hitch = Swift.max(0, r.presentedTime &- from) }
-            if havePresented {
-                r.intervalRefreshes = Int((Double(r.presentedTime &- lastPresentedTime) / refreshInterval).rounded())
-            }
-        }
-        if havePresented { r.interval = r.presentedTime &- lastPresentedTime }
-        r.hitch = hitch
-        lastPresentedTime = r.presentedTime
-        havePresented = true
-        intendedSince = nil
-        discardedSinceTime = nil
-        if r.lateRefreshes > 0 || r.droppedRefreshes > 0 {
-            r.outcome = r.lateRefreshes > 0 ? .late : .onTime
-            r.cause = lateCause(r)
-        } else {
-            r.outcome = .onTime
-        }
-    }
-
-    /// Why a frame missed its target (also used for discarded frames).
-    private func lateCause(_ r: FrameReport) -> DropCause {
-        if r.busyRetries > 0 { return .busy }
-        if r.waitedOnLateFlip { return .flipLate }
-        if r.renderEnd > r.deadline {
-            // Would it have made the deadline had the loop woken on time?
-            if r.schedulerDelay > 0 && r.renderEnd &- r.schedulerDelay <= r.deadline { return .schedulerLate }
-            return .renderLate
-        }
-        if r.copyEnd > r.deadline {
-            // Rendered in time; the copy into the scanout buffer ended after the deadline.
-            if r.schedulerDelay > 0 && r.copyEnd &- r.schedulerDelay <= r.deadline { return .schedulerLate }
-            return .copyLate
-        }
-        if r.commitTime != 0 && r.commitTime > r.deadline {
-            // Rendered in time, committed late: the previous flip's completion came late, or we did.
-            return flipEventWasLate() ? .flipLate : .schedulerLate
-        }
-        return .flipLate
     }
 }

@@ -225,9 +225,9 @@ public struct ReportChart {
     public static let lineColor: UInt32 = 0x00897B
     /// Rate-switch lines and labels.
     public static let rateSwitchColor: UInt32 = 0x3949AB
-    /// The label of a rate switch: "60→30 Hz".
-    public static func label(_ s: RateSwitch) -> String {
-        "\(RateSwitch.format(s.fromHz))→\(RateSwitch.format(s.toHz)) Hz"
+    /// The label of a rate switch: "60→30 Hz" ("60->30 Hz" in `ascii`, for the bitmap font).
+    public static func label(_ s: RateSwitch, ascii: Bool = false) -> String {
+        "\(RateSwitch.format(s.fromHz))\(ascii ? "->" : "→")\(RateSwitch.format(s.toHz)) Hz"
     }
     public static let gridColor: UInt32 = 0xD0D0D0
     public static let axisColor: UInt32 = 0x404040

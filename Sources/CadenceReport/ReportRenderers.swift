@@ -61,7 +61,7 @@ public enum PNGReport {
             let x = Int(chart.x(frame: r.frame).rounded())
             var y = Int(tl.y) + 20
             while y < Int(tl.maxY) { c.fillRect(x: x, y: y, width: 1, height: 4, sw); y += 7 }
-            c.drawText(ReportChart.label(r), x: x + 3, y: Int(tl.y) + 20, scale: 1, sw)
+            c.drawText(ReportChart.label(r, ascii: true), x: x + 3, y: Int(tl.y) + 20, scale: 1, sw)
         }
         // Legend.
         var lx = Int(tl.maxX)

@@ -1,0 +1,228 @@
+/// Backend events, frame completion and the accounting of each shown frame: lateness, dropped
+/// refreshes, hitch, interval and cause.
+extension FramePacer {
+    // MARK: Events
+
+    func handle(_ e: BackendEvent) {
+        switch e {
+        case .vblank(let vb):
+            lastVBlankEventDelay = backend.now() &- vb.timestamp
+            observe(vb)
+            if vb.sequence > lastVBlank.sequence { lastVBlank = vb }
+            if let o = outstandingRequest, vb.sequence > o { outstandingRequest = nil }
+        case .presented(let id, let vb, let receivedAt):
+            observe(vb)
+            if vb.sequence > lastVBlank.sequence || (vb.sequence == lastVBlank.sequence && vb.timestamp != lastVBlank.timestamp) {
+                lastVBlank = vb
+            }
+            lastCompletionDelay = receivedAt &- vb.timestamp
+            guard inFlight, count > 0, ring[head].id == id else { return }
+            inFlight = false
+            var r = ring[head]
+            if !backend.hasHardwareVBlank && r.commitTime > 0 {
+                softwareCommitLead = Swift.min(Swift.max(0, vb.timestamp &- r.commitTime), Nanoseconds(refreshInterval / 2))
+            }
+            r.presentedTime = vb.timestamp
+            r.sequence = vb.sequence
+            r.receivedTime = receivedAt
+            account(&r)
+            complete(r)
+        case .discarded(let id):
+            guard count > 0, ring[head].id == id else { return }
+            if inFlight { inFlight = false }
+            var r = ring[head]
+            r.outcome = .discarded
+            r.cause = r.cause ?? lateCause(r)
+            noteDiscarded(r)
+            complete(r)
+        case .failed(let id, let failure):
+            switch failure {
+            case .deviceLost(let why):
+                if let id = id, count > 0, ring[head].id == id {
+                    inFlight = false
+                    var r = ring[head]
+                    r.outcome = .failed
+                    r.cause = .deviceLost
+                    complete(r)
+                }
+                if id == nil { loseDevice(why) }
+            case .modeChanged:
+                refreshInterval = backend.refreshInterval
+                vrrRange = backend.vrrRange
+                uncertainty.reset()
+                gridAnchored = false
+                for l in links { l.rateDirty = true; l.needsReanchor = true }
+            case .busy:
+                if let id = id, count > 0, ring[head].id == id {
+                    inFlight = false
+                    ring[head].busyRetries += 1
+                    retryAfterBusy = true
+                }
+            case .other:
+                if let id = id, count > 0, ring[head].id == id {
+                    inFlight = false
+                    var r = ring[head]
+                    r.outcome = .failed
+                    r.cause = .flipLate
+                    complete(r)
+                }
+            }
+        }
+    }
+
+    func loseDevice(_ why: String) {
+        if deviceLost == nil { deviceLost = why }
+        inFlight = false
+        while count > 0 {
+            var r = ring[head]
+            r.outcome = .failed
+            r.cause = .deviceLost
+            complete(r)
+        }
+    }
+
+    /// Discards the waiting frame at ring offset `offset` (0 = head).
+    func discardWaiting(at offset: Int) {
+        let slot = (head + offset) % ring.count
+        var r = ring[slot]
+        r.outcome = .discarded
+        r.cause = lateCause(r)
+        noteDiscarded(r)
+        if offset == 0 {
+            complete(r)
+        } else {
+            // Shift later frames down over the hole, then report.
+            var i = offset
+            while i < count - 1 {
+                ring[(head + i) % ring.count] = ring[(head + i + 1) % ring.count]
+                predicted[(head + i) % ring.count] = predicted[(head + i + 1) % ring.count]
+                i += 1
+            }
+            count -= 1
+            deliver(r)
+        }
+    }
+
+    func noteDiscarded(_ r: FrameReport) {
+        if vrrRange == nil {
+            if intendedSince == nil || r.targetSequence < intendedSince! {
+                intendedSince = r.targetSequence
+                discardedSinceTime = r.targetTime
+            }
+        } else {
+            discardedSinceTime = Swift.min(discardedSinceTime ?? r.targetTime, r.targetTime)
+        }
+    }
+
+    /// Removes the head frame and reports it.
+    func complete(_ r: FrameReport) {
+        head = (head + 1) % ring.count
+        count -= 1
+        deliver(r)
+    }
+
+    /// Hands a completed frame to the accounting hook and to its drawable's presented handlers.
+    func deliver(_ r: FrameReport) {
+        onFrameCompleted?(r)
+        if var d = drawables.removeValue(forKey: r.id) {
+            d.complete(r)
+            recycle(&d)
+        }
+    }
+
+    // MARK: Drawables
+
+    /// The drawable for the callback about to run: a recycled one when one is free.
+    func makeDrawable(_ link: DisplayLink, _ timing: DisplayLinkUpdate.Timing) -> Drawable {
+        let d = spareDrawables.popLast() ?? Drawable()
+        nextDrawableID &+= 1
+        d.bind(pacer: self, id: nextDrawableID, canvas: backend.surface ?? .empty, timing: timing,
+               frameIndex: link.callbacks, renderStart: backend.now())
+        return d
+    }
+
+    /// Keeps `d` for reuse when nothing but the pacer holds it any more (the application let go
+    /// of it), so that a steady run allocates no drawable per frame.
+    func recycle(_ d: inout Drawable) {
+        guard isKnownUniquelyReferenced(&d), spareDrawables.count < 8 else { return }
+        d.pacer = nil
+        spareDrawables.append(d)
+    }
+
+    /// Lateness, drops, hitch, interval and cause of a frame that was just shown.
+    ///
+    /// Hitch: the time the screen showed stale content before this frame, i.e. its presentation
+    /// minus the expected presentation of the first dropped refresh, so that every dropped
+    /// refresh counts whether the frame behind it was late or discarded. Fixed refresh: that
+    /// refresh is this frame's target (a late frame: hitch = its presentation − its target) or
+    /// the earliest discarded frame's target, else the vblank after the previous shown frame;
+    /// either way about droppedRefreshes × refresh. VRR: presentation − the earliest target.
+    func account(_ r: inout FrameReport) {
+        var hitch: Nanoseconds = 0
+        if vrrRange == nil {
+            let late = Int64(bitPattern: r.sequence &- r.targetSequence)
+            r.lateRefreshes = Int(Swift.max(0, late))
+            let from = Swift.min(intendedSince ?? r.targetSequence, r.targetSequence)
+            let floor = havePresented ? Swift.max(from, lastPresentedSeq &+ 1) : from
+            r.droppedRefreshes = r.sequence > floor ? Int(r.sequence &- floor) : 0
+            if r.droppedRefreshes > 0 {
+                let expected: Nanoseconds
+                if floor == r.targetSequence {
+                    expected = r.targetTime
+                } else if floor == intendedSince, let t = discardedSinceTime {
+                    expected = t
+                } else {
+                    expected = r.presentedTime &- Nanoseconds((Double(r.droppedRefreshes) * refreshInterval).rounded())
+                }
+                hitch = Swift.max(0, r.presentedTime &- expected)
+            }
+            if havePresented {
+                r.intervalRefreshes = Int(r.sequence &- lastPresentedSeq)
+            }
+            lastPresentedSeq = r.sequence
+        } else {
+            let frame = r.effectiveRateHz > 0 ? 1e9 / r.effectiveRateHz : refreshInterval
+            let lateNs = r.presentedTime &- r.targetTime
+            r.lateRefreshes = Swift.max(0, Int((Double(lateNs) / frame).rounded()))
+            let from = Swift.min(discardedSinceTime ?? r.targetTime, r.targetTime)
+            r.droppedRefreshes = Swift.max(0, Int((Double(r.presentedTime &- from) / frame).rounded()))
+            if r.droppedRefreshes > 0 { hitch = Swift.max(0, r.presentedTime &- from) }
+            if havePresented {
+                r.intervalRefreshes = Int((Double(r.presentedTime &- lastPresentedTime) / refreshInterval).rounded())
+            }
+        }
+        if havePresented { r.interval = r.presentedTime &- lastPresentedTime }
+        r.hitch = hitch
+        lastPresentedTime = r.presentedTime
+        havePresented = true
+        intendedSince = nil
+        discardedSinceTime = nil
+        if r.lateRefreshes > 0 || r.droppedRefreshes > 0 {
+            r.outcome = r.lateRefreshes > 0 ? .late : .onTime
+            r.cause = lateCause(r)
+        } else {
+            r.outcome = .onTime
+        }
+    }
+
+    /// Why a frame missed its target (also used for discarded frames).
+    func lateCause(_ r: FrameReport) -> DropCause {
+        if r.busyRetries > 0 { return .busy }
+        if r.waitedOnLateFlip { return .flipLate }
+        if r.renderEnd > r.deadline {
+            // Would it have made the deadline had the loop woken on time?
+            if r.schedulerDelay > 0 && r.renderEnd &- r.schedulerDelay <= r.deadline { return .schedulerLate }
+            return .renderLate
+        }
+        if r.copyEnd > r.deadline {
+            // Rendered in time; the copy into the scanout buffer ended after the deadline.
+            if r.schedulerDelay > 0 && r.copyEnd &- r.schedulerDelay <= r.deadline { return .schedulerLate }
+            return .copyLate
+        }
+        if r.commitTime != 0 && r.commitTime > r.deadline {
+            // Rendered in time, committed late: the previous flip's completion came late, or we did.
+            return flipEventWasLate() ? .flipLate : .schedulerLate
+        }
+        return .flipLate
+    }
+}
