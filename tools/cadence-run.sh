@@ -2,7 +2,8 @@
 # Set-up command 1 of 2: installs the build dependencies if they are missing, builds
 # Cadence (release) and runs the main job, `cadence run`. Extra arguments go to `cadence run`
 # (for example: tools/cadence-run.sh --scene ufo --hud --duration 10).
-# With no openable DRM device it falls back to the fake display and says so in one line.
+# On a machine with no DRM card it falls back to the fake display and says so in one line; a
+# card it cannot open or master (permissions, a compositor) is an error with what to do.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! pkg-config --exists libdrm gbm 2>/dev/null; then

@@ -25,8 +25,8 @@ final class CadenceProcess {
         self.dir = dir
         stdoutPath = dir + "/.stdout-\(UUID().uuidString)"
         stderrPath = dir + "/.stderr-\(UUID().uuidString)"
-        FileManager.default.createFile(atPath: stdoutPath, contents: nil)
-        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: cadenceBinary())
         process.arguments = args
         if !environment.isEmpty {
