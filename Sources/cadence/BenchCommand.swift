@@ -19,6 +19,9 @@ struct BenchCommand: ParsableCommand {
             Examples:
               cadence bench --workload rects --size 1920x1080 --frames 100 --threads 1 --json
               cadence bench --workload all --size 3840x2160 --threads 2
+              CADENCE_ISA=baseline cadence bench --workload rects   force a kernel path
+            The kernel path (baseline, avx2) is picked from CPUID at start-up; CADENCE_ISA
+            forces one (a path this CPU lacks: exit 2). Output names the path that ran.
             """)
 
     @Option(help: "Workload name, scene:NAME, or all.")
@@ -50,6 +53,10 @@ struct BenchCommand: ParsableCommand {
         }
         let bmp = Bitmap(width: w, height: h)
         let renderer = BandedRenderer(threads: t)
+        let isa = RasterISA.active
+        if !json {
+            print("kernels: \(isa) (available: \(RasterISA.available.map(\.description).joined(separator: ", ")))")
+        }
         for wl in list {
             let prepared = PreparedWorkload(wl, width: w, height: h)
             for i in 0..<warm { prepared.run(frame: i, into: bmp.canvas, renderer: renderer) }
@@ -64,7 +71,7 @@ struct BenchCommand: ParsableCommand {
             let median = n % 2 == 1 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2
             let mpix = Double(w * h) / median / 1e6
             if json {
-                print("{\"workload\":\"\(wl)\",\"size\":\"\(w)x\(h)\",\"threads\":\(t),\"frames\":\(n),\"msPerFrame\":{\"median\":\(fmt(median * 1e3)),\"min\":\(fmt(times[0] * 1e3))},\"mpixPerSec\":\(fmt(mpix))}")
+                print("{\"workload\":\"\(wl)\",\"isa\":\"\(isa)\",\"size\":\"\(w)x\(h)\",\"threads\":\(t),\"frames\":\(n),\"msPerFrame\":{\"median\":\(fmt(median * 1e3)),\"min\":\(fmt(times[0] * 1e3))},\"mpixPerSec\":\(fmt(mpix))}")
             } else {
                 let name = "\(wl)".padding(16)
                 print("\(name) \(w)x\(h) threads \(t)  median \(fmt(median * 1e3)) ms  min \(fmt(times[0] * 1e3)) ms  \(fmt(mpix)) Mpix/s")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Raster
 
 /// `cadence`: drive a DRM/KMS display, pace frames against the real vblank, report drops.
 struct Cadence: ParsableCommand {
@@ -32,6 +33,12 @@ do {
     if Cadence.exitCode(for: error) == .success { Cadence.exit(withError: error) }
     let message = Cadence.message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid arguments"
     FileHandle.standardError.write(Data("cadence: \(message) (see --help)\n".utf8))
+    exit(2)
+}
+// CADENCE_ISA is input too: a kernel path this CPU lacks (or an unknown name) is one line and
+// exit 2 rather than a silent fallback, so a benchmark or test never runs another path unawares.
+if let problem = RasterISA.request.problem {
+    FileHandle.standardError.write(Data("cadence: \(problem)\n".utf8))
     exit(2)
 }
 do {
