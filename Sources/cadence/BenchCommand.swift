@@ -21,7 +21,8 @@ struct BenchCommand: ParsableCommand {
               cadence bench --workload all --size 3840x2160 --threads 2
               CADENCE_ISA=baseline cadence bench --workload rects   force a kernel path
             The kernel path (baseline, avx2) is picked from CPUID at start-up; CADENCE_ISA
-            forces one (a path this CPU lacks: exit 2). Output names the path that ran.
+            forces one (a path this CPU lacks, or an unknown name: one line, exit 2; other
+            commands print the line and draw with the automatic path). Output names the path.
             """)
 
     @Option(help: "Workload name, scene:NAME, or all.")
@@ -78,6 +79,20 @@ struct BenchCommand: ParsableCommand {
             }
             fflush(stdout)
         }
+    }
+
+    /// A `CADENCE_ISA` this process cannot honour (a path the CPU lacks, or an unknown name):
+    /// `cadence bench` stops with one line and exit 2, since its figures would belong to
+    /// another path; every other command prints one line and draws with the automatic
+    /// choice (every path draws the same pixels). Returns the exit status to stop with, if any.
+    static func checkKernelRequest(for command: ParsableCommand) -> Int32? {
+        guard let problem = RasterISA.request.problem else { return nil }
+        if command is BenchCommand {
+            fputs("cadence: \(problem)\n", stderr)
+            return 2
+        }
+        fputs("cadence: \(problem); drawing with \(RasterISA.active)\n", stderr)
+        return nil
     }
 
     private func now() -> Double {

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import Raster
 
 /// `cadence`: drive a DRM/KMS display, pace frames against the real vblank, report drops.
 struct Cadence: ParsableCommand {
@@ -35,12 +34,7 @@ do {
     FileHandle.standardError.write(Data("cadence: \(message) (see --help)\n".utf8))
     exit(2)
 }
-// CADENCE_ISA is input too: a kernel path this CPU lacks (or an unknown name) is one line and
-// exit 2 rather than a silent fallback, so a benchmark or test never runs another path unawares.
-if let problem = RasterISA.request.problem {
-    FileHandle.standardError.write(Data("cadence: \(problem)\n".utf8))
-    exit(2)
-}
+if let status = BenchCommand.checkKernelRequest(for: command) { exit(status) }
 do {
     try command.run()
 } catch {
