@@ -35,7 +35,7 @@ def cadence_ms(exe, isa, workload, w, h, frames):
     out = subprocess.run([exe, "bench", "--workload", workload, "--size", f"{w}x{h}", "--frames", str(frames),
                           "--threads", "1", "--json"], check=True, capture_output=True, text=True, env=env).stdout
     rec = json.loads(out.strip().splitlines()[-1])
-    return rec["msPerFrame"]["median"], rec.get("isa", "-")
+    return rec["msPerFrame"]["median"], rec["msPerFrame"]["min"], rec.get("isa", "-")
 
 
 def main():
@@ -77,23 +77,11 @@ def main():
         load = ["?"]
     emit(f"ms/frame, one thread; cell = median of {args.rounds} interleaved rounds, each a {args.frames}-frame median. "
          f"Load average at start: {' '.join(load)}.")
-    for size in args.sizes.split(","):
-        w, h = (int(v) for v in size.split("x"))
-        rounds = {}  # (workload, column) -> [ms per round]
-        isas = {}
-        workloads = args.workloads.split(",") + ["memset", "memcpy"]
-        for wl in workloads:
-            for _ in range(args.rounds):
-                for label, exe, isa in cols:
-                    ms, ran = cadence_ms(exe, isa, wl, w, h, args.frames)
-                    rounds.setdefault((wl, label), []).append(ms)
-                    isas[label] = ran
-                if wl in peers.WORKLOADS:
-                    for lib in libs:
-                        rounds.setdefault((wl, lib), []).append(peers.timeit(peers.RUNNERS[lib](wl, w, h), args.frames)[0])
-        med = {k: statistics.median(v) for k, v in rounds.items()}
-        labels = [c[0] for c in cols]
-        emit(f"\n### {w}x{h}\n")
+    labels = [c[0] for c in cols]
+
+    def table(kind, data, w, h, isas, workloads):
+        med = {k: statistics.median(v) for k, v in data.items()}
+        emit(f"\n#### {w}x{h}, {kind} (cell: median over rounds)\n")
         emit("| workload | " + " | ".join(f"{l} ({isas.get(l, '-')})" for l in labels) + " | " + " | ".join(libs)
              + " | best peer | auto vs best peer |")
         emit("| --- |" + " ---: |" * (len(labels) + len(libs) + 2))
@@ -109,14 +97,37 @@ def main():
                 cells += ["", ""]
             emit(f"| {wl} | " + " | ".join(cells) + " |")
         if ("blit", auto) in med and ("memcpy", auto) in med:
-            emit(f"\nblit / memcpy ({auto}): {med[('blit', auto)] / med[('memcpy', auto)]:.3f}; "
-                 f"fill / memset: {med[('fill', auto)] / med[('memset', auto)]:.3f}")
-        if "blend2d" in libs:
+            emit(f"\nblit / memcpy ({auto}): {med[('blit', auto)] / med[('memcpy', auto)]:.3f}")
+        if ("fill", auto) in med:
+            emit(f"fill / memset ({auto}): {med[('fill', auto)] / med[('memset', auto)]:.3f}")
+        if ("rects", "blend2d") in med:
             emit(f"rects: Blend2D / {auto} = {med[('rects', 'blend2d')] / med[('rects', auto)]:.2f}×")
-        emit(f"\nAll rounds ({w}x{h}, ms/frame in round order):\n")
+    for size in args.sizes.split(","):
+        w, h = (int(v) for v in size.split("x"))
+        rounds = {}  # (workload, column) -> [per-round median ms]
+        mins = {}  # (workload, column) -> [per-round fastest frame ms]
+        isas = {}
+        workloads = args.workloads.split(",") + ["memset", "memcpy"]
         for wl in workloads:
-            parts = [f"{l}: " + ", ".join(f"{v:.3f}" for v in rounds[(wl, l)]) for l in labels + libs if (wl, l) in rounds]
+            for _ in range(args.rounds):
+                for label, exe, isa in cols:
+                    ms, fastest, ran = cadence_ms(exe, isa, wl, w, h, args.frames)
+                    rounds.setdefault((wl, label), []).append(ms)
+                    mins.setdefault((wl, label), []).append(fastest)
+                    isas[label] = ran
+                if wl in peers.WORKLOADS:
+                    for lib in libs:
+                        ms, fastest = peers.timeit(peers.RUNNERS[lib](wl, w, h), args.frames)
+                        rounds.setdefault((wl, lib), []).append(ms)
+                        mins.setdefault((wl, lib), []).append(fastest)
+        for kind, data in (("median", rounds), ("fastest frame", mins)):
+            table(kind, data, w, h, isas, workloads)
+        emit(f"\nAll rounds ({w}x{h}, ms/frame in round order, per-round median / fastest frame):\n")
+        for wl in workloads:
+            parts = [f"{l}: " + ", ".join(f"{a:.3f}/{b:.3f}" for a, b in zip(rounds[(wl, l)], mins[(wl, l)]))
+                     for l in labels + libs if (wl, l) in rounds]
             emit(f"- {wl}: " + "; ".join(parts))
+
     try:
         load = open("/proc/loadavg").read().split()[:3]
         emit(f"\nLoad average at end: {' '.join(load)}.")
