@@ -55,7 +55,8 @@ static int32_t detect(void) {
 }
 
 /* Streaming stores pay off once the destination no longer fits the cache it would be
- * written into: from half the last-level cache (32 MiB L3: 16 MiB) up. */
+ * written into: from half the last-level cache (32 MiB L3: 16 MiB) up, so a 1080p frame
+ * (8 MiB) is written through the cache and a 4K frame (33 MiB) streamed. */
 static int64_t stream_threshold(void) {
     long llc = -1;
 #if defined(_SC_LEVEL3_CACHE_SIZE)
@@ -63,6 +64,13 @@ static int64_t stream_threshold(void) {
     if (llc <= 0) llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
 #endif
     if (llc <= 0) llc = 8L << 20;
+    /* CADENCE_STREAM_THRESHOLD=BYTES overrides (for measuring the crossover). */
+    const char *env = getenv("CADENCE_STREAM_THRESHOLD");
+    if (env && *env) {
+        char *end = NULL;
+        long long v = strtoll(env, &end, 10);
+        if (end && *end == 0 && v >= 0) return (int64_t)v;
+    }
     return (int64_t)llc / 2;
 }
 
