@@ -2,6 +2,7 @@
 #include "raster_simd.h"
 #include "kernels_x86.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -54,16 +55,36 @@ static int32_t detect(void) {
     return CADENCE_ISA_BASELINE;
 }
 
-/* Streaming stores pay off once the destination no longer fits the cache it would be
- * written into: from half the last-level cache (32 MiB L3: 16 MiB) up, so a 1080p frame
- * (8 MiB) is written through the cache and a 4K frame (33 MiB) streamed. */
-static int64_t stream_threshold(void) {
+/* The last-level cache in bytes: sysfs first (the cache this CPU's cores share; glibc's
+ * sysconf reports 256 MiB on this AMD EPYC VM, whose cores share 32 MiB), then sysconf. */
+static long last_level_cache(void) {
+    for (int index = 4; index >= 2; index--) {
+        char path[64], text[32];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        text[n] = 0;
+        char *end = NULL;
+        long v = strtol(text, &end, 10);
+        if (v <= 0 || end == text) continue;
+        if (*end == 'K') v <<= 10;
+        else if (*end == 'M') v <<= 20;
+        return v;
+    }
     long llc = -1;
 #if defined(_SC_LEVEL3_CACHE_SIZE)
     llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
     if (llc <= 0) llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
 #endif
-    if (llc <= 0) llc = 8L << 20;
+    return llc > 0 ? llc : 8L << 20;
+}
+
+/* Streaming stores pay off once the destination no longer fits the cache it would be
+ * written into: from half the last-level cache (32 MiB L3: 16 MiB) up, so a 1080p frame
+ * (8 MiB) is written through the cache and a 4K frame (33 MiB) streamed. */
+static int64_t stream_threshold(void) {
     /* CADENCE_STREAM_THRESHOLD=BYTES overrides (for measuring the crossover). */
     const char *env = getenv("CADENCE_STREAM_THRESHOLD");
     if (env && *env) {
@@ -71,7 +92,7 @@ static int64_t stream_threshold(void) {
         long long v = strtoll(env, &end, 10);
         if (end && *end == 0 && v >= 0) return (int64_t)v;
     }
-    return (int64_t)llc / 2;
+    return (int64_t)last_level_cache() / 2;
 }
 
 const cadence_raster_kernels *cadence_raster_table(int32_t isa) {
