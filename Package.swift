@@ -9,6 +9,7 @@ import PackageDescription
 ///   DRM                         Swift wrapper over the kernel API, with a fake device seam
 ///   CadenceCore                 pacing core, statistics, fake display (imports no libdrm)
 ///   KMSDisplay                  the KMS implementation of CadenceCore's DisplayBackend
+///   CRasterSIMD                 ISA-specific span loops (AVX2), picked at start-up
 ///   Raster, Scenes              CPU rasterizer and the test scenes (shaders-cpu/)
 ///   EDID                        EDID / CTA-861 / DisplayID decoder (pure Swift, no libdrm)
 ///   cadence                     the command-line tool
@@ -46,7 +47,8 @@ let package = Package(
             dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")]
         ),
         .target(name: "KMSDisplay", dependencies: ["DRM", "CadenceCore", "CCadenceShim"]),
-        .target(name: "Raster"),
+        .target(name: "CRasterSIMD"),
+        .target(name: "Raster", dependencies: ["CRasterSIMD"]),
         .target(name: "EDID"),
         .target(name: "Scenes", dependencies: ["Raster"], path: "shaders-cpu"),
         .target(name: "CadenceReport", dependencies: ["CadenceCore", "Raster"]),

@@ -30,6 +30,21 @@ if ! swift test >"$log" 2>&1; then
 fi
 grep -E "^(✔|✘) Test run with|Executed .* tests" "$log" || tail -n 3 "$log"
 
+echo "== raster and scene tests once per kernel path (CADENCE_ISA)"
+# Every path this CPU has (the cadence binary lists them) is held to the same goldens; the
+# tests fail if the path asked for is not the one that ran.
+paths=$("$(swift build --show-bin-path)/cadence" bench --workload fill --size 8x8 --frames 1 --warmup 0 \
+    | sed -n 's/^kernels: [a-z0-9]* (available: \(.*\))$/\1/p' | tr -d ',')
+[ -n "$paths" ] || { echo "cadence bench listed no kernel paths"; exit 1; }
+for isa in $paths; do
+    if ! CADENCE_ISA=$isa swift test --skip-build --filter 'RasterTests|ScenesTests' >"$log" 2>&1; then
+        grep -E "✘|error:|Fatal" "$log" | head -n 30 || true
+        echo "raster tests FAILED on CADENCE_ISA=$isa (full log: $log)"
+        exit 1
+    fi
+    echo "CADENCE_ISA=$isa: $(grep -E "^(✔|✘) Test run with" "$log" || tail -n 1 "$log")"
+done
+
 echo "== PNG check with Pillow (cadence render)"
 python3 -c "import PIL" 2>/dev/null || python3 -m pip install -q pillow >/dev/null
 python3 tools/bench/check_png.py "$(swift build --show-bin-path)/cadence"

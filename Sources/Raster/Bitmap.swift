@@ -45,18 +45,14 @@ public typealias ShadowBuffer = Bitmap
 
 /// The one copy from a shadow canvas to (write-combined, uncached) scanout memory.
 public enum ShadowCopy {
-    /// Copies all of `source` (ignoring its clip) to `destination`, top row first, with a
-    /// single `memcpy` when both strides are the packed row size. Never reads `destination`.
+    /// Copies all of `source` (ignoring its clip) to `destination`, top row first, in one
+    /// kernel call: streaming (non-temporal) stores once the frame is large enough to spill
+    /// the cache (see ``RasterISA``), `memcpy` below that. Never reads `destination`.
     /// - Precondition: `stride >= source.width * 4`.
     public static func copy(from source: Canvas, to destination: UnsafeMutableRawPointer, stride: Int) {
         precondition(stride >= source.width * 4, "destination rows are too short")
         let rowBytes = source.width * 4
-        if stride == rowBytes && source.stride == rowBytes {
-            memcpy(destination, source.base, rowBytes * source.height)
-            return
-        }
-        for y in 0..<source.height {
-            memcpy(destination + y * stride, source.base + y * source.stride, rowBytes)
-        }
+        copyRowsKernel(destination, dstStride: stride, UnsafeRawPointer(source.base), srcStride: source.stride,
+                       bytes: rowBytes, rows: source.height, stream: streamingPays(bytes: rowBytes * source.height))
     }
 }

@@ -76,7 +76,7 @@ public struct Canvas: @unchecked Sendable {
         let w = c.width
         if c.minX == 0 && w == width && stride == width &* 4 {
             // Contiguous rows: one long run.
-            spanFill(row(c.minY), w &* c.height, pixel)
+            fillRowsKernel(UnsafeMutableRawPointer(row(c.minY)), stride: 0, count: w &* c.height, rows: 1, pixel)
             return
         }
         fillRowsKernel(UnsafeMutableRawPointer(row(c.minY) + c.minX), stride: stride, count: w, rows: c.height, pixel)
@@ -118,7 +118,9 @@ public struct Canvas: @unchecked Sendable {
     /// Copies `image` onto the canvas with its top-left corner at (`x`, `y`). With `wrap`,
     /// the image instead tiles the whole plane shifted by (`x`, `y`) — the scroll offset — so
     /// every clipped pixel (px, py) gets image pixel ((px − x) mod w, (py − y) mod h).
-    /// Opaque copy: the image's alpha is not blended.
+    /// Opaque copy: the image's alpha is not blended. The copy is split into rectangles of
+    /// whole rows (at most four when the image covers the clip once), each one kernel call;
+    /// a copy large enough to spill the cache uses streaming stores throughout.
     public func blit(_ image: Canvas, x: Int, y: Int, wrap: Bool = false) {
         let iw = image.width, ih = image.height
         if iw == 0 || ih == 0 { return }
@@ -126,35 +128,35 @@ public struct Canvas: @unchecked Sendable {
             let r = IntRect(x: x, y: y, width: iw, height: ih).intersection(clip)
             if r.isEmpty { return }
             let bytes = r.width &* 4
-            var py = r.minY
-            while py < r.maxY {
-                let src = image.row(py &- y) + (r.minX &- x)
-                UnsafeMutableRawPointer(row(py) + r.minX).copyMemory(from: src, byteCount: bytes)
-                py &+= 1
-            }
+            copyRowsKernel(UnsafeMutableRawPointer(row(r.minY) + r.minX), dstStride: stride,
+                           UnsafeRawPointer(image.row(r.minY &- y) + (r.minX &- x)), srcStride: image.stride,
+                           bytes: bytes, rows: r.height, stream: streamingPays(bytes: bytes &* r.height))
             return
         }
         let c = clip
         if c.isEmpty { return }
+        let stream = streamingPays(bytes: c.width &* c.height &* 4)
+        var sy0 = (c.minY &- y) % ih
+        if sy0 < 0 { sy0 &+= ih }
         var sx0 = (c.minX &- x) % iw
         if sx0 < 0 { sx0 &+= iw }
-        var sy = (c.minY &- y) % ih
-        if sy < 0 { sy &+= ih }
         var py = c.minY
+        var sy = sy0
         while py < c.maxY {
-            let src = image.row(sy)
-            let dst = row(py)
+            // Rows py..<py+m map to image rows sy..<sy+m without wrapping.
+            let m = min(ih &- sy, c.maxY &- py)
             var px = c.minX
             var sx = sx0
             while px < c.maxX {
                 let n = min(iw &- sx, c.maxX &- px)
-                UnsafeMutableRawPointer(dst + px).copyMemory(from: src + sx, byteCount: n &* 4)
+                copyRowsKernel(UnsafeMutableRawPointer(row(py) + px), dstStride: stride,
+                               UnsafeRawPointer(image.row(sy) + sx), srcStride: image.stride,
+                               bytes: n &* 4, rows: m, stream: stream)
                 px &+= n
                 sx = 0
             }
-            py &+= 1
-            sy &+= 1
-            if sy == ih { sy = 0 }
+            py &+= m
+            sy = 0
         }
     }
 }

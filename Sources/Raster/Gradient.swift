@@ -96,16 +96,14 @@ extension Canvas {
             if length <= 1 << 16 {
                 withUnsafeTemporaryAllocation(of: UInt32.self, capacity: length) { strip in
                     let s = strip.baseAddress!
-                    var u = j0 &* step
-                    for j in 0..<length {
-                        s[j] = color(u)
-                        u &+= step
-                    }
+                    gradientSpanKernel(s, length, lut, j0 &* step, step, alphaBits)
+                    let stream = opaque && streamingPays(bytes: r.width &* r.height &* 4)
                     for y in r.minY..<r.maxY {
                         let src = s + Int(base(y) / step + Int64(r.minX) - j0)
                         let dst = row(y) + r.minX
                         if opaque {
-                            UnsafeMutableRawPointer(dst).copyMemory(from: src, byteCount: r.width &* 4)
+                            copyRowsKernel(UnsafeMutableRawPointer(dst), dstStride: 0, UnsafeRawPointer(src), srcStride: 0,
+                                           bytes: r.width &* 4, rows: 1, stream: stream)
                         } else {
                             for i in 0..<r.width { put(dst + i, src[i]) }
                         }
@@ -117,6 +115,10 @@ extension Canvas {
             for y in r.minY..<r.maxY {
                 let p = row(y)
                 var u = (base(y) / step &+ Int64(r.minX)) &* step
+                if opaque {
+                    gradientSpanKernel(p + r.minX, r.width, lut, u, step, alphaBits)
+                    continue
+                }
                 for x in r.minX..<r.maxX {
                     put(p + x, color(u))
                     u &+= step

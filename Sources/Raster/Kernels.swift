@@ -1,10 +1,10 @@
-/// The pixel kernels every fill and blend reduces to, in portable Swift SIMD.
+/// The pixel kernels every fill and blend reduces to, in portable Swift SIMD: the baseline
+/// path, and the definition of the arithmetic every other path reproduces bit for bit.
 ///
 /// They compile to whatever vector width the build targets: SSE2 (two 128-bit registers
-/// per `SIMD16<UInt16>`) in the default baseline x86-64 build, 256-bit AVX2 registers when
-/// built with `-Xswiftc -target-cpu -Xswiftc haswell` (the x86-64-v3 level; swiftc 6.3 does not
-/// accept the name `x86-64-v3`). There is no run-time dispatch; every
-/// build produces the same pixels (lane for lane the arithmetic of ``ConstantBlend/apply(_:)``).
+/// per `SIMD16<UInt16>`) in the default baseline x86-64 build, NEON on aarch64. Wider paths
+/// (the AVX2 loops in the `CRasterSIMD` target) are picked at run time; see
+/// `KernelDispatch.swift` and ``RasterISA``. RasterTests compare every path with these.
 ///
 /// Spans are processed in whole vectors; a span that is not a multiple of the vector width
 /// ends with one more vector that overlaps the previous one. For fills the overlap rewrites
@@ -80,7 +80,7 @@ func fillKernel(_ p: UnsafeMutableRawPointer, _ count: Int, _ pixel: UInt32) {
 
 /// Fills `rows` rows of `count` pixels, row r starting `r * stride` bytes after `base`.
 @inlinable
-func fillRowsKernel(_ base: UnsafeMutableRawPointer, stride: Int, count: Int, rows: Int, _ pixel: UInt32) {
+func portableFillRows(_ base: UnsafeMutableRawPointer, stride: Int, count: Int, rows: Int, _ pixel: UInt32) {
     var r = 0
     var p = base
     while r < rows {
@@ -173,7 +173,7 @@ func prefetchRow(_ p: UnsafeMutableRawPointer, _ bytes: Int) {
 /// Rows of a rectangle are a stride apart, which the hardware prefetcher does not follow,
 /// so each row asks for the row two below it before blending.
 @inlinable
-func blendRowsKernel(_ base: UnsafeMutableRawPointer, stride: Int, count: Int, rows: Int, _ k: ConstantBlend) {
+func portableBlendRows(_ base: UnsafeMutableRawPointer, stride: Int, count: Int, rows: Int, _ k: ConstantBlend) {
     if count <= 0 { return }
     var r = 0
     var p = base
@@ -183,5 +183,49 @@ func blendRowsKernel(_ base: UnsafeMutableRawPointer, stride: Int, count: Int, r
         blendKernel(p, count, k)
         p += stride
         r &+= 1
+    }
+}
+
+/// Coverage blend: `dst[i] = blendPixel(dst[i], pixel, mask[i])` for `count` pixels, eight
+/// at a time with each pixel's alpha in both of its 16-bit lanes (`inv = 255 − a`,
+/// `c = s·a + 128`), which is ``blendPixel(_:_:_:)`` lane for lane. A zero mask byte leaves
+/// the pixel as it is (as blendPixel does); `pixel` must be opaque.
+@inlinable
+func portableBlendMask(_ dst: UnsafeMutablePointer<UInt32>, _ mask: UnsafePointer<UInt8>, _ count: Int, _ pixel: UInt32) {
+    let slo = unsafeBitCast(SIMD8<UInt32>(repeating: pixel & 0x00FF_00FF), to: SIMD16<UInt16>.self)
+    let shi = unsafeBitCast(SIMD8<UInt32>(repeating: (pixel &>> 8) & 0x00FF_00FF), to: SIMD16<UInt16>.self)
+    let k255 = SIMD16<UInt16>(repeating: 255), k128 = SIMD16<UInt16>(repeating: 128)
+    let raw = UnsafeMutableRawPointer(dst)
+    var i = 0
+    while i &+ 8 <= count {
+        let m8 = UnsafeRawPointer(mask + i).loadUnaligned(as: SIMD8<UInt8>.self)
+        if m8 != SIMD8<UInt8>() {
+            let m32 = SIMD8<UInt32>(truncatingIfNeeded: m8)
+            let a2 = unsafeBitCast(m32 | (m32 &<< 16), to: SIMD16<UInt16>.self)
+            let o = i &<< 2
+            let v = raw.loadUnaligned(fromByteOffset: o, as: SIMD16<UInt16>.self)
+            let out = blendVector(v, k255 &- a2, slo &* a2 &+ k128, shi &* a2 &+ k128)
+            raw.storeBytes(of: out, toByteOffset: o, as: SIMD16<UInt16>.self)
+        }
+        i &+= 8
+    }
+    while i < count {
+        let a = UInt32(mask[i])
+        if a != 0 { dst[i] = blendPixel(dst[i], pixel, a) }
+        i &+= 1
+    }
+}
+
+/// Gradient span: `dst[i] = lut[clamp((u + i·step) >> 16, 0, 255)] | alphaBits`, positions
+/// in wrapping 64-bit fixed point (see ``Canvas/fillLinearGradient(_:from:to:_:)``).
+@inlinable
+func portableGradientSpan(_ dst: UnsafeMutablePointer<UInt32>, _ count: Int, _ lut: UnsafePointer<UInt32>,
+                          _ u0: Int64, _ step: Int64, _ alphaBits: UInt32) {
+    var u = u0
+    var i = 0
+    while i < count {
+        dst[i] = lut[Int(truncatingIfNeeded: min(max(u &>> 16, 0), 255))] | alphaBits
+        u &+= step
+        i &+= 1
     }
 }

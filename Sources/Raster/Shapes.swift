@@ -116,10 +116,12 @@ extension Canvas {
                 count += 1
             }
             if count == 0 { return }
-            withUnsafeTemporaryAllocation(of: Double.self, capacity: w + 1) { accBuf in
+            // One allocation: the accumulator (w + 1 doubles), then w coverage bytes.
+            withUnsafeTemporaryAllocation(of: Double.self, capacity: w + 1 + (w + 7) / 8) { accBuf in
                 let acc = accBuf.baseAddress!
                 acc.initialize(repeating: 0, count: w + 1)
-                var cells = CoverageRow(acc: acc, origin: ox, width: w)
+                let mask = UnsafeMutableRawPointer(acc + (w + 1)).bindMemory(to: UInt8.self, capacity: w)
+                var cells = CoverageRow(acc: acc, mask: mask, origin: ox, width: w)
                 let edges = UnsafeBufferPointer(start: edgesBuf.baseAddress!, count: count)
                 for y in y0..<y1 {
                     let top = Double(y), bottom = top + 1
@@ -183,13 +185,16 @@ struct PolygonEdge {
 /// (they shift every visible pixel alike); cells right of the row end are dropped.
 struct CoverageRow {
     let acc: UnsafeMutablePointer<Double>
+    /// Per-pixel alpha of the row being painted (index k as `acc`).
+    let mask: UnsafeMutablePointer<UInt8>
     let origin: Int
     let width: Int
     var kmin = Int.max
     var kmax = -1
 
-    init(acc: UnsafeMutablePointer<Double>, origin: Int, width: Int) {
+    init(acc: UnsafeMutablePointer<Double>, mask: UnsafeMutablePointer<UInt8>, origin: Int, width: Int) {
         self.acc = acc
+        self.mask = mask
         self.origin = origin
         self.width = width
     }
@@ -250,13 +255,17 @@ struct CoverageRow {
         add(i1, d * am)
     }
 
-    /// Turns the accumulated row into pixels from `origin + kmin` up to `end`, blending runs
-    /// of equal alpha, and clears the accumulator for the next row.
-    mutating func paintRow(_ p: UnsafeMutablePointer<UInt32>, end: Int, _ color: Color) {
+    /// Turns the accumulated row into pixels from `origin + kmin` up to `end` and clears the
+    /// accumulator for the next row. Each pixel gets ``blendPixel(_:_:_:)`` at its coverage
+    /// alpha: runs of one alpha at least ``CoverageRow/longRun`` pixels long as one fill or
+    /// constant blend, the pixels between them through the coverage-blend kernel.
+    mutating func paintRow(_ row: UnsafeMutablePointer<UInt32>, end: Int, _ color: Color) {
         let pixel = color.opaquePixel
         let ca = Double(color.alpha)
+        let p = row + origin
         var sum = 0.0
-        var runStart = origin + kmin
+        var segStart = kmin  // first pixel not painted yet
+        var runStart = kmin
         var runA: UInt32 = 0
         var k = kmin
         let last = min(kmax, width - 1)
@@ -266,15 +275,24 @@ struct CoverageRow {
             var cov = abs(sum)
             if cov > 1 { cov = 1 }
             let a = UInt32(cov * ca + 0.5)
+            mask[k] = UInt8(truncatingIfNeeded: a)
             if a != runA {
-                let x = origin + k
-                spanPaint(p + runStart, x - runStart, pixel, runA)
-                runStart = x
+                if k - runStart >= Self.longRun {
+                    blendMaskKernel(p + segStart, mask + segStart, runStart - segStart, pixel)
+                    spanPaint(p + runStart, k - runStart, pixel, runA)
+                    segStart = k
+                }
+                runStart = k
                 runA = a
             }
             k += 1
         }
         if kmax >= width { acc[width] = 0 }
-        spanPaint(p + runStart, end - runStart, pixel, runA)
+        // The last run continues at the same alpha up to `end`.
+        blendMaskKernel(p + segStart, mask + segStart, runStart - segStart, pixel)
+        spanPaint(p + runStart, end - origin - runStart, pixel, runA)
     }
+
+    /// Runs of one alpha at least this long are painted as a span, not pixel by pixel.
+    static var longRun: Int { 16 }
 }

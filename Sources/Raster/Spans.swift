@@ -1,11 +1,12 @@
 /// The innermost loops: horizontal runs of pixels. Everything else reduces to these.
 /// They take raw row pointers and counts; callers have already clipped. The vector work is
-/// in `Kernels.swift`.
+/// in `Kernels.swift` (portable Swift) and the `CRasterSIMD` target, picked per call in
+/// `KernelDispatch.swift`.
 
 /// Writes `count` copies of `pixel` starting at `p`.
 @inlinable @inline(never)
 func spanFill(_ p: UnsafeMutablePointer<UInt32>, _ count: Int, _ pixel: UInt32) {
-    fillKernel(UnsafeMutableRawPointer(p), count, pixel)
+    fillRowsKernel(UnsafeMutableRawPointer(p), stride: 0, count: count, rows: 1, pixel)
 }
 
 /// Blends `count` pixels at `p` towards a constant colour at a constant alpha. The
@@ -13,7 +14,7 @@ func spanFill(_ p: UnsafeMutablePointer<UInt32>, _ count: Int, _ pixel: UInt32) 
 /// depend on where a span starts or ends.
 @inlinable @inline(never)
 func spanBlend(_ p: UnsafeMutablePointer<UInt32>, _ count: Int, _ k: ConstantBlend) {
-    blendKernel(UnsafeMutableRawPointer(p), count, k)
+    blendRowsKernel(UnsafeMutableRawPointer(p), stride: 0, count: count, rows: 1, k)
 }
 
 /// Fills or blends a run depending on alpha (0 draws nothing, 255 overwrites).

@@ -28,6 +28,10 @@ struct BenchCommand: ParsableCommand {
             Examples:
               cadence bench --workload rects --size 1920x1080 --frames 100 --json
               cadence bench --workload all --size 3840x2160 --threads 2
+              CADENCE_ISA=baseline cadence bench --workload rects   force a kernel path
+            The kernel path (baseline, avx2) is picked from CPUID at start-up; CADENCE_ISA
+            forces one (a path this CPU lacks, or an unknown name: one line, exit 2; other
+            commands print the line and draw with the automatic path). Output names the path.
             """)
 
     @Option(help: "Workload name, scene:NAME, or all.")
@@ -59,6 +63,10 @@ struct BenchCommand: ParsableCommand {
         }
         let bmp = Bitmap(width: w, height: h)
         let renderer = BandedRenderer(threads: t)
+        let isa = RasterISA.active
+        if !json {
+            print("kernels: \(isa) (available: \(RasterISA.available.map(\.description).joined(separator: ", ")))")
+        }
         for wl in list {
             let prepared = PreparedWorkload(wl, width: w, height: h)
             for i in 0..<warm { prepared.run(frame: i, into: bmp.canvas, renderer: renderer) }
@@ -73,13 +81,27 @@ struct BenchCommand: ParsableCommand {
             let median = n % 2 == 1 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2
             let mpix = Double(w * h) / median / 1e6
             if json {
-                print("{\"workload\":\"\(wl)\",\"size\":\"\(w)x\(h)\",\"threads\":\(t),\"frames\":\(n),\"msPerFrame\":{\"median\":\(fmt(median * 1e3)),\"min\":\(fmt(times[0] * 1e3))},\"mpixPerSec\":\(fmt(mpix))}")
+                print("{\"workload\":\"\(wl)\",\"isa\":\"\(isa)\",\"size\":\"\(w)x\(h)\",\"threads\":\(t),\"frames\":\(n),\"msPerFrame\":{\"median\":\(fmt(median * 1e3)),\"min\":\(fmt(times[0] * 1e3))},\"mpixPerSec\":\(fmt(mpix))}")
             } else {
                 let name = "\(wl)".padding(16)
                 print("\(name) \(w)x\(h) threads \(t)  median \(fmt(median * 1e3)) ms  min \(fmt(times[0] * 1e3)) ms  \(fmt(mpix)) Mpix/s")
             }
             fflush(stdout)
         }
+    }
+
+    /// A `CADENCE_ISA` this process cannot honour (a path the CPU lacks, or an unknown name):
+    /// `cadence bench` stops with one line and exit 2, since its figures would belong to
+    /// another path; every other command prints one line and draws with the automatic
+    /// choice (every path draws the same pixels). Returns the exit status to stop with, if any.
+    static func checkKernelRequest(for command: ParsableCommand) -> Int32? {
+        guard let problem = RasterISA.request.problem else { return nil }
+        if command is BenchCommand {
+            fputs("cadence: \(problem)\n", stderr)
+            return 2
+        }
+        fputs("cadence: \(problem); drawing with \(RasterISA.active)\n", stderr)
+        return nil
     }
 
     private func now() -> Double {

@@ -43,6 +43,7 @@ do {
     FileHandle.standardError.write(Data("cadence: \(message) (see --help)\n".utf8))
     exit(2)
 }
+if let status = BenchCommand.checkKernelRequest(for: command) { exit(status) }
 do {
     try command.run()
 } catch {
