@@ -3,8 +3,9 @@ import Histogram
 /// Running totals over completed frames: outcomes, dropped refreshes and drop events (counted as
 /// KSScrollPerformanceDetector does: every shown frame that followed one or more stale refreshes
 /// is one drop event and adds those refreshes), causes, hitch time, and interval distributions in
-/// µs (HdrHistogram) and in refresh units. Adding a frame allocates nothing while the interval
-/// store has capacity (see ``init(expectedFrames:)``).
+/// µs (HdrHistogram) and in refresh units. Memory is bounded whatever the run's length: the
+/// intervals are kept as a ``SampleDistribution`` (exact while there are at most 4096 distinct
+/// interval values, see there), so adding a frame allocates nothing in a steady state.
 public struct FrameAccounting {
     public private(set) var frames = 0
     public private(set) var presented = 0
@@ -21,18 +22,17 @@ public struct FrameAccounting {
     public private(set) var lastPresented: Nanoseconds = 0
     /// Frames per cause, indexed like `DropCause.allCases`.
     public private(set) var causeCounts: [Int]
-    /// Intervals between shown frames, ns.
-    public private(set) var intervals: [Double]
+    /// Intervals between shown frames, ns (bounded: see ``SampleDistribution``).
+    public private(set) var intervals: SampleDistribution
     /// Intervals between shown frames in µs.
     public private(set) var intervalHistogram: Histogram<UInt64>
     /// Intervals in refreshes: index k counts intervals of k refreshes (last bucket: that many or more).
     public private(set) var refreshUnits: [Int]
 
-    /// Reserves room for `expectedFrames` intervals so that adding frames does not allocate.
+    /// Empty totals. `expectedFrames` is no longer needed (storage is bounded) and is ignored.
     public init(expectedFrames: Int = 4096) {
         causeCounts = Array(repeating: 0, count: DropCause.allCases.count)
-        intervals = []
-        intervals.reserveCapacity(Swift.max(16, expectedFrames))
+        intervals = SampleDistribution()
         intervalHistogram = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
         refreshUnits = Array(repeating: 0, count: 33)
     }
@@ -57,7 +57,7 @@ public struct FrameAccounting {
         if firstPresented == 0 { firstPresented = r.presentedTime }
         lastPresented = r.presentedTime
         if r.interval > 0 {
-            intervals.append(Double(r.interval))
+            intervals.add(r.interval)
             _ = intervalHistogram.record(UInt64(Swift.max(1, (r.interval + 500) / 1000)))
             refreshUnits[Swift.min(refreshUnits.count - 1, Swift.max(0, r.intervalRefreshes))] += 1
         }
@@ -132,7 +132,7 @@ public struct RunSummary: Codable, Equatable, Sendable {
         droppedRefreshes = a.droppedRefreshes
         dropEvents = a.dropEvents
         hitchTimeRatio = a.hitchTimeRatio
-        let s = SummaryStatistics(a.intervals.map { $0 / 1e6 })
+        let s = SummaryStatistics(a.intervals, divisor: 1e6)
         intervalMs = s
         let h = a.intervalHistogram
         if h.totalCount > 0 {

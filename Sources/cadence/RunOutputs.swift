@@ -28,8 +28,8 @@ final class RunOutputs {
     /// The first error writing a file; the run stops when it is set.
     private(set) var failure: Error? = nil
     private var hardwareVBlank = true
-    /// (sequence, kernel timestamp) of every shown frame, for the measured refresh.
-    private(set) var vblanks: [(x: Double, y: Double)] = []
+    /// (sequence, kernel timestamp) of every shown frame, for the measured refresh (constant memory).
+    private var vblankFit = RunningLinearFit()
 
     init(log logPath: String?, options: RunOutputOptions) throws {
         var cleanup: [() -> Void] = []
@@ -44,7 +44,6 @@ final class RunOutputs {
             throw error
         }
         quiet = options.quiet
-        vblanks.reserveCapacity(4096)
     }
 
     /// Runs `body`; when it throws, removes the files opened so far and rethrows.
@@ -75,7 +74,7 @@ final class RunOutputs {
     }
 
     private func frame(_ r: FrameReport) {
-        if r.wasPresented && r.sequence > 0 { vblanks.append((Double(r.sequence), Double(r.presentedTime))) }
+        if r.wasPresented && r.sequence > 0 { vblankFit.add(x: Double(r.sequence), y: Double(r.presentedTime)) }
         guard failure == nil, log != nil || csv != nil else { return }
         let rec = FrameRecord(r)
         do {
@@ -117,7 +116,7 @@ final class RunOutputs {
     /// The CRTC's refresh measured from the shown frames' kernel timestamps (nil when unknown,
     /// and on drivers without a vblank interrupt, whose sequences are synthetic).
     var measuredRefreshHz: Double? {
-        guard hardwareVBlank, let fit = LinearFit(vblanks), fit.slope > 0 else { return nil }
+        guard hardwareVBlank, let fit = vblankFit.fit, fit.slope > 0 else { return nil }
         return 1e9 / fit.slope
     }
 
