@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "DRM", targets: ["DRM"]),
         .library(name: "Raster", targets: ["Raster"]),
         .library(name: "Scenes", targets: ["Scenes"]),
+        .library(name: "CadenceReport", targets: ["CadenceReport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
