@@ -114,6 +114,10 @@ public struct RunSummary: Codable, Equatable, Sendable {
     public var durationSeconds: Double
     /// "completed", "stopped" or "device-lost: …".
     public var endReason: String
+    /// Output files (`--log`, `--csv`, `--summary`) that stopped early, one line each ("log
+    /// run.jsonl: 812 frames, no end line (cannot write run.jsonl: No space left on device)");
+    /// absent when every output is complete (and always in a log's end line).
+    public var incompleteOutputs: [String]? = nil
 
     /// Builds the summary from accounting totals.
     public init(accounting a: FrameAccounting, backend: String, refreshHz: Double, vrr: ClosedRange<Double>?, effectiveRateHz: Double, latency: Int, endReason: String) {

@@ -7,6 +7,7 @@ import Scenes
 
 /// `cadence run`: drive the pacing core on a KMS display or the fake display and account for
 /// every frame. Bad input: one line on stderr, exit 2. Device lost mid-run: summary, exit 1.
+/// An output file that stops being written, or a closed stdout: the run goes on, exit 3.
 struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
@@ -17,6 +18,11 @@ struct RunCommand: ParsableCommand {
             vblank, and the kernel's flip timestamps decide what was on time, late by how many
             refreshes, or discarded, and why (render-late, scheduler-late, flip-late, busy,
             device-lost). Without a DRM device the fake display (virtual time) is used.
+
+            Exit status: 0 done, 1 device lost, 2 bad input or device error, 3 done but an
+            output is incomplete (a --log/--csv/--summary file stopped being written: full
+            disk, size limit, removed; or stdout closed). A file that fails stops with one
+            stderr line; the display keeps running and the lines written stay.
 
             Examples:
               cadence run --backend fake --frames 600 --inject-late 100:1,250:3 --json
@@ -81,6 +87,7 @@ struct RunCommand: ParsableCommand {
         let summary = try pace()
         try printSummary(summary)
         if summary.endReason.hasPrefix("device-lost") { throw ExitCode(1) }
+        if let code = StandardStreams.incompleteOutputStatus(summary.incompleteOutputs) { throw ExitCode(code) }
     }
 
     /// Runs to the end (or SIGINT/SIGTERM) and returns the summary; outputs are complete and the
@@ -128,7 +135,7 @@ struct RunCommand: ParsableCommand {
             renderer = { surface, ctx in surface.fill(colours[ctx.frameIndex & 3]) }
         }
         let run = try out.discardOnError { try PacingRun(backend: display, configuration: runConfig, renderer: renderer) }
-        try out.attach(run, configuration: runConfig)
+        out.attach(run, configuration: runConfig)
         if let h = hudState {
             let logFrame = run.onFrame
             run.onFrame = { r in
@@ -137,9 +144,8 @@ struct RunCommand: ParsableCommand {
             }
         }
         onRun?(run, out)
-        let summary = try run.run(shouldStop: { StopSignal.received != 0 || out.failure != nil })
-        try out.finish(summary)
-        return summary
+        // An output file that fails stops being written; the display keeps running.
+        return out.finish(try run.run(shouldStop: { StopSignal.received != 0 }))
     }
 
     func makeConfiguration() throws -> RunConfiguration {
@@ -203,7 +209,7 @@ struct RunCommand: ParsableCommand {
             } catch {
                 let why = String(describing: error)
                 let what = fake.vrrRange.map { "VRR \($0.lowerBound)–\($0.upperBound) Hz" } ?? "\(fake.refreshHz) Hz"
-                FileHandle.standardError.write(Data("cadence run: no usable DRM device (\(why)); using the fake display at \(what)\n".utf8))
+                StandardStreams.errorLine("cadence run: no usable DRM device (\(why)); using the fake display at \(what)")
                 return FakeDisplay(fake)
             }
         default:
@@ -229,6 +235,7 @@ struct RunCommand: ParsableCommand {
             print("causes            " + s.causes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: "  "))
         }
         print("end               \(s.endReason)  (\(f(s.durationSeconds)) s shown, \(f(s.measuredRateHz)) Hz measured)")
+        for o in s.incompleteOutputs ?? [] { print("INCOMPLETE        \(o)") }
     }
 }
 

@@ -19,14 +19,22 @@ struct RunOutputOptions: ParsableArguments {
 ///
 /// Files are opened before anything else happens, so an unwritable path fails first with one
 /// line; if the run is then refused (no device…), ``discard()`` removes what was created.
+///
+/// A file that fails later (full filesystem, size limit, I/O error, removed) stops being written
+/// and the run goes on: one stderr line says which file stopped after how many frames and why,
+/// the lines already written stay (the log reads like a killed run's: no end line), and the
+/// summary's `incompleteOutputs` names it, which makes `run` and `validate` exit with
+/// ``ExitStatus/outputIncomplete``.
 final class RunOutputs {
     private let log: RunLogWriter?
     private let csv: CSVExport.Writer?
     private let summaryFile: LineFile?
     private let quiet: Bool
     private var lastStatusWall = Date()
-    /// The first error writing a file; the run stops when it is set.
-    private(set) var failure: Error? = nil
+    private var logStopped = false
+    private var csvStopped = false
+    /// One line per output that could not be completed (summary `incompleteOutputs`).
+    private(set) var incomplete: [String] = []
     private var hardwareVBlank = true
     /// (sequence, kernel timestamp) of every shown frame, for the measured refresh (constant memory).
     private var vblankFit = RunningLinearFit()
@@ -62,9 +70,9 @@ final class RunOutputs {
     }
 
     /// Writes the log header and hooks the run's frame and status callbacks.
-    func attach(_ run: PacingRun, configuration: RunConfiguration) throws {
+    func attach(_ run: PacingRun, configuration: RunConfiguration) {
         if let l = log {
-            try l.begin(RunLogHeader(backend: run.backend, configuration: configuration))
+            do { try l.begin(RunLogHeader(backend: run.backend, configuration: configuration)) } catch { logFailed(error) }
         }
         lastStatusWall = Date()
         hardwareVBlank = run.backend.hasHardwareVBlank
@@ -75,14 +83,38 @@ final class RunOutputs {
 
     private func frame(_ r: FrameReport) {
         if r.wasPresented && r.sequence > 0 { vblankFit.add(x: Double(r.sequence), y: Double(r.presentedTime)) }
-        guard failure == nil, log != nil || csv != nil else { return }
+        let logging = log != nil && !logStopped, exporting = csv != nil && !csvStopped
+        guard logging || exporting else { return }
         let rec = FrameRecord(r)
-        do {
-            try log?.write(rec)
-            try csv?.write(rec)
-        } catch {
-            failure = error
+        if logging {
+            do { try log!.write(rec) } catch { logFailed(error) }
         }
+        if exporting {
+            do { try csv!.write(rec) } catch {
+                csvStopped = true
+                stopped("csv", csv!.path, frames: csv!.rows, error)
+            }
+        }
+    }
+
+    private func logFailed(_ error: Error) {
+        logStopped = true
+        guard let l = log else { return }
+        stopped("log", l.file.path, frames: l.frames, error, noEndLine: true)
+    }
+
+    /// Notes an output that stopped: one stderr line now, one summary entry at the end.
+    /// `frames` is nil for the summary file (written once, at the end).
+    private func stopped(_ what: String, _ path: String, frames: Int?, _ error: Error, noEndLine: Bool = false) {
+        let why = String(describing: error)
+        guard let n = frames else {
+            incomplete.append("\(what) \(path): not written (\(why))")
+            StandardStreams.errorLine("cadence: the \(what) file was not written: \(why)")
+            return
+        }
+        incomplete.append("\(what) \(path): \(n) frames\(noEndLine ? ", no end line" : "") (\(why))")
+        let name = what == "log" ? "logging" : "the \(what)"
+        StandardStreams.errorLine("cadence: \(name) stopped after \(n) frames: \(why); the run goes on and the \(n) frames written stay")
     }
 
     /// Prints at most one status line per wall-clock second (a virtual-time run produces many
@@ -94,7 +126,7 @@ final class RunOutputs {
             return
         }
         lastStatusWall = now
-        FileHandle.standardError.write(Data((Self.statusLine(s) + "\n").utf8))
+        StandardStreams.errorLine(Self.statusLine(s))
     }
 
     /// A parent may start us with SIGINT/SIGTERM blocked (the mask is inherited through exec):
@@ -120,16 +152,28 @@ final class RunOutputs {
         return 1e9 / fit.slope
     }
 
-    /// Completes the files: log end line, summary JSON. Throws the first write error.
-    func finish(_ summary: RunSummary) throws {
-        if let e = failure { throw e }
-        try log?.end(summary)
+    /// Completes the files (log end line, CSV, summary JSON) and returns `summary` with
+    /// `incompleteOutputs` naming every output that stopped early. Never throws: a file that
+    /// cannot be completed is reported (stderr line, summary entry), the run's result stands.
+    func finish(_ summary: RunSummary) -> RunSummary {
+        if let l = log, !logStopped {
+            // The end line is the run's summary; a log with an end line is complete.
+            do { try l.end(summary) } catch { logFailed(error) }
+        }
         csv?.close()
+        var s = summary
+        s.incompleteOutputs = incomplete.isEmpty ? nil : incomplete
         if let f = summaryFile {
             let enc = JSONEncoder()
             enc.outputFormatting = [.sortedKeys]
-            try f.write(line: [UInt8](try enc.encode(summary)))
+            do {
+                try f.write(line: [UInt8](try enc.encode(s)))
+            } catch {
+                stopped("summary", f.path, frames: nil, error)
+                s.incompleteOutputs = incomplete
+            }
             f.close()
         }
+        return s
     }
 }

@@ -69,29 +69,30 @@ struct ValidateCommand: ParsableCommand {
         } catch let e as ExitCode {
             throw e
         } catch {
-            FileHandle.standardError.write(Data("cadence validate: \(String(describing: error))\n".utf8))
+            StandardStreams.errorLine("cadence validate: \(String(describing: error))")
             throw ExitCode(2)
         }
         try options.printSummary(summary)
         if summary.endReason.hasPrefix("device-lost") {
             junitFile?.discard()
-            FileHandle.standardError.write(Data("cadence validate: \(summary.endReason)\n".utf8))
+            StandardStreams.errorLine("cadence validate: \(summary.endReason)")
             throw ExitCode(2)
         }
         let results = criteria.evaluate(summary, measuredRefreshHz: outputs?.measuredRefreshHz)
         for r in results { print("\(r.passed ? "PASS" : "FAIL") \(r.name): \(r.detail)") }
         let failed = results.filter { !$0.passed }
-        for r in failed { FileHandle.standardError.write(Data("FAIL \(r.name): \(r.detail)\n".utf8)) }
+        for r in failed { StandardStreams.errorLine("FAIL \(r.name): \(r.detail)") }
         if let f = junitFile {
             do {
                 try f.write(line: JUnitReport.xml(results, summary: summary, seconds: Date().timeIntervalSince(started)))
                 f.close()
             } catch {
-                FileHandle.standardError.write(Data("cadence validate: \(String(describing: error))\n".utf8))
+                StandardStreams.errorLine("cadence validate: \(String(describing: error))")
                 throw ExitCode(2)
             }
         }
         print(failed.isEmpty ? "validate: PASS (\(results.count) criteria)" : "validate: FAIL (\(failed.count) of \(results.count) criteria)")
         if !failed.isEmpty { throw ExitCode(1) }
+        if let code = StandardStreams.incompleteOutputStatus(summary.incompleteOutputs) { throw ExitCode(code) }
     }
 }
