@@ -255,6 +255,10 @@ public final class FramePacer {
         if withLinks {
             for link in links where link.isValid && !link.isPaused {
                 if link.rate.isVariable {
+                    // A link held back by pending frames fires on a completion, not at its time
+                    // (which can pass while a flip waits for the panel: an LFC repeat just
+                    // before it). Waking at a past time would spin without time advancing.
+                    if link.lastCallbackPresented && count >= link.plannedLatency { continue }
                     let fire = link.nextTargetTime &- Nanoseconds(link.plannedLatency) &* Nanoseconds(link.rate.frameInterval.rounded())
                     wake = Swift.min(wake, fire)
                 } else {

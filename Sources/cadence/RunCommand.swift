@@ -152,7 +152,7 @@ struct RunCommand: ParsableCommand {
         var c = RunConfiguration()
         if let r = rate { c.range = try FrameRateRange(parsing: r) }
         if let ms = minDuration {
-            guard ms.isFinite, ms >= 0 else { throw CLIFailure("--min-duration must be a non-negative number of milliseconds") }
+            guard ms.isFinite, ms >= 0, ms <= 10_000 else { throw CLIFailure("--min-duration must be 0 to 10000 ms") }
             c.minimumDuration = Nanoseconds((ms * 1e6).rounded())
         }
         c.contentRate = contentRate

@@ -154,6 +154,20 @@ import Glibc
         #expect(lines(fail.err).count == 2, "one line for the log, one for the criterion: \(fail.err)")
     }
 
+    /// Bad numbers that trapped or spun before (found fuzzing the option parsers): one line, exit 2.
+    @Test func absurdOptionValuesAreOneLineExitTwo() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for bad in [["--inject-late", "1:9223372036854775807"], ["--inject-late", "1:100000000000"], ["--min-duration", "1e300"],
+                    ["--min-duration", "1e12"], ["--content-rate", "1e-300"]] {
+            let r = try cadence(["run", "--backend", "fake", "--frames", "5", "--quiet"] + bad, in: dir)
+            let errLines = lines(r.err).count
+            #expect(r.status == 2, "\(bad)")
+            #expect(errLines == 1, "\(bad)")
+        }
+        #expect(files(in: dir).isEmpty)
+    }
+
     func waitForLines(_ path: String, _ n: Int) throws {
         for _ in 0..<1000 {
             let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
