@@ -49,16 +49,17 @@ public struct FrameAccounting {
         }
         if let c = r.cause { causeCounts[c.index] += 1 }
         guard r.wasPresented else { return }
+        // Wrapping sums: a hostile log (report, replay) must not trap; real runs never get near.
         if r.droppedRefreshes > 0 {
-            droppedRefreshes += r.droppedRefreshes
+            droppedRefreshes &+= r.droppedRefreshes
             dropEvents += 1
         }
-        if r.lateRefreshes > 0 && r.hitch > 0 { hitchTotal += r.hitch }
+        if r.lateRefreshes > 0 && r.hitch > 0 { hitchTotal &+= r.hitch }
         if firstPresented == 0 { firstPresented = r.presentedTime }
         lastPresented = r.presentedTime
         if r.interval > 0 {
             intervals.add(r.interval)
-            _ = intervalHistogram.record(UInt64(Swift.max(1, (r.interval + 500) / 1000)))
+            _ = intervalHistogram.record(UInt64(Swift.max(1, r.interval / 1000 + (r.interval % 1000 >= 500 ? 1 : 0))))
             refreshUnits[Swift.min(refreshUnits.count - 1, Swift.max(0, r.intervalRefreshes))] += 1
         }
     }
@@ -68,7 +69,7 @@ public struct FrameAccounting {
 
     /// Milliseconds of hitch per second of presentation (MetricKit's hitch time ratio).
     public var hitchTimeRatio: Double {
-        let span = Double(lastPresented - firstPresented) / 1e9
+        let span = Double(lastPresented &- firstPresented) / 1e9
         return span > 0 ? (Double(hitchTotal) / 1e6) / span : 0
     }
 }
@@ -154,7 +155,7 @@ public struct RunSummary: Codable, Equatable, Sendable {
         var causes: [String: Int] = [:]
         for c in DropCause.allCases where a.count(of: c) > 0 { causes[c.rawValue] = a.count(of: c) }
         self.causes = causes
-        durationSeconds = Double(a.lastPresented - a.firstPresented) / 1e9
+        durationSeconds = Double(a.lastPresented &- a.firstPresented) / 1e9
         measuredRateHz = durationSeconds > 0 && s.count > 0 ? Double(s.count) / durationSeconds : 0
         self.endReason = endReason
     }

@@ -679,7 +679,9 @@ public final class FramePacer {
             let floor = havePresented ? Swift.max(from, lastPresentedSeq &+ 1) : from
             r.droppedRefreshes = r.sequence > floor ? Int(r.sequence &- floor) : 0
             if havePresented {
-                r.intervalRefreshes = Int(r.sequence &- lastPresentedSeq)
+                // Signed: a backend reporting an earlier vblank (a corrupt log being replayed,
+                // a 32-bit counter wrapping) must not trap.
+                r.intervalRefreshes = Int(Int64(bitPattern: r.sequence &- lastPresentedSeq))
             }
             lastPresentedSeq = r.sequence
         } else {
