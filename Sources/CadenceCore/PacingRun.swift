@@ -109,6 +109,12 @@ public final class PacingRun {
     public private(set) var accounting: FrameAccounting
     /// The display link producing the frames.
     public let link: DisplayLink
+    /// At most this many turns of the loop (running and draining). A real display's clock
+    /// always advances; a virtual-time one replaying a corrupt recording may not, and would
+    /// spin forever. Unbounded by default.
+    public var maxLoopTurns = Int.max
+    /// True when the run ended because it reached ``maxLoopTurns``.
+    public private(set) var stalled = false
 
     private var produced = 0
     private var producing = true
@@ -161,15 +167,19 @@ public final class PacingRun {
         var stopped = false
         pacer.add(link)
         let tick = Nanoseconds(pacer.refreshInterval.rounded())
+        var turns = 0
         while producing && pacer.deviceLost == nil {
             if shouldStop() { stopped = true; break }
+            turns += 1
+            if turns > maxLoopTurns { stalled = true; break }
             let now = backend.now()
             if now >= end { break }
             try pacer.runOnce(until: Swift.min(end, now &+ 4 &* tick, lastStatusTime &+ 1_000_000_000))
             emitStatusIfDue()
         }
         link.invalidate()
-        try pacer.drain(until: backend.now() &+ 1_000_000_000)
+        let remaining = Swift.max(0, maxLoopTurns - turns)
+        if try pacer.drain(until: backend.now() &+ 1_000_000_000, maxTurns: remaining) >= remaining { stalled = true }
         let reason: String
         if let why = pacer.deviceLost { reason = "device-lost: \(why)" } else if stopped { reason = "stopped" } else { reason = "completed" }
         return summary(endReason: reason)

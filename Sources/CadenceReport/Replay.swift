@@ -415,20 +415,17 @@ public enum Replay {
                 try? run.pacer.renderWork(until: end)
             }
         }
-        // The loop turns a few times per frame and once per 4 refreshes of idle time; a replay
-        // display that cannot follow the log (seen: VRR below the panel's maximum) can livelock
-        // in virtual time. Bound the turns, and say so.
+        // The loop turns up to 2.5 times per frame (measured on the replay tests) and once per 4
+        // refreshes of idle time; a replay display that cannot follow a corrupt log can livelock
+        // in virtual time. Bound the turns (3× that), and say so.
         let refreshes = Double(config.duration!) / display.refreshInterval
-        let maxTurns = 64 * (log.records.count + 100) + Int(Swift.min(refreshes, 1e9))
-        var turns = 0
-        var replayed = try run.run(shouldStop: {
-            turns += 1
-            return turns > maxTurns
-        })
+        let maxTurns = 8 * (log.records.count + 16) + Int(Swift.min(refreshes, 1e9)) / 2
+        run.maxLoopTurns = maxTurns
+        var replayed = try run.run()
         let recorded = log.end?.summary ?? LogAnalysis.summary(of: log)
         replayed.endReason = recorded.endReason == "stopped" && replayed.endReason == "completed" ? "stopped" : replayed.endReason
         var differences = LogAnalysis.differences(replayed, recorded)
-        if turns > maxTurns {
+        if run.stalled {
             differences.insert("the replay stalled after \(records.count) of \(log.records.count) frames (the replay display cannot follow this log)", at: 0)
         }
         return ReplayResult(replayed: replayed, recorded: recorded, differences: differences,

@@ -9,6 +9,10 @@ enum ReplayLimits {
     static let maxTime: Int64 = 1 << 62
     /// Largest vblank sequence: 2^53 (exact in a Double; 47,000 years at 60 Hz).
     static let maxSequence: UInt64 = 1 << 53
+    /// Longest recording replayed, in refreshes between its first and last flip.
+    static let maxRefreshes = 1e8
+    /// How far from the flips any other time of a record may be: 60 s.
+    static let nearFlips: Int64 = 60_000_000_000
 
     static func check(_ log: RunLog) throws {
         func refuse(_ why: String) -> ReplayDisplay.Unreplayable { .init(description: "cannot replay: \(why)") }
@@ -38,6 +42,21 @@ enum ReplayLimits {
             guard (0...(n + 64)).contains(r.frame) else { throw refuse("frame number \(r.frame) in a log of \(n) frames") }
             guard (0...10_000).contains(r.busyRetries) else { throw refuse("frame \(r.frame): \(r.busyRetries) busy retries") }
             if r.flipNs > 0 && (r.outcome == .onTime || r.outcome == .late) { flips[r.sequence] = r.flipNs }
+        }
+        // Replay works through the recording refresh by refresh: its cost is the span of the
+        // flips in refreshes, and every other time must lie near them (within a minute).
+        if let first = flips.values.min(), let last = flips.values.max() {
+            let span = Double(last - first) / h.refreshIntervalNs
+            guard span <= maxRefreshes else {
+                throw refuse("the flips span \(Int(span)) refreshes; replay handles up to 10^8 (8 days at 144 Hz)")
+            }
+            let window = (first - nearFlips)...(last + nearFlips)
+            for r in log.records {
+                let times = [r.callbackNs, r.wakeNs, r.deadlineNs, r.renderStartNs, r.renderEndNs, r.commitNs, r.receivedNs, r.intent.targetTimeNs]
+                if let t = times.first(where: { $0 != 0 && !window.contains($0) }) {
+                    throw refuse("frame \(r.frame): time \(t) ns is more than a minute from every flip")
+                }
+            }
         }
         // A kernel's flips: a later vblank has a later timestamp (the replay's timeline, which
         // keeps the last flip logged at each vblank as ReplayDisplay does, must be monotonic).

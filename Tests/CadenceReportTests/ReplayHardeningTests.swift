@@ -56,6 +56,10 @@ import Testing
         edits.append(("sequence 2^63", { $0.records[3].sequence = 1 << 63 }))
         edits.append(("busy retries huge", { $0.records[3].busyRetries = 1 << 40 }))
         edits.append(("flip time backwards", { $0.records[5].flipNs = $0.records[2].flipNs }))
+        edits.append(("receipt an hour after every flip", { $0.records[4].receivedNs += 3_600_000_000_000 }))
+        edits.append(("flips a year apart", {
+            for i in $0.records.indices where i > 10 { $0.records[i].flipNs += 31_536_000_000_000_000 }
+        }))
         for (name, edit) in edits {
             var log = good
             edit(&log)
