@@ -178,8 +178,11 @@ public final class PacingRun {
             emitStatusIfDue()
         }
         link.invalidate()
+        // Frames queued at a slow rate (0.4 Hz: 2.5 s each) need longer than a second.
+        let frameNs = 1e9 / Swift.max(intendedRateHz, 0.01)
+        let drainNs = Nanoseconds(Swift.min(60e9, Swift.max(1e9, Double(effectiveLatency + 2) * frameNs)))
         let remaining = Swift.max(0, maxLoopTurns - turns)
-        if try pacer.drain(until: backend.now() &+ 1_000_000_000, maxTurns: remaining) >= remaining { stalled = true }
+        if try pacer.drain(until: backend.now() &+ drainNs, maxTurns: remaining) >= remaining { stalled = true }
         let reason: String
         if let why = pacer.deviceLost { reason = "device-lost: \(why)" } else if stopped { reason = "stopped" } else { reason = "completed" }
         return summary(endReason: reason)

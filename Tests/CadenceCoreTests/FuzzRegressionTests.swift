@@ -22,6 +22,20 @@ import Testing
         #expect(s.presented == 5)
     }
 
+    /// Found: at 0.4 Hz on a VRR panel the last frame (due 2.5 s after the previous one) was
+    /// never accounted: the run drained queued frames for one second only.
+    @Test(arguments: [0.4, 0.2])
+    func slowRatesAccountEveryFrame(_ hz: Double) throws {
+        for vrr in [nil, 48.0...144.0] {
+            var c = RunConfiguration()
+            c.range = FrameRateRange(minimum: 0, maximum: hz, preferred: 0)
+            c.frames = 3
+            c.latency = 3
+            let s = try PacingRun(backend: FakeDisplay(FakeDisplayConfiguration(refreshHz: 60, vrrRange: vrr)), configuration: c).run()
+            #expect(s.frames == 3 && s.presented == 3, "\(hz) Hz, VRR \(String(describing: vrr))")
+        }
+    }
+
     /// Found: `--inject-late 1:9223372036854775807` trapped (the overrun in ns overflowed) and
     /// `1:100000000000` spun for hours of virtual time. K is now 1…10,000.
     @Test func injectedLatenessIsBounded() throws {
