@@ -24,7 +24,7 @@ import Testing
 
     /// Found: at 0.4 Hz on a VRR panel the last frame (due 2.5 s after the previous one) was
     /// never accounted: the run drained queued frames for one second only.
-    @Test(arguments: [0.4, 0.2])
+    @Test(arguments: [0.4, 0.2, 0.01])
     func slowRatesAccountEveryFrame(_ hz: Double) throws {
         for vrr in [nil, 48.0...144.0] {
             var c = RunConfiguration()
@@ -34,6 +34,12 @@ import Testing
             let s = try PacingRun(backend: FakeDisplay(FakeDisplayConfiguration(refreshHz: 60, vrrRange: vrr)), configuration: c).run()
             #expect(s.frames == 3 && s.presented == 3, "\(hz) Hz, VRR \(String(describing: vrr))")
         }
+    }
+
+    /// A VRR link runs no slower than 1 Hz, as a fixed-refresh one (divisors down to 1 Hz).
+    @Test func vrrRateIsAtLeastOneHertz() {
+        let r = EffectiveRate.select(for: FrameRateRange(minimum: 0, maximum: 0.01, preferred: 0), refreshHz: 144, vrr: 48...144)
+        #expect(r.hz == 1 && r.refreshesPerFrame == 48)
     }
 
     /// Found: `--inject-late 1:9223372036854775807` trapped (the overrun in ns overflowed) and
