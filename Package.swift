@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "Raster", targets: ["Raster"]),
         .library(name: "Scenes", targets: ["Scenes"]),
         .library(name: "EDID", targets: ["EDID"]),
+        .library(name: "CadenceReport", targets: ["CadenceReport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

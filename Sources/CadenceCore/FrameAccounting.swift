@@ -4,8 +4,10 @@ import Histogram
 /// KSScrollPerformanceDetector does: every shown frame that followed one or more stale refreshes
 /// is one drop event and adds those refreshes), causes, hitch time (the ``FrameReport/hitch`` of
 /// every shown frame with dropped refreshes, late or not), the presented-vs-target error of
-/// on-time frames, and interval distributions in µs (HdrHistogram) and in refresh units. Adding
-/// a frame allocates nothing while the stores have capacity (see ``init(expectedFrames:)``).
+/// on-time frames, and interval distributions in µs (HdrHistogram) and in refresh units. Memory
+/// is bounded whatever the run's length: intervals and on-time errors are kept as
+/// ``SampleDistribution``s (exact while there are at most 4096 distinct values, see there), so
+/// adding a frame allocates nothing in a steady state.
 public struct FrameAccounting {
     public private(set) var frames = 0
     public private(set) var presented = 0
@@ -18,26 +20,25 @@ public struct FrameAccounting {
     public private(set) var dropEvents = 0
     /// Sum of the hitch of shown frames that followed dropped refreshes, in ns.
     public private(set) var hitchTotal: Nanoseconds = 0
-    /// |kernel timestamp − target time| of every on-time frame, ns.
-    public private(set) var onTimeErrors: [Double]
+    /// |kernel timestamp − target time| of every on-time frame, ns (bounded: see
+    /// ``SampleDistribution``).
+    public private(set) var onTimeErrors: SampleDistribution
     public private(set) var firstPresented: Nanoseconds = 0
     public private(set) var lastPresented: Nanoseconds = 0
     /// Frames per cause, indexed like `DropCause.allCases`.
     public private(set) var causeCounts: [Int]
-    /// Intervals between shown frames, ns.
-    public private(set) var intervals: [Double]
+    /// Intervals between shown frames, ns (bounded: see ``SampleDistribution``).
+    public private(set) var intervals: SampleDistribution
     /// Intervals between shown frames in µs.
     public private(set) var intervalHistogram: Histogram<UInt64>
     /// Intervals in refreshes: index k counts intervals of k refreshes (last bucket: that many or more).
     public private(set) var refreshUnits: [Int]
 
-    /// Reserves room for `expectedFrames` intervals so that adding frames does not allocate.
+    /// Empty totals. `expectedFrames` is no longer needed (storage is bounded) and is ignored.
     public init(expectedFrames: Int = 4096) {
         causeCounts = Array(repeating: 0, count: DropCause.allCases.count)
-        intervals = []
-        intervals.reserveCapacity(Swift.max(16, expectedFrames))
-        onTimeErrors = []
-        onTimeErrors.reserveCapacity(Swift.max(16, expectedFrames))
+        intervals = SampleDistribution()
+        onTimeErrors = SampleDistribution()
         intervalHistogram = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
         refreshUnits = Array(repeating: 0, count: 33)
     }
@@ -54,20 +55,21 @@ public struct FrameAccounting {
         }
         if let c = r.cause { causeCounts[c.index] += 1 }
         guard r.wasPresented else { return }
+        // Wrapping sums: a hostile log (report, replay) must not trap; real runs never get near.
         if r.droppedRefreshes > 0 {
-            droppedRefreshes += r.droppedRefreshes
+            droppedRefreshes &+= r.droppedRefreshes
             dropEvents += 1
         }
-        if r.droppedRefreshes > 0 && r.hitch > 0 { hitchTotal += r.hitch }
+        if r.droppedRefreshes > 0 && r.hitch > 0 { hitchTotal &+= r.hitch }
         if r.outcome == .onTime && r.targetTime > 0 {
             let e = r.presentedTime &- r.targetTime
-            onTimeErrors.append(Double(e < 0 ? 0 &- e : e))
+            onTimeErrors.add(e < 0 ? 0 &- e : e)
         }
         if firstPresented == 0 { firstPresented = r.presentedTime }
         lastPresented = r.presentedTime
         if r.interval > 0 {
-            intervals.append(Double(r.interval))
-            _ = intervalHistogram.record(UInt64(Swift.max(1, (r.interval + 500) / 1000)))
+            intervals.add(r.interval)
+            _ = intervalHistogram.record(UInt64(Swift.max(1, r.interval / 1000 + (r.interval % 1000 >= 500 ? 1 : 0))))
             refreshUnits[Swift.min(refreshUnits.count - 1, Swift.max(0, r.intervalRefreshes))] += 1
         }
     }
@@ -79,7 +81,7 @@ public struct FrameAccounting {
     /// the hitch of every shown frame that followed dropped refreshes, over the time from the
     /// first to the last shown frame.
     public var hitchTimeRatio: Double {
-        let span = Double(lastPresented - firstPresented) / 1e9
+        let span = Double(lastPresented &- firstPresented) / 1e9
         return span > 0 ? (Double(hitchTotal) / 1e6) / span : 0
     }
 }
@@ -106,7 +108,15 @@ public struct PacingErrorMicroseconds: Codable, Equatable, Sendable {
 
     /// Percentiles (linear interpolation, as ``SummaryStatistics``) of `errorsNs`, in µs.
     public init(errorsNs: [Double]) {
-        let s = SummaryStatistics(errorsNs.lazy.map { $0 / 1e3 })
+        self.init(SummaryStatistics(errorsNs.lazy.map { $0 / 1e3 }))
+    }
+
+    /// Percentiles of on-time errors kept in ns, in µs.
+    public init(errors: SampleDistribution) {
+        self.init(SummaryStatistics(errors, divisor: 1e3))
+    }
+
+    private init(_ s: SummaryStatistics) {
         p50 = s.p50
         p99 = s.p99
         max = s.max
@@ -147,6 +157,10 @@ public struct RunSummary: Codable, Equatable, Sendable {
     public var durationSeconds: Double
     /// "completed", "stopped" or "device-lost: …".
     public var endReason: String
+    /// Output files (`--log`, `--csv`, `--summary`) that stopped early, one line each ("log
+    /// run.jsonl: 812 frames, no end line (cannot write run.jsonl: No space left on device)");
+    /// absent when every output is complete (and always in a log's end line).
+    public var incompleteOutputs: [String]? = nil
 
     /// Builds the summary from accounting totals.
     public init(accounting a: FrameAccounting, backend: String, refreshHz: Double, vrr: ClosedRange<Double>?, effectiveRateHz: Double, latency: Int, endReason: String) {
@@ -165,8 +179,8 @@ public struct RunSummary: Codable, Equatable, Sendable {
         droppedRefreshes = a.droppedRefreshes
         dropEvents = a.dropEvents
         hitchTimeRatio = a.hitchTimeRatio
-        onTimeErrorUs = PacingErrorMicroseconds(errorsNs: a.onTimeErrors)
-        let s = SummaryStatistics(a.intervals.map { $0 / 1e6 })
+        onTimeErrorUs = PacingErrorMicroseconds(errors: a.onTimeErrors)
+        let s = SummaryStatistics(a.intervals, divisor: 1e6)
         intervalMs = s
         let h = a.intervalHistogram
         if h.totalCount > 0 {
@@ -184,7 +198,7 @@ public struct RunSummary: Codable, Equatable, Sendable {
         var causes: [String: Int] = [:]
         for c in DropCause.allCases where a.count(of: c) > 0 { causes[c.rawValue] = a.count(of: c) }
         self.causes = causes
-        durationSeconds = Double(a.lastPresented - a.firstPresented) / 1e9
+        durationSeconds = Double(a.lastPresented &- a.firstPresented) / 1e9
         measuredRateHz = durationSeconds > 0 && s.count > 0 ? Double(s.count) / durationSeconds : 0
         self.endReason = endReason
     }

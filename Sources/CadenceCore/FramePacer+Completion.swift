@@ -177,7 +177,9 @@ extension FramePacer {
                 hitch = Swift.max(0, r.presentedTime &- expected)
             }
             if havePresented {
-                r.intervalRefreshes = Int(r.sequence &- lastPresentedSeq)
+                // Signed: a backend reporting an earlier vblank (a corrupt log being replayed,
+                // a 32-bit counter wrapping) must not trap.
+                r.intervalRefreshes = Int(Int64(bitPattern: r.sequence &- lastPresentedSeq))
             }
             lastPresentedSeq = r.sequence
         } else {

@@ -267,15 +267,21 @@ public final class FramePacer {
         if deviceLost == nil { try trySubmit() }
     }
 
-    /// Waits until every presented frame is complete (or `deadline`), firing no link callbacks.
-    public func drain(until deadline: Nanoseconds) throws {
-        while count > 0 && deviceLost == nil && backend.now() < deadline {
+    /// Waits until every presented frame is complete (or `deadline`, or `maxTurns` turns of the
+    /// loop: a virtual-time backend fed a corrupt recording may never advance), firing no link
+    /// callbacks. Returns the turns taken.
+    @discardableResult
+    public func drain(until deadline: Nanoseconds, maxTurns: Int = .max) throws -> Int {
+        var turns = 0
+        while count > 0 && deviceLost == nil && backend.now() < deadline && turns < maxTurns {
+            turns += 1
             try refreshLastVBlank()
             try trySubmit()
             checkCompletionTimeout()
             if count == 0 { break }
-            guard try waitAndHandleEvents(until: try planWake(limit: deadline, links: false)) else { return }
+            guard try waitAndHandleEvents(until: try planWake(limit: deadline, links: false)) else { return turns }
         }
+        return turns
     }
 
     /// Occupies the time until `deadline` as rendering work would (``WorkSimulating/spin(until:)``;

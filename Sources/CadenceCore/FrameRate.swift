@@ -79,7 +79,8 @@ public struct EffectiveRate: Equatable, Sendable {
     /// [minimum, maximum] the one nearest to `preferred` wins, ties to the higher rate, preferred
     /// 0 picks the highest; when none is inside, the candidate nearest to the range wins (ties
     /// to the higher). VRR: the preferred rate (or the highest allowed), clamped to the range and
-    /// to the panel's maximum, exactly; below the panel's minimum each frame is shown k times.
+    /// to the panel's maximum, exactly, and not below 1 Hz; below the panel's minimum each frame
+    /// is shown k times.
     public static func select(for range: FrameRateRange, refreshHz: Double, vrr: ClosedRange<Double>? = nil) -> EffectiveRate {
         if let vrr = vrr { return selectVariable(range, vrr) }
         return selectFixed(range, refreshHz)
@@ -112,6 +113,8 @@ public struct EffectiveRate: Equatable, Sendable {
         var r = range.preferred > 0 ? range.preferred : hi
         r = Swift.min(Swift.max(r, range.minimum), hi)
         if r <= 0 { r = vrr.upperBound }
+        // Not below 1 Hz, as on a fixed refresh (found fuzzing --rate: 0.01 Hz is 100 s a frame).
+        r = Swift.max(r, Swift.min(1, vrr.upperBound))
         var k = 1
         if r < vrr.lowerBound {
             k = Int((vrr.lowerBound / r).rounded(.up))

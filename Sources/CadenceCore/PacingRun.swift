@@ -12,7 +12,8 @@ public struct RunConfiguration: Equatable, Sendable {
     public var frames: Int? = nil
     /// Stop producing frames after this long (`--duration S`).
     public var duration: Nanoseconds? = nil
-    /// Frame index → K: that frame's rendering ends K − ½ refreshes after its deadline (`--inject-late`).
+    /// Frame index → K (1…``maxInjectedLateness``): that frame's rendering ends K − ½ refreshes
+    /// after its deadline (`--inject-late`).
     public var injectLate: [Int: Int] = [:]
     /// Commit margin before the target vblank (0 on the fake display).
     public var commitMargin: Nanoseconds = 0
@@ -29,6 +30,13 @@ public struct RunConfiguration: Equatable, Sendable {
         renderCost.last { $0.first <= n && n <= ($0.last ?? Int.max) }?.costNs
     }
 
+    /// Largest K of `--inject-late` (10,000 refreshes: 2¾ minutes at 60 Hz).
+    public static let maxInjectedLateness = 10_000
+    /// Largest `--min-duration` (10 s): a frame duration, not a pause.
+    public static let maxMinimumDuration: Nanoseconds = 10_000_000_000
+    /// `--content-rate` bounds in Hz.
+    public static let contentRateRange = 0.1...10_000.0
+
     /// Why a configuration is unusable: one line for the user.
     public struct Invalid: Error, Equatable, CustomStringConvertible {
         public var description: String
@@ -38,14 +46,14 @@ public struct RunConfiguration: Equatable, Sendable {
     /// Throws ``Invalid`` for values no run can use.
     public func validate() throws {
         do { try range.validate() } catch let e as FrameRateRange.Invalid { throw Invalid(e.description) }
-        if let d = minimumDuration, d < 0 { throw Invalid("--min-duration must not be negative") }
-        if let c = contentRate, !(c > 0 && c.isFinite) { throw Invalid("--content-rate must be a positive rate in Hz") }
+        if let d = minimumDuration, d < 0 || d > Self.maxMinimumDuration { throw Invalid("--min-duration must be 0 to 10000 ms") }
+        if let c = contentRate, !Self.contentRateRange.contains(c) { throw Invalid("--content-rate must be a rate from 0.1 to 10000 Hz") }
         if !(1...3).contains(latency) { throw Invalid("--latency must be 1, 2 or 3") }
         if let f = frames, f <= 0 { throw Invalid("--frames must be positive") }
         if let d = duration, d <= 0 { throw Invalid("--duration must be positive") }
         if minimumDuration != nil && contentRate != nil { throw Invalid("--min-duration and --content-rate cannot be combined") }
-        for (f, k) in injectLate where f < 0 || k < 1 {
-            throw Invalid("--inject-late \(f):\(k): FRAME must be ≥ 0 and K ≥ 1")
+        for (f, k) in injectLate where f < 0 || k < 1 || k > Self.maxInjectedLateness {
+            throw Invalid("--inject-late \(f):\(k): FRAME must be ≥ 0 and K 1 to \(Self.maxInjectedLateness)")
         }
         for c in renderCost where c.first < 0 || (c.last.map { $0 < c.first } ?? false) || c.costNs < 0 {
             throw Invalid("--render-cost \(c): FROM must be ≥ 0, TO ≥ FROM and MS ≥ 0")
@@ -57,8 +65,8 @@ public struct RunConfiguration: Equatable, Sendable {
         var out: [Int: Int] = [:]
         for item in text.split(separator: ",") {
             let p = item.split(separator: ":", omittingEmptySubsequences: false)
-            guard p.count == 2, let f = Int(p[0]), let k = Int(p[1]), f >= 0, k >= 1 else {
-                throw Invalid("--inject-late '\(item)' must be FRAME:K with FRAME ≥ 0 and K ≥ 1")
+            guard p.count == 2, let f = Int(p[0]), let k = Int(p[1]), f >= 0, k >= 1, k <= maxInjectedLateness else {
+                throw Invalid("--inject-late '\(item)' must be FRAME:K with FRAME ≥ 0 and K 1 to \(maxInjectedLateness)")
             }
             out[f] = k
         }
@@ -159,6 +167,12 @@ public final class PacingRun {
     public private(set) var accounting: FrameAccounting
     /// The display link producing the frames.
     public let link: DisplayLink
+    /// At most this many turns of the loop (running and draining). A real display's clock
+    /// always advances; a virtual-time one replaying a corrupt recording may not, and would
+    /// spin forever. Unbounded by default.
+    public var maxLoopTurns = Int.max
+    /// True when the run ended because it reached ``maxLoopTurns``.
+    public private(set) var stalled = false
 
     private var produced = 0
     private var producing = true
@@ -175,11 +189,7 @@ public final class PacingRun {
         self.renderer = renderer
         pacer = try FramePacer(backend: backend)
         pacer.commitMargin = configuration.commitMargin
-        var expected = configuration.frames ?? 0
-        if let d = configuration.duration {
-            expected = Swift.max(expected, Int(Double(d) / backend.refreshInterval) + 16)
-        }
-        accounting = FrameAccounting(expectedFrames: expected + 16)
+        accounting = FrameAccounting()
         link = DisplayLink(preferredFrameRateRange: configuration.range, preferredFrameLatency: configuration.latency) { _ in }
         adapter = configuration.adapt
             ? RateAdapter(range: configuration.range, refreshHz: 1e9 / pacer.refreshInterval, vrr: pacer.vrrRange) : nil
@@ -230,15 +240,22 @@ public final class PacingRun {
         var stopped = false
         pacer.add(link)
         let tick = Nanoseconds(pacer.refreshInterval.rounded())
+        var turns = 0
         while producing && pacer.deviceLost == nil {
             if shouldStop() { stopped = true; break }
+            turns += 1
+            if turns > maxLoopTurns { stalled = true; break }
             let now = backend.now()
             if now >= end { break }
             try pacer.runOnce(until: Swift.min(end, now &+ 4 &* tick, lastStatusTime &+ 1_000_000_000))
             emitStatusIfDue()
         }
         link.invalidate()
-        try pacer.drain(until: backend.now() &+ 1_000_000_000)
+        // Frames queued at a slow rate (0.4 Hz: 2.5 s each) need longer than a second.
+        let frameNs = 1e9 / Swift.max(intendedRateHz, 0.01)
+        let drainNs = Nanoseconds(Swift.min(60e9, Swift.max(1e9, Double(effectiveLatency + 2) * frameNs)))
+        let remaining = Swift.max(0, maxLoopTurns - turns)
+        if try pacer.drain(until: backend.now() &+ drainNs, maxTurns: remaining) >= remaining { stalled = true }
         let reason: String
         if let why = pacer.deviceLost { reason = "device-lost: \(why)" } else if stopped { reason = "stopped" } else { reason = "completed" }
         return summary(endReason: reason)

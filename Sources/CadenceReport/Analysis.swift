@@ -143,6 +143,10 @@ public enum CSVExport {
             try file.write(line: CSVExport.row(r, origin: &origin, lastPresent: &lastPresent))
         }
         public func close() { file.close() }
+        /// The file's path.
+        public var path: String { file.path }
+        /// Frame rows written completely (the header line not counted).
+        public var rows: Int { Swift.max(0, file.linesWritten - 1) }
         public func discard() { file.discard() }
     }
 

@@ -10,6 +10,13 @@ import Darwin
 /// An output file written in whole lines, each with a single write(2) and no user-space
 /// buffering: a process killed with SIGKILL loses nothing already handed to ``write(line:)``
 /// and never leaves a half line before the last one.
+///
+/// The first write that fails (a full filesystem, a file-size limit, an I/O error, a pipe
+/// whose reader left, the file removed) ends the file for good: ``failure`` keeps why, the
+/// partial line that write may have left is cut off again (``ftruncate`` to the end of the
+/// last complete line), and later writes throw the same failure without touching the file.
+/// Everything written before stays. The process must ignore SIGPIPE and SIGXFSZ to see EPIPE
+/// and EFBIG as errors instead of being killed (the CLI does).
 public final class LineFile {
     /// Why the file cannot be written: one line for the user.
     public struct Failure: Error, Equatable, CustomStringConvertible {
@@ -19,6 +26,12 @@ public final class LineFile {
 
     public let path: String
     private var fd: Int32
+    /// Bytes of complete lines in the file.
+    public private(set) var bytesWritten: Int64 = 0
+    /// Lines written completely.
+    public private(set) var linesWritten = 0
+    /// Why writing stopped (nil while every write succeeded).
+    public private(set) var failure: Failure? = nil
 
     /// Creates (truncating) `path`.
     public init(path: String) throws {
@@ -32,25 +45,49 @@ public final class LineFile {
 
     deinit { if fd >= 0 { _ = Glibc.close(fd) } }
 
-    /// Appends `bytes` plus a newline with one write(2) (retrying only a short write).
+    /// Appends `bytes` plus a newline with one write(2) (retrying only a short write or EINTR).
+    /// Throws ``failure`` when this or an earlier write failed.
     public func write(line bytes: [UInt8]) throws {
+        if let f = failure { throw f }
+        guard fd >= 0 else { throw Failure("cannot write \(path): already closed") }
+        if wasRemoved() { throw fail("\(path) was removed") }
         var buf = bytes
         buf.append(0x0A)
-        try buf.withUnsafeBytes { raw in
+        let error: Int32? = buf.withUnsafeBytes { raw in
             var off = 0
             while off < raw.count {
                 let n = Glibc.write(fd, raw.baseAddress! + off, raw.count - off)
                 if n < 0 {
                     if errno == EINTR { continue }
-                    throw Failure("cannot write \(path): \(String(cString: strerror(errno)))")
+                    let e = errno
+                    // Cut the partial line off again (a regular file; pipes cannot be).
+                    if off > 0 { _ = ftruncate(fd, off_t(bytesWritten)) }
+                    return e
                 }
                 off += n
             }
+            return nil
         }
+        if let e = error { throw fail("cannot write \(path): \(String(cString: strerror(e)))") }
+        bytesWritten += Int64(buf.count)
+        linesWritten += 1
     }
 
     /// Appends a string as one line.
     public func write(line text: String) throws { try write(line: Array(text.utf8)) }
+
+    /// True when the file was unlinked since it was opened (its data would vanish on close).
+    private func wasRemoved() -> Bool {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return false }
+        return (st.st_mode & S_IFMT) == S_IFREG && st.st_nlink == 0
+    }
+
+    private func fail(_ why: String) -> Failure {
+        let f = Failure(why)
+        failure = f
+        return f
+    }
 
     /// Closes the file (later writes fail).
     public func close() {

@@ -98,7 +98,7 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
         if hasHardwareVBlank && vrrRange == nil {
             for r in recs where r.callbackNs > 0 {
                 let s = sequence(near: r.callbackNs)
-                if abs(time(of: s) &- r.callbackNs) < Nanoseconds(refreshInterval / 4) { pairs[s] = r.callbackNs }
+                if abs(time(of: s) &- r.callbackNs) < clampedNanoseconds(refreshInterval / 4) { pairs[s] = r.callbackNs }
             }
             seqs = pairs.keys.sorted()
             stamps = seqs.map { pairs[$0]! }
@@ -117,7 +117,7 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
             if renders.contains(where: { $0.start <= planned && $0.end >= r.wakeNs &- 50_000 && $0.end <= r.wakeNs }) { continue }
             if receipts.contains(where: { $0 >= r.wakeNs &- 50_000 && $0 <= r.wakeNs }) { continue }
             let s = sequence(near: planned)
-            if abs(time(of: s) &- planned) < Nanoseconds(refreshInterval / 4) {
+            if abs(time(of: s) &- planned) < clampedNanoseconds(refreshInterval / 4) {
                 wakeAtSequence[s] = Swift.max(wakeAtSequence[s] ?? 0, r.wakeNs)
             }
         }
@@ -126,7 +126,7 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
         startSequence = sequence(near: first.callbackNs)
         if startBetweenVBlanks && startSequence > 0 {
             startSequence -= 1
-            clock = first.callbackNs &- Nanoseconds(refreshInterval / 2)
+            clock = first.callbackNs &- clampedNanoseconds(refreshInterval / 2)
         } else {
             clock = Swift.max(first.wakeNs, time(of: startSequence))
         }
@@ -147,7 +147,7 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
         if lo > 0 && lo < seqs.count {
             let s0 = seqs[lo - 1], s1 = seqs[lo]
             let t0 = stamps[lo - 1], t1 = stamps[lo]
-            let linear = t0 &+ Nanoseconds((Double(t1 &- t0) * Double(s &- s0) / Double(s1 &- s0)).rounded())
+            let linear = t0 &+ clampedNanoseconds((Double(t1 &- t0) * Double(s &- s0) / Double(s1 &- s0)).rounded())
             // Flip events carry microseconds. When a nanosecond timestamp (from a vblank query)
             // of a nearby vblank, stepped by the nominal interval, agrees with them, use it: a
             // timer-driven vblank (vkms) lies on that grid to the nanosecond.
@@ -155,9 +155,9 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
             return linear
         }
         if lo == 0 {
-            return stamps[0] &- Nanoseconds((Double(seqs[0] &- s) * refreshInterval).rounded())
+            return stamps[0] &- clampedNanoseconds((Double(seqs[0] &- s) * refreshInterval).rounded())
         }
-        return stamps[seqs.count - 1] &+ Nanoseconds((Double(s &- seqs[seqs.count - 1]) * refreshInterval).rounded())
+        return stamps[seqs.count - 1] &+ clampedNanoseconds((Double(s &- seqs[seqs.count - 1]) * refreshInterval).rounded())
     }
 
     /// Vblank `s` from the nearest nanosecond-precision pin, stepped by the nominal interval
@@ -173,25 +173,73 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
         }
         guard let b = best else { return nil }
         let d = Int64(bitPattern: s &- nsSeqs[b])
-        return nsStamps[b] &+ Nanoseconds((Double(d) * refreshInterval).rounded())
+        return nsStamps[b] &+ clampedNanoseconds((Double(d) * refreshInterval).rounded())
     }
 
     /// The vblank sequence whose time is nearest to `t`.
     func sequence(near t: Nanoseconds) -> UInt64 {
         let k = Double(t &- stamps[0]) / refreshInterval
-        var s = UInt64(Swift.max(0, Int64(seqs[0]) &+ Int64(k.rounded())))
+        let guess = Int64(bitPattern: seqs[0]) &+ clampedNanoseconds(k.rounded())
+        let half = clampedNanoseconds(refreshInterval / 2)
         // Correct against the (possibly uneven) timeline.
-        while s > 0 && time(of: s) > t &+ Nanoseconds(refreshInterval / 2) { s -= 1 }
-        while time(of: s &+ 1) <= t &- Nanoseconds(refreshInterval / 2) { s += 1 }
-        return s
+        let s = step(down: UInt64(Swift.max(0, guess))) { $0 > 0 && self.time(of: $0) > t &+ half }
+        return step(up: s) { self.time(of: $0 &+ 1) <= t &- half }
     }
 
     /// The last vblank at or before `t`.
     private func vblank(atOrBefore t: Nanoseconds) -> VBlank {
-        var s = sequence(near: t)
-        while time(of: s) > t && s > 0 { s -= 1 }
-        while time(of: s &+ 1) <= t { s += 1 }
+        let s = step(up: step(down: sequence(near: t)) { self.time(of: $0) > t && $0 > 0 }) { self.time(of: $0 &+ 1) <= t }
         return VBlank(sequence: s, timestamp: time(of: s))
+    }
+
+    /// `while p(s) { s -= 1 }`: one step at a time for the usual few steps, then (a log whose
+    /// sequences jump far) by bisection, which gives the same answer on the monotonic timeline
+    /// and a bounded number of steps on any other.
+    private func step(down start: UInt64, while p: (UInt64) -> Bool) -> UInt64 {
+        var s = start
+        for _ in 0..<64 {
+            guard p(s) else { return s }
+            s &-= 1
+        }
+        guard p(s) else { return s }
+        var hi = s, d: UInt64 = 1   // p(hi)
+        while true {
+            let lo = hi >= d ? hi - d : 0
+            if !p(lo) || lo == 0 { return bisect(lo, hi, p, trueAbove: true) }
+            hi = lo
+            d = d > UInt64.max / 2 ? UInt64.max : d * 2
+        }
+    }
+
+    /// `while p(s) { s += 1 }`, as ``step(down:while:)``.
+    private func step(up start: UInt64, while p: (UInt64) -> Bool) -> UInt64 {
+        var s = start
+        for _ in 0..<64 {
+            guard p(s) else { return s }
+            s &+= 1
+        }
+        guard p(s) else { return s }
+        var lo = s, d: UInt64 = 1   // p(lo)
+        while true {
+            let hi = UInt64.max - lo >= d ? lo + d : UInt64.max
+            if !p(hi) || hi == UInt64.max { return bisect(lo, hi, p, trueAbove: false) }
+            lo = hi
+            d = d > UInt64.max / 2 ? UInt64.max : d * 2
+        }
+    }
+
+    /// Between `lo` and `hi` (p true at `hi` when `trueAbove`, at `lo` otherwise): the largest
+    /// s with !p(s) (trueAbove) or the smallest (otherwise).
+    private func bisect(_ lo: UInt64, _ hi: UInt64, _ p: (UInt64) -> Bool, trueAbove: Bool) -> UInt64 {
+        var lo = lo, hi = hi
+        if trueAbove {
+            if p(lo) { return lo }   // reached 0
+            while hi - lo > 1 { let mid = lo + (hi - lo) / 2; if p(mid) { hi = mid } else { lo = mid } }
+            return lo
+        }
+        if p(hi) { return hi }       // reached UInt64.max
+        while hi - lo > 1 { let mid = lo + (hi - lo) / 2; if p(mid) { lo = mid } else { hi = mid } }
+        return hi
     }
 
     public func now() -> Nanoseconds { clock }
@@ -329,10 +377,11 @@ public enum Replay {
         guard log.header != nil else {
             throw ReplayDisplay.Unreplayable(description: "the log has no run header (written by an older or foreign tool); it can be reported but not replayed")
         }
+        try ReplayLimits.check(log)
         // Where the run started between two vblanks is not logged: try both starts, the likelier
         // first, and keep the one whose first frame is the recorded one (else the closer result).
         guard let first = log.records.min(by: { $0.id < $1.id }) else { throw ReplayDisplay.Unreplayable(description: "no frames") }
-        let woke = first.wakeNs &- first.callbackNs > Nanoseconds(LogAnalysis.refreshIntervalNs(log) / 8)
+        let woke = first.wakeNs &- first.callbackNs > clampedNanoseconds(LogAnalysis.refreshIntervalNs(log) / 8)
         var best: ReplayResult? = nil
         for between in [woke, !woke] {
             let r = try run(log, startBetweenVBlanks: between)
@@ -349,7 +398,10 @@ public enum Replay {
         let header = log.header!
         let display = try ReplayDisplay(log: log, startBetweenVBlanks: startBetweenVBlanks)
         var config = header.configuration
-        config.duration = nil
+        // Never longer than the recording plus a second: a log the pacer cannot follow ends as
+        // a replay that differs, not as one that runs forever.
+        let lastEvent = log.records.map { Swift.max($0.wakeNs, $0.renderEndNs, $0.commitNs, $0.flipNs, $0.receivedNs) }.max() ?? 0
+        config.duration = Swift.max(0, lastEvent &- display.now()) &+ 1_000_000_000
         // Rendering ends when it ended in the recording (below): a scripted cost is in that already.
         config.renderCost = []
         let maxFrame = log.records.map(\.frame).max() ?? 0
@@ -364,7 +416,7 @@ public enum Replay {
             renderEnd[r.frame] = r.renderEndNs
             if injected[r.frame] == nil { durations.append(Double(r.renderEndNs - r.renderStartNs)) }
         }
-        let typical = Nanoseconds(SummaryStatistics(durations).p50)
+        let typical = clampedNanoseconds(SummaryStatistics(durations).p50)
         let run = try PacingRun(backend: display, configuration: config)
         var records: [FrameRecord] = []
         records.reserveCapacity(log.records.count)
@@ -377,10 +429,19 @@ public enum Replay {
                 try? run.pacer.renderWork(until: end)
             }
         }
+        // The loop turns up to 2.5 times per frame (measured on the replay tests) and once per 4
+        // refreshes of idle time; a replay display that cannot follow a corrupt log can livelock
+        // in virtual time. Bound the turns (3× that), and say so.
+        let refreshes = Double(config.duration!) / display.refreshInterval
+        let maxTurns = 8 * (log.records.count + 16) + Int(Swift.min(refreshes, 1e9)) / 2
+        run.maxLoopTurns = maxTurns
         var replayed = try run.run()
         let recorded = log.end?.summary ?? LogAnalysis.summary(of: log)
         replayed.endReason = recorded.endReason == "stopped" && replayed.endReason == "completed" ? "stopped" : replayed.endReason
         var differences = LogAnalysis.differences(replayed, recorded)
+        if run.stalled {
+            differences.insert("the replay stalled after \(records.count) of \(log.records.count) frames (the replay display cannot follow this log)", at: 0)
+        }
         // `--adapt`: the same switches at the same frames.
         let switches = { (l: [RateSwitch]) in l.map { "\($0.frame):\(RateSwitch.format($0.toHz))" }.joined(separator: ",") }
         if header.adapt == true && switches(run.rateSwitches) != switches(log.rateSwitches) {

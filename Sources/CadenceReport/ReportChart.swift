@@ -48,6 +48,8 @@ public struct ReportChart {
     public let rateSwitches: [RateSwitch]
     /// Histogram: index k counts intervals of k refreshes (k ≥ 1).
     public let histogram: [Int]
+    /// The histogram's last bar: intervals of this many refreshes or more.
+    public static let maxHistogramRefreshes = 4096
     public let firstFrame: Int
     public let lastFrame: Int
     /// Top of the y axis, in refreshes.
@@ -72,7 +74,7 @@ public struct ReportChart {
         refreshMs = LogAnalysis.refreshIntervalNs(log) / 1e6
         let recs = log.records.sorted { ($0.frame, $0.id) < ($1.frame, $1.id) }
         firstFrame = recs.first?.frame ?? 0
-        lastFrame = Swift.max(firstFrame + 1, recs.last?.frame ?? 1)
+        lastFrame = Swift.max(firstFrame &+ 1, recs.last?.frame ?? 1)
         var pts: [Point] = []
         var dr: [Drop] = []
         var hist = [Int](repeating: 0, count: 2)
@@ -81,11 +83,13 @@ public struct ReportChart {
             let shown = r.outcome == .onTime || r.outcome == .late
             if shown && r.intervalNs > 0 {
                 pts.append(Point(frame: r.frame, intervalMs: Double(r.intervalNs) / 1e6))
-                let k = r.intervalRefreshes > 0 ? r.intervalRefreshes : Int((Double(r.intervalNs) / 1e6 / refreshMs).rounded())
-                let kk = Swift.max(1, k)
+                // Bars up to ``maxHistogramRefreshes`` (68 s at 60 Hz); longer intervals count there.
+                let cap = Double(Self.maxHistogramRefreshes)
+                let k = r.intervalRefreshes > 0 ? r.intervalRefreshes : Int(Swift.min(cap, (Double(r.intervalNs) / 1e6 / refreshMs).rounded()))
+                let kk = Swift.min(Self.maxHistogramRefreshes, Swift.max(1, k))
                 if kk >= hist.count { hist += [Int](repeating: 0, count: kk - hist.count + 1) }
                 hist[kk] += 1
-                maxRef = Swift.max(maxRef, Int((Double(r.intervalNs) / 1e6 / refreshMs).rounded(.up)))
+                maxRef = Swift.max(maxRef, Int(Swift.min(64, (Double(r.intervalNs) / 1e6 / refreshMs).rounded(.up))))
             }
             if let c = r.cause {
                 dr.append(Drop(frame: r.frame, cause: c, outcome: r.outcome, droppedRefreshes: r.droppedRefreshes))
@@ -176,8 +180,8 @@ public struct ReportChart {
 
     /// x of frame `frame` on the timeline.
     public func x(frame: Int) -> Double {
-        let span = Double(lastFrame - firstFrame)
-        return timeline.x + Double(frame - firstFrame) / span * timeline.width
+        let span = Double(lastFrame) - Double(firstFrame)
+        return timeline.x + (Double(frame) - Double(firstFrame)) / span * timeline.width
     }
 
     /// y of an interval (ms) on the timeline (clamped to the plot).

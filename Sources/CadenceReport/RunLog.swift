@@ -167,6 +167,9 @@ public struct RunLog: Sendable {
                     do { log.header = try decoder.decode(RunLogHeader.self, from: d) } catch {
                         throw Invalid("\(name): line \(number): malformed run header")
                     }
+                    if let h = log.header, !(h.refreshIntervalNs > 0 && h.refreshIntervalNs <= 1e12 && h.refreshHz.isFinite) {
+                        throw Invalid("\(name): line \(number): run header: refreshIntervalNs \(h.refreshIntervalNs) is out of range")
+                    }
                 case "rate-switch":
                     if log.end != nil { throw Invalid("\(name): line \(number): rate switch after the end record") }
                     do { log.rateSwitches.append(try decoder.decode(RateSwitch.self, from: d)) } catch {
@@ -194,11 +197,16 @@ public struct RunLog: Sendable {
                 throw Invalid("\(name): line \(number): unknown frame record version \(v) (this build reads \(FrameRecord.currentVersion))")
             }
             if log.end != nil { throw Invalid("\(name): line \(number): frame record after the end record") }
+            let record: FrameRecord
             do {
-                log.records.append(try decoder.decode(FrameRecord.self, from: d))
+                record = try decoder.decode(FrameRecord.self, from: d)
             } catch {
                 throw Invalid("\(name): line \(number): malformed frame record (\(Self.shortReason(error)))")
             }
+            if let field = Self.outOfRange(record) {
+                throw Invalid("\(name): line \(number): frame record field \(field) is out of range")
+            }
+            log.records.append(record)
         }
 
         for line in lines {
@@ -222,6 +230,45 @@ public struct RunLog: Sendable {
         }
         if log.records.isEmpty { throw Invalid("\(name): no frame records") }
         return log
+    }
+
+    /// Largest time a frame record may carry: 2^62 ns (146 years of CLOCK_MONOTONIC).
+    public static let maxTimeNs: Int64 = 1 << 62
+    /// Largest frame number and vblank sequence: 2^53 (exact in a Double).
+    public static let maxIndex = 1 << 53
+    /// Largest refresh count (late, dropped, interval) and busy retries: 2^31.
+    public static let maxCount = 1 << 31
+
+    /// The first field of `r` outside what a run can write (nil when all are inside): times
+    /// 0…``maxTimeNs`` (0 = did not happen), signed durations within ±``maxTimeNs``, frame and
+    /// sequences 0…``maxIndex``, counts 0…``maxCount``, latency 0…16, rates finite. Found by
+    /// fuzzing: the readers' arithmetic must never see numbers a log cannot hold.
+    static func outOfRange(_ r: FrameRecord) -> String? {
+        let times: [(String, Int64)] = [
+            ("callbackNs", r.callbackNs), ("wakeNs", r.wakeNs), ("deadlineNs", r.deadlineNs),
+            ("renderStartNs", r.renderStartNs), ("renderEndNs", r.renderEndNs), ("commitNs", r.commitNs),
+            ("flipNs", r.flipNs), ("receivedNs", r.receivedNs), ("intent.targetTimeNs", r.intent.targetTimeNs),
+            ("intent.requestedTimeNs", r.intent.requestedTimeNs ?? 0),
+        ]
+        for (k, v) in times where !(0...maxTimeNs).contains(v) { return k }
+        let spans: [(String, Int64)] = [
+            ("intervalNs", r.intervalNs), ("hitchNs", r.hitchNs), ("schedulerDelayNs", r.schedulerDelayNs ?? 0),
+            ("intent.minDurationNs", r.intent.minDurationNs ?? 0),
+        ]
+        for (k, v) in spans where !(-maxTimeNs...maxTimeNs).contains(v) { return k }
+        if !(0...maxIndex).contains(r.frame) { return "frame" }
+        if r.sequence > UInt64(maxIndex) { return "sequence" }
+        if r.intent.targetSequence > UInt64(maxIndex) { return "intent.targetSequence" }
+        let counts: [(String, Int)] = [
+            ("lateRefreshes", r.lateRefreshes), ("droppedRefreshes", r.droppedRefreshes),
+            ("intervalRefreshes", r.intervalRefreshes), ("busyRetries", r.busyRetries),
+        ]
+        for (k, v) in counts where !(0...maxCount).contains(v) { return k }
+        if !(0...16).contains(r.latency) { return "latency" }
+        if !r.effectiveRateHz.isFinite { return "effectiveRateHz" }
+        let range = r.intent.range
+        if !(range.minimum.isFinite && range.maximum.isFinite && range.preferred.isFinite) { return "intent.range" }
+        return nil
     }
 
     private static func shortReason(_ error: Error) -> String {

@@ -15,7 +15,7 @@ func exitTwoOnError(_ command: String, _ body: () throws -> Void) throws {
     } catch let e as ExitCode {
         throw e
     } catch {
-        FileHandle.standardError.write(Data("cadence \(command): \(String(describing: error))\n".utf8))
+        StandardStreams.errorLine("cadence \(command): \(String(describing: error))")
         throw ExitCode(2)
     }
 }

@@ -62,7 +62,7 @@ struct ReplayCommand: ParsableCommand {
                 try w.end(result.replayed)
             }
         } catch {
-            FileHandle.standardError.write(Data("cadence replay: \(String(describing: error))\n".utf8))
+            StandardStreams.errorLine("cadence replay: \(String(describing: error))")
             throw ExitCode(2)
         }
         let equal = result.differences.isEmpty

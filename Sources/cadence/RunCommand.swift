@@ -8,6 +8,7 @@ import Scenes
 
 /// `cadence run`: drive the pacing core on a KMS display or the fake display and account for
 /// every frame. Bad input: one line on stderr, exit 2. Device lost mid-run: summary, exit 1.
+/// An output file that stops being written, or a closed stdout: the run goes on, exit 3.
 struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
@@ -32,6 +33,10 @@ struct RunCommand: ParsableCommand {
               0  the run completed, or was stopped with SIGINT/SIGTERM
               1  the device was lost mid-run
               2  usage, input or device error (no permission, another DRM master, ...)
+              3  done, but an output is incomplete (a --log/--csv/--summary file stopped
+                 being written: full disk, size limit, removed; or stdout closed)
+            A file that fails stops with one stderr line; the display keeps running and the
+            lines written stay.
 
             Examples:
               cadence run                                  the bar scene for 5 s
@@ -105,6 +110,7 @@ struct RunCommand: ParsableCommand {
         let summary = try pace()
         try printSummary(summary)
         if summary.endReason.hasPrefix("device-lost") { throw ExitCode(1) }
+        if let code = StandardStreams.incompleteOutputStatus(summary.incompleteOutputs) { throw ExitCode(code) }
     }
 
     /// Runs to the end (or SIGINT/SIGTERM) and returns the summary; outputs are complete and the
@@ -157,7 +163,7 @@ struct RunCommand: ParsableCommand {
         }
         out.prepare(driver: Self.driverName(display))
         let run = try out.discardOnError { try PacingRun(backend: display, configuration: runConfig, renderer: renderer) }
-        try out.attach(run, configuration: runConfig)
+        out.attach(run, configuration: runConfig)
         if let h = hudState {
             let logFrame = run.onFrame
             run.onFrame = { r in
@@ -166,16 +172,15 @@ struct RunCommand: ParsableCommand {
             }
         }
         onRun?(run, out)
-        let summary = try run.run(shouldStop: { stop.isRequested || out.failure != nil })
-        try out.finish(summary)
-        return summary
+        // An output file that fails stops being written; the display keeps running.
+        return out.finish(try run.run(shouldStop: { stop.isRequested }))
     }
 
     func makeConfiguration() throws -> RunConfiguration {
         var c = RunConfiguration()
         if let r = rate { c.range = try FrameRateRange(parsing: r) }
         if let ms = minDuration {
-            guard ms.isFinite, ms >= 0 else { throw CLIFailure("--min-duration must be a non-negative number of milliseconds") }
+            guard ms.isFinite, ms >= 0, ms <= 10_000 else { throw CLIFailure("--min-duration must be 0 to 10000 ms") }
             c.minimumDuration = Nanoseconds((ms * 1e6).rounded())
         }
         c.contentRate = contentRate
@@ -241,7 +246,7 @@ struct RunCommand: ParsableCommand {
     func openBackend(_ fake: FakeDisplayConfiguration, source: DeviceSource, purpose: BackendChoice.Purpose) throws -> any DisplayBackend {
         let (display, notice) = try BackendChoice.open(backend: backend, device: device, connector: connector, mode: mode,
                                                       fake: fake, source: source, purpose: purpose)
-        if let notice { FileHandle.standardError.write(Data("cadence run: \(notice)\n".utf8)) }
+        if let notice { StandardStreams.errorLine("cadence run: \(notice)") }
         return display
     }
 
@@ -267,6 +272,7 @@ struct RunCommand: ParsableCommand {
             print("causes            " + s.causes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: "  "))
         }
         print("end               \(s.endReason)  (\(f(s.durationSeconds)) s shown, \(f(s.measuredRateHz)) Hz measured)")
+        for o in s.incompleteOutputs ?? [] { print("INCOMPLETE        \(o)") }
     }
 }
 

@@ -23,6 +23,12 @@ struct RunOutputOptions: ParsableArguments {
 ///
 /// Files are opened before anything else happens, so an unwritable path fails first with one
 /// line; if the run is then refused (no device…), ``discard()`` removes what was created.
+///
+/// A file that fails later (full filesystem, size limit, I/O error, removed) stops being written
+/// and the run goes on: one stderr line says which file stopped after how many frames and why,
+/// the lines already written stay (the log reads like a killed run's: no end line), and the
+/// summary's `incompleteOutputs` names it, which makes `run` and `validate` exit with
+/// ``ExitStatus/outputIncomplete``.
 final class RunOutputs {
     private let log: RunLogWriter?
     private let csv: CSVExport.Writer?
@@ -35,12 +41,14 @@ final class RunOutputs {
     /// The display's clock, for the context records' timestamps.
     private var clock: (() -> Int64)?
     private var lastStatusWall = Date()
-    /// The first error writing a file; the run stops when it is set.
-    private(set) var failure: Error? = nil
+    private var logStopped = false
+    private var csvStopped = false
+    /// One line per output that could not be completed (summary `incompleteOutputs`).
+    private(set) var incomplete: [String] = []
     /// False on drivers without a vblank interrupt (their sequences are synthetic).
     private(set) var hardwareVBlank = true
-    /// (sequence, kernel timestamp) of every shown frame, for the measured refresh.
-    private(set) var vblanks: [(x: Double, y: Double)] = []
+    /// (sequence, kernel timestamp) of every shown frame, for the measured refresh (constant memory).
+    private var vblankFit = RunningLinearFit()
 
     init(log logPath: String?, options: RunOutputOptions) throws {
         var cleanup: [() -> Void] = []
@@ -56,7 +64,6 @@ final class RunOutputs {
         }
         quiet = options.quiet
         probe = SystemProbe(root: options.systemRoot)
-        vblanks.reserveCapacity(4096)
     }
 
     /// Runs `body`; when it throws, removes the files opened so far and rethrows.
@@ -83,14 +90,16 @@ final class RunOutputs {
         sampler = probe.sampler()
     }
 
-    /// Writes the log header and the first context record, and hooks the run's frame and status
-    /// callbacks.
-    func attach(_ run: PacingRun, configuration: RunConfiguration) throws {
+    /// Writes the log header and the first context record, and hooks the run's frame, status
+    /// and rate-switch callbacks.
+    func attach(_ run: PacingRun, configuration: RunConfiguration) {
         if let l = log {
-            try l.begin(RunLogHeader(backend: run.backend, configuration: configuration, system: system))
             let backend = run.backend
             clock = { backend.now() }
-            if let s = sampler { try l.write(s.sample(timeNs: backend.now())) }
+            do {
+                try l.begin(RunLogHeader(backend: backend, configuration: configuration, system: system))
+                if let s = sampler { try l.write(s.sample(timeNs: backend.now())) }
+            } catch { logFailed(error) }
         }
         lastStatusWall = Date()
         hardwareVBlank = run.backend.hasHardwareVBlank
@@ -101,28 +110,52 @@ final class RunOutputs {
     }
 
     private func rateSwitch(_ s: RateSwitch) {
-        guard failure == nil else { return }
-        do { try log?.write(s) } catch { failure = error }
+        guard let l = log, !logStopped else { return }
+        do { try l.write(s) } catch { logFailed(error) }
     }
 
     private func frame(_ r: FrameReport) {
-        if r.wasPresented && r.sequence > 0 { vblanks.append((Double(r.sequence), Double(r.presentedTime))) }
-        guard failure == nil, log != nil || csv != nil else { return }
+        if r.wasPresented && r.sequence > 0 { vblankFit.add(x: Double(r.sequence), y: Double(r.presentedTime)) }
+        let logging = log != nil && !logStopped, exporting = csv != nil && !csvStopped
+        guard logging || exporting else { return }
         let rec = FrameRecord(r)
-        do {
-            try log?.write(rec)
-            try csv?.write(rec)
-        } catch {
-            failure = error
+        if logging {
+            do { try log!.write(rec) } catch { logFailed(error) }
         }
+        if exporting {
+            do { try csv!.write(rec) } catch {
+                csvStopped = true
+                stopped("csv", csv!.path, frames: csv!.rows, error)
+            }
+        }
+    }
+
+    private func logFailed(_ error: Error) {
+        logStopped = true
+        guard let l = log else { return }
+        stopped("log", l.file.path, frames: l.frames, error, noEndLine: true)
+    }
+
+    /// Notes an output that stopped: one stderr line now, one summary entry at the end.
+    /// `frames` is nil for the summary file (written once, at the end).
+    private func stopped(_ what: String, _ path: String, frames: Int?, _ error: Error, noEndLine: Bool = false) {
+        let why = String(describing: error)
+        guard let n = frames else {
+            incomplete.append("\(what) \(path): not written (\(why))")
+            StandardStreams.errorLine("cadence: the \(what) file was not written: \(why)")
+            return
+        }
+        incomplete.append("\(what) \(path): \(n) frames\(noEndLine ? ", no end line" : "") (\(why))")
+        let name = what == "log" ? "logging" : "the \(what)"
+        StandardStreams.errorLine("cadence: \(name) stopped after \(n) frames: \(why); the run goes on and the \(n) frames written stay")
     }
 
     /// Called about once a second of display time: writes a context record to the log, and
     /// prints at most one status line per wall-clock second (a virtual-time run produces many
     /// display seconds per real second: the latest one is shown).
     private func status(_ s: RunStatus) {
-        if let l = log, let now = clock, let s = sampler, failure == nil {
-            do { try l.write(s.sample(timeNs: now())) } catch { failure = error }
+        if let l = log, !logStopped, let now = clock, let sampler {
+            do { try l.write(sampler.sample(timeNs: now())) } catch { logFailed(error) }
         }
         guard !quiet else { return }
         let now = Date()
@@ -130,7 +163,7 @@ final class RunOutputs {
             return
         }
         lastStatusWall = now
-        FileHandle.standardError.write(Data((Self.statusLine(s) + "\n").utf8))
+        StandardStreams.errorLine(Self.statusLine(s))
     }
 
     /// A parent may start us with SIGINT/SIGTERM blocked (the mask is inherited through exec):
@@ -152,20 +185,32 @@ final class RunOutputs {
     /// The CRTC's refresh measured from the shown frames' kernel timestamps (nil when unknown,
     /// and on drivers without a vblank interrupt, whose sequences are synthetic).
     var measuredRefreshHz: Double? {
-        guard hardwareVBlank, let fit = LinearFit(vblanks), fit.slope > 0 else { return nil }
+        guard hardwareVBlank, let fit = vblankFit.fit, fit.slope > 0 else { return nil }
         return 1e9 / fit.slope
     }
 
-    /// Completes the files: log end line, summary JSON. Throws the first write error.
-    func finish(_ summary: RunSummary) throws {
-        if let e = failure { throw e }
-        try log?.end(summary)
+    /// Completes the files (log end line, CSV, summary JSON) and returns `summary` with
+    /// `incompleteOutputs` naming every output that stopped early. Never throws: a file that
+    /// cannot be completed is reported (stderr line, summary entry), the run's result stands.
+    func finish(_ summary: RunSummary) -> RunSummary {
+        if let l = log, !logStopped {
+            // The end line is the run's summary; a log with an end line is complete.
+            do { try l.end(summary) } catch { logFailed(error) }
+        }
         csv?.close()
+        var s = summary
+        s.incompleteOutputs = incomplete.isEmpty ? nil : incomplete
         if let f = summaryFile {
             let enc = JSONEncoder()
             enc.outputFormatting = [.sortedKeys]
-            try f.write(line: [UInt8](try enc.encode(summary)))
+            do {
+                try f.write(line: [UInt8](try enc.encode(s)))
+            } catch {
+                stopped("summary", f.path, frames: nil, error)
+                s.incompleteOutputs = incomplete
+            }
             f.close()
         }
+        return s
     }
 }

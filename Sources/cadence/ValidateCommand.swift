@@ -142,7 +142,7 @@ struct ValidateCommand: ParsableCommand {
         } catch let e as ExitCode {
             throw e
         } catch {
-            FileHandle.standardError.write(Data("cadence validate: \(String(describing: error))\n".utf8))
+            StandardStreams.errorLine("cadence validate: \(String(describing: error))")
             throw ExitCode(2)
         }
         try options.printSummary(summary)
@@ -178,18 +178,19 @@ struct ValidateCommand: ParsableCommand {
         results += expect.evaluate(observed)
         for r in results { print("\(r.passed ? "PASS" : "FAIL") \(r.name): \(r.detail)") }
         let failed = results.filter { !$0.passed }
-        for r in failed { FileHandle.standardError.write(Data("FAIL \(r.name): \(r.detail)\n".utf8)) }
+        for r in failed { StandardStreams.errorLine("FAIL \(r.name): \(r.detail)") }
         if let f = junitFile {
             do {
                 try f.write(line: JUnitReport.xml(results, summary: summary, seconds: Date().timeIntervalSince(started)))
                 f.close()
             } catch {
-                FileHandle.standardError.write(Data("cadence validate: \(String(describing: error))\n".utf8))
+                StandardStreams.errorLine("cadence validate: \(String(describing: error))")
                 throw ExitCode(2)
             }
         }
         let on = summary.backend == "fake" ? " on the fake display (a simulator, not a real panel)" : ""
         print(failed.isEmpty ? "validate: PASS (\(results.count) criteria)\(on)" : "validate: FAIL (\(failed.count) of \(results.count) criteria)\(on)")
         if !failed.isEmpty { throw ExitCode(1) }
+        if let code = StandardStreams.incompleteOutputStatus(summary.incompleteOutputs) { throw ExitCode(code) }
     }
 }

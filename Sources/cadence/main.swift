@@ -31,6 +31,9 @@ struct Cadence: ParsableCommand {
     )
 }
 
+// A closed stdout pipe or a full log disk is an error a command reports, never a signal death.
+StandardStreams.ignoreWriteSignals()
+
 // Parse errors (an unknown option, a value that is not a number, a failed validation) are bad
 // input: one line on stderr and exit status 2, not ArgumentParser's usage block. Help and
 // errors from a command's run keep ArgumentParser's handling.
@@ -40,7 +43,7 @@ do {
 } catch {
     if Cadence.exitCode(for: error) == .success { Cadence.exit(withError: error) }
     let message = Cadence.message(for: error).split(separator: "\n").first.map(String.init) ?? "invalid arguments"
-    FileHandle.standardError.write(Data("cadence: \(message) (see --help)\n".utf8))
+    StandardStreams.errorLine("cadence: \(message) (see --help)")
     exit(2)
 }
 if let status = BenchCommand.checkKernelRequest(for: command) { exit(status) }

@@ -1,0 +1,31 @@
+// swift-tools-version: 6.1
+import Foundation
+import PackageDescription
+
+/// libFuzzer targets for every parser of outside input (issue 10). Each directory under
+/// `Targets/` is one target: a single `main.swift` that calls `runFuzzer { data, size in … }`
+/// (FuzzSupport), built as the executable `fuzz-NAME` against Cadence's library products; its
+/// seed corpus is `corpus/NAME/` (and `dict/NAME.dict`, optional). Adding a target is adding
+/// that one file and a few seeds: this manifest finds it. Build and run with
+/// `tools/fuzz/run.sh NAME SECONDS`.
+let here = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+let names = ((try? FileManager.default.contentsOfDirectory(atPath: here.appendingPathComponent("Targets").path)) ?? [])
+    .filter { !$0.hasPrefix(".") }
+    .sorted()
+// A path dependency's identity is its directory's name (the checkout's, not "Cadence").
+let cadence = here.deletingLastPathComponent().deletingLastPathComponent().lastPathComponent.lowercased()
+
+let package = Package(
+    name: "CadenceFuzz",
+    dependencies: [.package(path: "../..")],
+    targets: [
+        .target(name: "CFuzzer", path: "Support/CFuzzer"),
+        .target(name: "FuzzSupport", dependencies: ["CFuzzer"], path: "Support/FuzzSupport"),
+    ] + names.map { name in
+        .executableTarget(
+            name: "fuzz-\(name)",
+            dependencies: ["FuzzSupport"] + ["CadenceCore", "CadenceReport", "DRM"].map { .product(name: $0, package: cadence) },
+            path: "Targets/\(name)"
+        )
+    }
+)

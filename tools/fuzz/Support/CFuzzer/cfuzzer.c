@@ -1,0 +1,2 @@
+// Declarations only (include/cfuzzer.h): libFuzzer itself is linked by -sanitize=fuzzer.
+#include "cfuzzer.h"

@@ -1,0 +1,21 @@
+import CadenceCore
+import CadenceReport
+import Foundation
+import FuzzSupport
+
+/// The run-log reader as `cadence report` uses it: parse (strict, then allowing a cut-off last
+/// line), analyse, and draw every output format.
+runFuzzer { data, size in
+    let bytes = Data(fuzzBytes(data, size))
+    for partial in [false, true] {
+        guard let log = try? RunLog.parse(bytes, name: "fuzz", allowPartialLastLine: partial) else { continue }
+        let summary = LogAnalysis.summary(of: log)
+        _ = LogAnalysis.differences(summary, log.end?.summary ?? summary)
+        _ = CSVExport.csv(log.records)
+        let chart = ReportChart(log: log, width: 480, height: 320)
+        _ = SVGReport.svg(chart)
+        _ = HTMLReport.html(chart, log: log, source: "fuzz")
+        _ = PNGReport.encode(chart)
+    }
+    return 0
+}
