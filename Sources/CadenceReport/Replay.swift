@@ -106,6 +106,15 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
                 nsSeqs = seqs.filter { pairs[$0]! % 1000 != 0 }
                 nsStamps = nsSeqs.map { pairs[$0]! }
             }
+        } else if hasHardwareVBlank, let first = recs.min(by: { $0.id < $1.id }), first.callbackNs > 0 {
+            // VRR: the link started at a vblank (the display's last one when the run began), which
+            // the frames' minimum durations count from; no flip marks it: pin the first callback.
+            let s = sequence(near: first.callbackNs)
+            if pairs[s] == nil && s < seqs[0] {
+                pairs[s] = first.callbackNs
+                seqs = pairs.keys.sorted()
+                stamps = seqs.map { pairs[$0]! }
+            }
         }
         loggedDelays = recs.contains { $0.schedulerDelayNs != nil }
         let renders = recs.filter { $0.renderEndNs > $0.renderStartNs }.map { (start: $0.renderStartNs, end: $0.renderEndNs) }
@@ -127,6 +136,10 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
         if startBetweenVBlanks && startSequence > 0 {
             startSequence -= 1
             clock = first.callbackNs &- clampedNanoseconds(refreshInterval / 2)
+        } else if vrrRange != nil {
+            // A VRR link starts at the time it was added, not at a vblank: start when it woke.
+            while startSequence > 0 && time(of: startSequence) > first.wakeNs { startSequence -= 1 }
+            clock = first.wakeNs
         } else {
             clock = Swift.max(first.wakeNs, time(of: startSequence))
         }
