@@ -48,8 +48,10 @@ public final class Drawable: @unchecked Sendable, Hashable, CustomStringConverti
     /// Presents at the frame's target: the link's ``DisplayLinkUpdate/targetPresentationTimestamp``.
     public func present() { submit(.nextOpportunity) }
 
-    /// Presents at the first vblank not before `time` (`nearest`: the vblank nearest to it).
-    public func present(at time: DisplayInstant, nearest: Bool = false) {
+    /// Presents at the vblank nearest to `time`, as Metal's `present(atTime:)` ("as close as
+    /// possible"; an exact tie goes to the later vblank). `nearest: false`: the first vblank not
+    /// before `time` (less the timestamp uncertainty), so that the frame never shows early.
+    public func present(at time: DisplayInstant, nearest: Bool = true) {
         submit(.at(time.nanoseconds, nearest: nearest))
     }
 
