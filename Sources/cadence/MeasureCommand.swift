@@ -222,9 +222,7 @@ struct MeasureCommand: ParsableCommand {
 
 /// Writes one line to stderr.
 func printError(_ line: String) {
-    var s = line
-    s += "\n"
-    _ = s.withCString { fputs($0, stderr) }
+    StandardStreams.errorLine(line)
 }
 
 extension String {
