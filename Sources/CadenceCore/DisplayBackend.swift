@@ -134,7 +134,7 @@ public protocol DisplayBackend: AnyObject {
     func close() throws
 }
 
-/// A display that can stand for CPU work in simulations (`--inject-late`, replay): the fake
+/// A display that can stand for CPU work in simulations (injected lateness, replay): the fake
 /// display jumps its virtual clock, KMS busy-waits. Inside the package only: it is a test and
 /// benchmark tool, not part of the display contract.
 package protocol WorkSimulating: DisplayBackend {
