@@ -1,7 +1,7 @@
 import CadenceCore
 
 /// The command line's spellings of a run's scripted faults, `--inject-late FRAME:K[,…]` and
-/// `--render-cost FROM-TO:MS[,…]`, parsed into ``RunConfiguration`` values. Here rather than in
+/// `--render-cost FROM-TO:MS[,…]`, parsed into `RunConfiguration` values. Here rather than in
 /// the CLI so that the fuzz targets (tools/fuzz) reach the same parsers.
 public enum RunSpec {
     /// A spec that does not parse: one line for the user, naming the flag.
@@ -10,8 +10,8 @@ public enum RunSpec {
         public init(_ d: String) { description = d }
     }
 
-    /// Parses `FRAME:K[,FRAME:K…]` (``RunConfiguration/injectLate``): FRAME ≥ 0, K 1 to
-    /// ``RunConfiguration/maxInjectedLateness``; a frame given twice keeps its last K.
+    /// Parses `FRAME:K[,FRAME:K…]` (`RunConfiguration.injectLate`): FRAME ≥ 0, K 1 to
+    /// `RunConfiguration.maxInjectedLateness`; a frame given twice keeps its last K.
     public static func injectLate(_ text: String) throws -> [Int: Int] {
         let maxK = RunConfiguration.maxInjectedLateness
         var out: [Int: Int] = [:]
@@ -26,7 +26,7 @@ public enum RunSpec {
         return out
     }
 
-    /// Parses `FROM-TO:MS[,…]` (``RunConfiguration/renderCost``): `FROM-:MS` to the end,
+    /// Parses `FROM-TO:MS[,…]` (`RunConfiguration.renderCost`): `FROM-:MS` to the end,
     /// `FRAME:MS` one frame; MS 0 to 60,000.
     public static func renderCost(_ text: String) throws -> [RenderCost] {
         var out: [RenderCost] = []
