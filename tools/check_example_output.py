@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Checks what Examples' `moving-bar` printed (stdout + stderr of one run).
+
+    check_example_output.py fake|kms OUTPUT_FILE [--rc N] [--overruns N]
+
+fake: no DRM card, so the fallback line, then exactly the fake display's virtual-time numbers:
+      300 frames at 60 Hz (5 s), drawables 60, 120, … 300 presented one second apart, no drops.
+kms:  the real display (vkms at 60.0038 Hz): no fallback, ~300 frames (5 s) on "kms" at the
+      refresh's rate, drawables 60, 120, … presented 60 refreshes apart (kernel timestamps) and
+      no dropped refreshes, unless the guest logged vblank timer overruns during the run (the
+      host delayed the VM; then drops are reported, not failed).
+Prints one PASS/FAIL line per check; exits 1 on any failure.
+"""
+import re
+import sys
+
+VKMS_HZ = 65000e3 / (1344 * 806)  # vkms' preferred 1024x768 mode: 60.00384 Hz
+
+
+def main(argv):
+    if len(argv) < 3 or argv[1] not in ("fake", "kms"):
+        sys.exit(__doc__)
+    mode, path = argv[1], argv[2]
+    rc = int(argv[argv.index("--rc") + 1]) if "--rc" in argv else 0
+    overruns = int(argv[argv.index("--overruns") + 1]) if "--overruns" in argv else 0
+    text = open(path, encoding="utf-8", errors="replace").read()
+    failed = 0
+
+    def check(label, ok, detail=""):
+        nonlocal failed
+        print("%s  example (%s): %s%s" % ("PASS" if ok else "FAIL", mode, label, "" if ok else "  [%s]" % detail))
+        failed += 0 if ok else 1
+
+    check("exit status 0", rc == 0, "rc %d: %s" % (rc, text[-400:]))
+    fallback = "using the fake display" in text
+    check("fallback line" if mode == "fake" else "no fallback to the fake display", fallback == (mode == "fake"), text[:300])
+    presented = [(int(d), float(t)) for d, t in re.findall(r"^drawable (\d+) presented at (\d+\.\d+) s$", text, re.M)]
+    summary = re.search(r"^(\d+) frames at ([0-9.]+) Hz on (\w+), (\d+) dropped refreshes$", text, re.M)
+    check("summary line", summary is not None, text[-300:])
+    if not summary:
+        return 1
+    frames, hz, backend, dropped = int(summary[1]), float(summary[2]), summary[3], int(summary[4])
+    ids = [d for d, _ in presented]
+    times = [t for _, t in presented]
+    steps = [b - a for a, b in zip(times, times[1:])]
+    if mode == "fake":
+        check("300 frames at 60 Hz on fake, 0 dropped", (frames, hz, backend, dropped) == (300, 60.0, "fake", 0), summary[0])
+        check("drawables 60…300 presented", ids == [60, 120, 180, 240, 300], ids)
+        check("one second apart (virtual time, exact)", all(abs(s - 1.0) < 1e-9 for s in steps) and times[0] > 0, times)
+    else:
+        check("on kms at the refresh's rate", backend == "kms" and abs(hz - VKMS_HZ) < 0.01, summary[0])
+        check("about 5 s of frames (295…302)", 295 <= frames <= 302, frames)
+        check("drawables 60, 120, … presented", len(ids) >= 4 and ids == list(range(60, 60 * len(ids) + 1, 60)), ids)
+        period = 60 / VKMS_HZ
+        ok_steps = all(abs(s - period) < 0.002 for s in steps)
+        if overruns == 0:
+            check("no dropped refreshes", dropped == 0, summary[0])
+            check("presentations 60 refreshes apart (±2 ms)", ok_steps and times[0] > 0, steps)
+        else:
+            print("INFO  example (kms): %d vblank timer overruns in the guest during the run (host load): "
+                  "%d dropped refreshes, steps %s not checked" % (overruns, dropped, steps))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
