@@ -57,6 +57,11 @@ python3 tools/edid/compare.py --cadence "$(swift build --show-bin-path)/cadence"
 
 echo "== the CLI uses the libraries' public API only"
 tools/check-cli-public-api.sh
+echo "== layers: CadenceCore imports no Foundation; CadenceCore, KMSDisplay and DRM quote no CLI flags"
+if grep -rn "^import Foundation" Sources/CadenceCore || grep -rnE -- '--[a-z]' Sources/CadenceCore Sources/KMSDisplay Sources/DRM; then
+    echo "a library below the CLI knows the CLI (lines above)"
+    exit 1
+fi
 
 echo "== DocC: every library product, no warnings"
 # The targets of every library product in Package.swift.
