@@ -69,5 +69,5 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["cadence", "CadenceReport", "CadenceCore", "DRM", "KMSDisplay"]),
         .testTarget(name: "CadenceReportTests", dependencies: ["CadenceReport", "CadenceCore", "Raster"]),
     ],
-    swiftLanguageModes: [.v5]
+    swiftLanguageModes: [.v6]
 )

@@ -72,8 +72,9 @@ public struct WorkloadRandom {
 }
 
 /// A workload with its shapes and images generated for one frame size, ready to run
-/// repeatedly (generation is not part of the timed work).
-public final class PreparedWorkload {
+/// repeatedly (generation is not part of the timed work). Immutable once made, so its bands may
+/// read it from several threads.
+public final class PreparedWorkload: Sendable {
     public let workload: BenchWorkload
     public let width: Int
     public let height: Int

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Set-up command 2 of 2 (and what CI runs): installs every apt package the tests need,
 # builds, runs the unit tests, checks `cadence render` PNGs with Pillow, compares `cadence edid`
-# with edid-decode on the EDID corpus (tools/edid), then boots Debian's
+# with edid-decode on the EDID corpus (tools/edid), checks that the CLI uses public API only,
+# generates the DocC documentation of every library (no warnings allowed), builds and tests the
+# Examples package and runs its executable on the fake display, then boots Debian's
 # kernel in qemu (TCG) and runs the real-kernel integration tests on vkms, bochs and
 # virtio-gpu (and a VM without any DRM card), then the pacing and validate checks
 # (tools/vm/pacing.sh, tools/vm/validate.sh) on vkms with a release build.
@@ -52,6 +54,45 @@ python3 tools/bench/check_png.py "$(swift build --show-bin-path)/cadence"
 echo "== EDID corpus: cadence edid vs edid-decode, field by field (tools/edid)"
 tools/edid/corpus.sh
 python3 tools/edid/compare.py --cadence "$(swift build --show-bin-path)/cadence"
+
+echo "== the CLI uses the libraries' public API only"
+tools/check-cli-public-api.sh
+echo "== layers: CadenceCore imports no Foundation; CadenceCore, KMSDisplay and DRM quote no CLI flags"
+if grep -rn "^import Foundation" Sources/CadenceCore || grep -rnE -- '--[a-z]' Sources/CadenceCore Sources/KMSDisplay Sources/DRM; then
+    echo "a library below the CLI knows the CLI (lines above)"
+    exit 1
+fi
+
+echo "== DocC: every library product, no warnings"
+# The targets of every library product in Package.swift.
+doc_targets=$(swift package dump-package | python3 -c 'import json, sys
+p = json.load(sys.stdin)
+print(" ".join(sorted({t for pr in p["products"] if "library" in pr["type"] for t in pr["targets"]})))')
+doc_args=()
+for t in $doc_targets; do doc_args+=(--target "$t"); done
+if ! swift package --disable-sandbox generate-documentation "${doc_args[@]}" >"$log" 2>&1; then
+    grep -E -A4 "error|warning:" "$log" | head -n 60 || tail -n 20 "$log"
+    echo "DocC generation FAILED (full log: $log)"
+    exit 1
+fi
+doc_warnings=$(grep -c "warning:" "$log" || true)
+if [ "$doc_warnings" != 0 ]; then
+    grep -A4 "warning:" "$log" | head -n 80
+    echo "DocC: $doc_warnings warnings (full log: $log)"
+    exit 1
+fi
+echo "DocC: $doc_targets: 0 warnings"
+
+echo "== Examples package: builds against this checkout by path, test passes, runs on the fake display"
+if ! { swift build --package-path Examples --build-tests && swift test --package-path Examples --skip-build; } >"$log" 2>&1; then
+    grep -E "✘|error:|failed|Fatal" "$log" | head -n 40 || tail -n 20 "$log"
+    echo "Examples FAILED (full log: $log)"
+    exit 1
+fi
+grep -E "^(✔|✘) Test run with" "$log" || tail -n 3 "$log"
+example_rc=0
+"$(swift build --package-path Examples --show-bin-path)/moving-bar" >"$log" 2>&1 || example_rc=$?
+python3 tools/check_example_output.py fake "$log" --rc "$example_rc"
 
 [ "$unit_only" = 1 ] && exit 0
 

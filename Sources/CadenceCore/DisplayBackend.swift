@@ -69,6 +69,10 @@ public enum BackendEvent: Equatable, Sendable {
 }
 
 /// A CPU-writable XRGB8888 pixel surface: the cached shadow buffer a frame is drawn into.
+///
+/// `@unchecked Sendable`: a value that only points at pixels; the backend hands a surface to
+/// one frame at a time and takes it back (the copy to scanout) after that frame's render ends,
+/// so the pixels are never written from two threads at once.
 public struct PixelSurface: @unchecked Sendable {
     public var base: UnsafeMutableRawPointer
     public var width: Int
@@ -134,7 +138,7 @@ public protocol DisplayBackend: AnyObject {
     func close() throws
 }
 
-/// A display that can stand for CPU work in simulations (`--inject-late`, replay): the fake
+/// A display that can stand for CPU work in simulations (injected lateness, replay): the fake
 /// display jumps its virtual clock, KMS busy-waits. Inside the package only: it is a test and
 /// benchmark tool, not part of the display contract.
 package protocol WorkSimulating: DisplayBackend {

@@ -123,7 +123,7 @@ public struct PacingErrorMicroseconds: Codable, Equatable, Sendable {
     }
 }
 
-/// The summary of a run: what `cadence run --json` prints.
+/// The summary of a run (the CLI prints it as JSON).
 public struct RunSummary: Codable, Equatable, Sendable {
     public var backend: String
     public var refreshHz: Double
@@ -146,7 +146,7 @@ public struct RunSummary: Codable, Equatable, Sendable {
     /// Presented-vs-target error of on-time frames (µs). Optional so that summaries written
     /// before it existed still decode.
     public var onTimeErrorUs: PacingErrorMicroseconds?
-    /// Rate switches made by `--adapt` (absent when the run did not adapt).
+    /// Rate switches made by rate adaptation (absent when the run did not adapt).
     public var rateSwitches: Int?
     public var intervalMs: IntervalSummary
     public var intervalUs: IntervalPercentilesMicroseconds
@@ -157,7 +157,7 @@ public struct RunSummary: Codable, Equatable, Sendable {
     public var durationSeconds: Double
     /// "completed", "stopped" or "device-lost: …".
     public var endReason: String
-    /// Output files (`--log`, `--csv`, `--summary`) that stopped early, one line each ("log
+    /// Output files (a program's log, CSV or summary files) that stopped early, one line each ("log
     /// run.jsonl: 812 frames, no end line (cannot write run.jsonl: No space left on device)");
     /// absent when every output is complete (and always in a log's end line).
     public var incompleteOutputs: [String]? = nil

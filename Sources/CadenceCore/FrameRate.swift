@@ -113,7 +113,7 @@ public struct EffectiveRate: Equatable, Sendable {
         var r = range.preferred > 0 ? range.preferred : hi
         r = Swift.min(Swift.max(r, range.minimum), hi)
         if r <= 0 { r = vrr.upperBound }
-        // Not below 1 Hz, as on a fixed refresh (found fuzzing --rate: 0.01 Hz is 100 s a frame).
+        // Not below 1 Hz, as on a fixed refresh (found fuzzing rate ranges: 0.01 Hz is 100 s a frame).
         r = Swift.max(r, Swift.min(1, vrr.upperBound))
         var k = 1
         if r < vrr.lowerBound {

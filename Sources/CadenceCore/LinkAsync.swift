@@ -88,7 +88,9 @@ final class LinkJob: @unchecked Sendable {
 
 /// The rendezvous between the loop thread and the iterating task: the loop thread offers an
 /// update and waits until the task asks for the next one; the task waits for an offer.
-/// All state is under `lock`; the loop thread parks on `resume`.
+/// All state is under `lock`; the loop thread parks on `resume`. `@unchecked Sendable`
+/// because the compiler cannot see that a lock guards the `var`s (every access is inside
+/// `lock.withLock`).
 final class UpdateChannel: @unchecked Sendable {
     private let job: LinkJob
     private let lock = Lock()
@@ -166,7 +168,9 @@ final class UpdateChannel: @unchecked Sendable {
     }
 }
 
-/// A pthread mutex (CadenceCore uses no Foundation).
+/// A pthread mutex (CadenceCore uses no Foundation; `Synchronization.Mutex` needs macOS 15,
+/// the package supports 13). `@unchecked Sendable`: the mutex is the synchronisation itself;
+/// its pointer is set once in init and freed in deinit.
 final class Lock: @unchecked Sendable {
     private let m: UnsafeMutablePointer<pthread_mutex_t>
     init() {

@@ -1,4 +1,4 @@
-/// What a run of display links produced: the summary (what `cadence run --json` prints) and
+/// What a run of display links produced: the summary (what the CLI prints as JSON) and
 /// the running totals behind it (outcomes, drops, causes, hitch, interval histograms).
 public struct PacingResult {
     /// Frames, drops, causes, hitch time ratio, interval statistics, end reason.

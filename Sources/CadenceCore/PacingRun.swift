@@ -1,26 +1,27 @@
-/// What a run asks of the pacing core (the options of `cadence run`).
+/// What a scenario run asks of the pacing core: one display link's rate, presentation mode and
+/// latency, when to stop, and scripted lateness or rendering cost to test the accounting with.
 public struct RunConfiguration: Equatable, Sendable {
-    /// The display link's frame-rate range (`--rate MIN:MAX:PREFERRED`).
+    /// The display link's frame-rate range.
     public var range: FrameRateRange = .default
-    /// Present every frame with `present(afterMinimumDuration:)` (`--min-duration MS`).
+    /// Present every frame with `present(afterMinimumDuration:)`, this long after the previous one.
     public var minimumDuration: Nanoseconds? = nil
-    /// Content frame n is presented at t0 + n/contentRate with `present(at:)` (`--content-rate HZ`).
+    /// Content frame n is presented at t0 + n/contentRate with `present(at:)` (Hz).
     public var contentRate: Double? = nil
-    /// Frame latency 1–3 (`--latency N`).
+    /// Frame latency 1–3.
     public var latency: Int = 1
-    /// Stop after this many frames (`--frames N`).
+    /// Stop after this many frames.
     public var frames: Int? = nil
-    /// Stop producing frames after this long (`--duration S`).
+    /// Stop producing frames after this long.
     public var duration: Nanoseconds? = nil
     /// Frame index → K (1…``maxInjectedLateness``): that frame's rendering ends K − ½ refreshes
-    /// after its deadline (`--inject-late`).
+    /// after its deadline.
     public var injectLate: [Int: Int] = [:]
     /// Commit margin before the target vblank (0 on the fake display).
     public var commitMargin: Nanoseconds = 0
-    /// Step the rate down when frames keep missing and back up when there is headroom (`--adapt`,
-    /// see ``RateAdaptation``).
+    /// Step the rate down when frames keep missing and back up when there is headroom (see
+    /// ``RateAdaptation``).
     public var adapt = false
-    /// Scripted rendering cost: frames in a span take at least that long to render (`--render-cost`).
+    /// Scripted rendering cost: frames in a span take at least that long to render.
     public var renderCost: [RenderCost] = []
 
     public init() {}
@@ -30,48 +31,60 @@ public struct RunConfiguration: Equatable, Sendable {
         renderCost.last { $0.first <= n && n <= ($0.last ?? Int.max) }?.costNs
     }
 
-    /// Largest K of `--inject-late` (10,000 refreshes: 2¾ minutes at 60 Hz).
+    /// Largest K of ``injectLate`` (10,000 refreshes: 2¾ minutes at 60 Hz).
     public static let maxInjectedLateness = 10_000
-    /// Largest `--min-duration` (10 s): a frame duration, not a pause.
+    /// Largest ``minimumDuration`` (10 s): a frame duration, not a pause.
     public static let maxMinimumDuration: Nanoseconds = 10_000_000_000
-    /// `--content-rate` bounds in Hz.
+    /// ``contentRate`` bounds in Hz.
     public static let contentRateRange = 0.1...10_000.0
 
-    /// Why a configuration is unusable: one line for the user.
+    /// Why a configuration is unusable: which setting, and what is wrong with its value.
+    /// ``description`` names the setting in words ("latency must be 1, 2 or 3"); a program with
+    /// its own names for the settings (a command line's flags) puts them before ``problem``.
     public struct Invalid: Error, Equatable, CustomStringConvertible {
-        public var description: String
-        public init(_ d: String) { description = d }
+        /// A setting of ``RunConfiguration`` (or a combination that cannot go together).
+        public enum Setting: String, Equatable, Sendable, CaseIterable {
+            case range = "rate range"
+            case minimumDuration = "minimum duration"
+            case contentRate = "content rate"
+            case latency
+            case frames = "frame count"
+            case duration
+            /// ``RunConfiguration/minimumDuration`` and ``RunConfiguration/contentRate`` both set.
+            case minimumDurationAndContentRate = "minimum duration and content rate"
+            case injectLate = "injected lateness"
+            case renderCost = "render cost"
+        }
+        /// The setting at fault.
+        public var setting: Setting
+        /// What is wrong, without the setting's name ("must be 1, 2 or 3").
+        public var problem: String
+        public init(_ setting: Setting, _ problem: String) {
+            self.setting = setting
+            self.problem = problem
+        }
+        /// The setting's name in words, then the problem.
+        public var description: String { "\(setting.rawValue) \(problem)" }
     }
 
     /// Throws ``Invalid`` for values no run can use.
     public func validate() throws {
-        do { try range.validate() } catch let e as FrameRateRange.Invalid { throw Invalid(e.description) }
-        if let d = minimumDuration, d < 0 || d > Self.maxMinimumDuration { throw Invalid("--min-duration must be 0 to 10000 ms") }
-        if let c = contentRate, !Self.contentRateRange.contains(c) { throw Invalid("--content-rate must be a rate from 0.1 to 10000 Hz") }
-        if !(1...3).contains(latency) { throw Invalid("--latency must be 1, 2 or 3") }
-        if let f = frames, f <= 0 { throw Invalid("--frames must be positive") }
-        if let d = duration, d <= 0 { throw Invalid("--duration must be positive") }
-        if minimumDuration != nil && contentRate != nil { throw Invalid("--min-duration and --content-rate cannot be combined") }
-        for (f, k) in injectLate where f < 0 || k < 1 || k > Self.maxInjectedLateness {
-            throw Invalid("--inject-late \(f):\(k): FRAME must be ≥ 0 and K 1 to \(Self.maxInjectedLateness)")
+        do { try range.validate() } catch let e as FrameRateRange.Invalid {
+            let text = e.description, name = Invalid.Setting.range.rawValue + " "
+            throw Invalid(.range, text.hasPrefix(name) ? String(text.dropFirst(name.count)) : text)
+        }
+        if let d = minimumDuration, d < 0 || d > Self.maxMinimumDuration { throw Invalid(.minimumDuration, "must be 0 to 10000 ms") }
+        if let c = contentRate, !Self.contentRateRange.contains(c) { throw Invalid(.contentRate, "must be a rate from 0.1 to 10000 Hz") }
+        if !(1...3).contains(latency) { throw Invalid(.latency, "must be 1, 2 or 3") }
+        if let f = frames, f <= 0 { throw Invalid(.frames, "must be positive") }
+        if let d = duration, d <= 0 { throw Invalid(.duration, "must be positive") }
+        if minimumDuration != nil && contentRate != nil { throw Invalid(.minimumDurationAndContentRate, "cannot be combined") }
+        for (f, k) in injectLate.sorted(by: { $0.key < $1.key }) where f < 0 || k < 1 || k > Self.maxInjectedLateness {
+            throw Invalid(.injectLate, "of frame \(f) by \(k) refreshes: the frame must be ≥ 0 and the refreshes 1 to \(Self.maxInjectedLateness)")
         }
         for c in renderCost where c.first < 0 || (c.last.map { $0 < c.first } ?? false) || c.costNs < 0 {
-            throw Invalid("--render-cost \(c): FROM must be ≥ 0, TO ≥ FROM and MS ≥ 0")
+            throw Invalid(.renderCost, "\(c): the first frame must be ≥ 0, the last ≥ the first and the cost ≥ 0 ms")
         }
-    }
-
-    /// Parses `FRAME:K[,FRAME:K…]`.
-    public static func parseInjectLate(_ text: String) throws -> [Int: Int] {
-        var out: [Int: Int] = [:]
-        for item in text.split(separator: ",") {
-            let p = item.split(separator: ":", omittingEmptySubsequences: false)
-            guard p.count == 2, let f = Int(p[0]), let k = Int(p[1]), f >= 0, k >= 1, k <= maxInjectedLateness else {
-                throw Invalid("--inject-late '\(item)' must be FRAME:K with FRAME ≥ 0 and K 1 to \(maxInjectedLateness)")
-            }
-            out[f] = k
-        }
-        if out.isEmpty { throw Invalid("--inject-late needs FRAME:K") }
-        return out
     }
 }
 
@@ -87,32 +100,10 @@ public struct RenderCost: Codable, Equatable, Sendable, CustomStringConvertible 
         self.costNs = costNs
     }
 
-    /// `FROM-TO:MS`, `FROM-:MS` or `FRAME:MS`.
+    /// `FIRST-LAST:MS`, `FIRST-:MS` (to the end) or `FRAME:MS` (one frame).
     public var description: String {
         let span = last == first ? "\(first)" : "\(first)-\(last.map(String.init) ?? "")"
         return "\(span):\(Double(costNs) / 1e6)"
-    }
-
-    /// Parses `FROM-TO:MS[,…]` (`FROM-:MS` to the end, `FRAME:MS` one frame).
-    public static func parse(_ text: String) throws -> [RenderCost] {
-        var out: [RenderCost] = []
-        for item in text.split(separator: ",") {
-            let p = item.split(separator: ":", omittingEmptySubsequences: false)
-            let bad = RunConfiguration.Invalid("--render-cost '\(item)' must be FROM-TO:MS, FROM-:MS or FRAME:MS (frames ≥ 0, MS ≥ 0)")
-            guard p.count == 2, let ms = Double(p[1]), ms.isFinite, ms >= 0, ms <= 60_000 else { throw bad }
-            let span = p[0].split(separator: "-", omittingEmptySubsequences: false)
-            guard let first = Int(span[0]), first >= 0, span.count <= 2 else { throw bad }
-            var last: Int? = first
-            if span.count == 2 {
-                if span[1].isEmpty { last = nil } else {
-                    guard let l = Int(span[1]), l >= first else { throw bad }
-                    last = l
-                }
-            }
-            out.append(RenderCost(first: first, last: last, costNs: Nanoseconds((ms * 1e6).rounded())))
-        }
-        if out.isEmpty { throw RunConfiguration.Invalid("--render-cost needs FROM-TO:MS") }
-        return out
     }
 }
 
@@ -144,12 +135,12 @@ public struct RunStatus: Equatable, Sendable {
     public var hitchTimeRatio: Double
 }
 
-/// A complete `cadence run`: one display link producing frames per ``RunConfiguration`` on a
+/// A complete scenario run (what `cadence run` does): one display link producing frames per ``RunConfiguration`` on a
 /// ``DisplayBackend``, rendering with an optional ``FrameRenderer``, accounting every frame.
 /// The CLI and the end-to-end tests drive exactly this.
 ///
 ///     let run = try PacingRun(backend: FakeDisplay(), configuration: config)
-///     run.onFrame = { report in try? log.write(FrameRecord(report)) }
+///     run.onFrame = { report in reports.append(report) }
 ///     let summary = try run.run()
 public final class PacingRun {
     public let backend: any DisplayBackend
@@ -160,9 +151,9 @@ public final class PacingRun {
     public var onFrame: ((FrameReport) -> Void)?
     /// Called about once a second of display time while frames are produced.
     public var onStatus: ((RunStatus) -> Void)?
-    /// Called at each `--adapt` rate switch (log writers hook here).
+    /// Called at each rate switch of ``RunConfiguration/adapt`` (log writers hook here).
     public var onRateSwitch: ((RateSwitch) -> Void)?
-    /// The switches `--adapt` made so far.
+    /// The switches the rate adaptation made so far.
     public private(set) var rateSwitches: [RateSwitch] = []
     public private(set) var accounting: FrameAccounting
     /// The display link producing the frames.
@@ -201,7 +192,7 @@ public final class PacingRun {
         }
     }
 
-    /// `--adapt`: lets the adapter see a completed frame and switches the link's rate when it says so.
+    /// ``RunConfiguration/adapt``: lets the adapter see a completed frame and switches the link's rate when it says so.
     private func adapt(after r: FrameReport) {
         guard let a = adapter, producing else { return }
         let from = a.currentHz
@@ -213,7 +204,7 @@ public final class PacingRun {
         onRateSwitch?(s)
     }
 
-    /// The rate frames are intended at: the link's effective rate (with `--adapt`: the current
+    /// The rate frames are intended at: the link's effective rate (when adapting: the current
     /// one), the content rate, or what the minimum duration allows (see ``PresentIntent``).
     public var intendedRateHz: Double {
         let refreshHz = 1e9 / pacer.refreshInterval

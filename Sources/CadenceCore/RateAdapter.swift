@@ -1,4 +1,4 @@
-/// The thresholds of `cadence run --adapt` (Swappy's automatic swap interval, the ProMotion
+/// The thresholds of rate adaptation (``RunConfiguration/adapt``; Swappy's automatic swap interval, the ProMotion
 /// guide's "drop to a rate you can sustain").
 ///
 /// Only frames made at the current rate count (frames in flight at a switch were made at the old
@@ -18,8 +18,8 @@ public struct RateAdaptation: Equatable, Sendable {
     public init() {}
 }
 
-/// One switch of the display link's rate by `--adapt`; a `{"record":"rate-switch",…}` line in
-/// the run log.
+/// One switch of the display link's rate by rate adaptation (``RunConfiguration/adapt``); a
+/// `{"record":"rate-switch",…}` line in the run log.
 public struct RateSwitch: Codable, Equatable, Sendable {
     /// Always "rate-switch".
     public var record: String = "rate-switch"
@@ -51,7 +51,7 @@ public struct RateSwitch: Codable, Equatable, Sendable {
     }
 }
 
-/// Decides the switches of `--adapt` from completed frames. The rates it moves between (its
+/// Decides the switches of rate adaptation from completed frames. The rates it moves between (its
 /// ladder) are the configured range's rate and, below it, every rate top/n (top = the refresh,
 /// or the VRR maximum) not below the range's minimum: the rates ``EffectiveRate`` selects
 /// exactly on that display, as a fixed-refresh divisor or a VRR rate.

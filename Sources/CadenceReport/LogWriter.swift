@@ -8,12 +8,12 @@ import Darwin
 #endif
 
 /// An output file written in whole lines, each with a single write(2) and no user-space
-/// buffering: a process killed with SIGKILL loses nothing already handed to ``write(line:)``
+/// buffering: a process killed with SIGKILL loses nothing already handed to ``write(line:)-([UInt8])``
 /// and never leaves a half line before the last one.
 ///
 /// The first write that fails (a full filesystem, a file-size limit, an I/O error, a pipe
 /// whose reader left, the file removed) ends the file for good: ``failure`` keeps why, the
-/// partial line that write may have left is cut off again (``ftruncate`` to the end of the
+/// partial line that write may have left is cut off again (`ftruncate` to the end of the
 /// last complete line), and later writes throw the same failure without touching the file.
 /// Everything written before stays. The process must ignore SIGPIPE and SIGXFSZ to see EPIPE
 /// and EFBIG as errors instead of being killed (the CLI does).

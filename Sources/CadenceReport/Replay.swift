@@ -384,7 +384,7 @@ public struct ReplayResult: Sendable {
 
 /// Re-runs the pacing core on a recorded run's kernel timestamps.
 public enum Replay {
-    /// Replays `log`: the run's configuration (from the header) drives a ``PacingRun`` on a
+    /// Replays `log`: the run's configuration (from the header) drives a `PacingRun` on a
     /// ``ReplayDisplay``; each frame's rendering ends when it ended in the recording.
     public static func run(_ log: RunLog) throws -> ReplayResult {
         guard log.header != nil else {

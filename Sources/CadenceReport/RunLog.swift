@@ -24,7 +24,7 @@ public struct RunLogHeader: Codable, Equatable, Sendable {
     public var crtc: UInt32
     /// Finished frames the backend could hold besides the one on screen and the one in flight.
     public var queueCapacity: Int
-    /// The run's configuration, enough to run it again (``RunConfiguration``).
+    /// The run's configuration, enough to run it again (`RunConfiguration`).
     public var range: FrameRateRange
     public var latency: Int
     public var minDurationNs: Int64?
@@ -101,7 +101,7 @@ public struct RunLogEnd: Codable, Equatable, Sendable {
 public struct RunLog: Sendable {
     public var header: RunLogHeader?
     public var records: [FrameRecord]
-    /// `{"record":"rate-switch",…}` lines (``RateSwitch``), in order.
+    /// `{"record":"rate-switch",…}` lines (`RateSwitch`), in order.
     public var rateSwitches: [RateSwitch] = []
     public var end: RunLogEnd?
     /// The context records (temperature, frequency), in log order; empty in older logs.

@@ -1,7 +1,7 @@
 import CadenceCore
 import DRM
 
-/// The KMS implementation of CadenceCore's ``CadenceCore/DisplayBackend``: one connector and CRTC,
+/// The KMS implementation of CadenceCore's `DisplayBackend`: one connector and CRTC,
 /// a 3-buffer swapchain (dumb or GBM), a cached shadow ``surface`` copied once into a free
 /// scanout buffer at ``finish(frame:)``, page flips (atomic or legacy) completing at the next
 /// vblank, vblank events from drmCrtcQueueSequence (drmWaitVBlank on older kernels), and the

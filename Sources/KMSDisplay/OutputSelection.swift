@@ -5,8 +5,8 @@ import DRM
 
 /// A user-facing failure to open or select an output, with one clear line.
 ///
-/// ``kind`` says what went wrong in a way callers can act on (`cadence run --backend auto`
-/// falls back to the fake display only for ``Kind/noDevice``). Two errors are equal when their
+/// ``kind`` says what went wrong in a way callers can act on (a program that can do without a
+/// display, as Cadence's CLI can, falls back to the fake display only for ``Kind/noDevice``). Two errors are equal when their
 /// lines are.
 public struct OutputSelectionError: Error, Equatable, CustomStringConvertible {
     /// What kind of failure it is.
@@ -151,8 +151,8 @@ public struct OutputSelection {
     }
 
     /// The fastest mode `modes` offers at the size of `mode` (same width, height and
-    /// interlacing) when it is faster than `mode` by more than 0.5 Hz, else nil: the warning
-    /// for a display left at 60 Hz that can do more ("stuck at 60").
+    /// interlacing) when it is faster than `mode` by more than 0.5 Hz, else nil: worth a
+    /// warning for a display left at 60 Hz that can do more ("stuck at 60").
     public static func fasterMode(than mode: ModeInfo, in modes: [ModeInfo]) -> ModeInfo? {
         let interlaced = mode.flags.contains(.interlace)
         let sameSize = modes.filter {
@@ -161,14 +161,6 @@ public struct OutputSelection {
         guard let fastest = sameSize.max(by: { $0.refreshHz < $1.refreshHz }),
               fastest.refreshHz > mode.refreshHz + 0.5 else { return nil }
         return fastest
-    }
-
-    /// The one-line warning when `connector` offers a faster mode at the size of `mode` (see
-    /// ``fasterMode(than:in:)``); `use` says what `mode` is: "is measured at", "is driven at",
-    /// "prefers".
-    public static func fasterModeWarning(connector: Connector, mode: ModeInfo, use: String) -> String? {
-        guard let f = fasterMode(than: mode, in: connector.modes) else { return nil }
-        return "\(connector.name) \(use) \(mode.description) Hz but offers \(f.description) Hz at the same size (stuck at \(ModeInfo.formatHz(mode.refreshHz.rounded())) Hz?): --mode \(f.hdisplay)x\(f.vdisplay)@\(ModeInfo.formatHz(f.refreshHz)) uses it"
     }
 
     /// Picks the connector (by name, else the first connected one) and the mode (from

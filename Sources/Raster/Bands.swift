@@ -35,8 +35,10 @@ public struct BandedRenderer: Sendable {
     }
 
     /// Calls `draw` once per band with `canvas` clipped to that band, in parallel when
-    /// there is more than one band; returns when all bands are drawn.
-    public func render(_ canvas: Canvas, _ draw: (Canvas) -> Void) {
+    /// there is more than one band; returns when all bands are drawn. `draw` runs on several
+    /// threads at once, so it is `@Sendable`: it may read shared state but writes only pixels
+    /// inside the band canvas it is given.
+    public func render(_ canvas: Canvas, _ draw: @Sendable (Canvas) -> Void) {
         let n = min(bands, max(1, canvas.clip.height))
         if n == 1 {
             draw(canvas)

@@ -7,6 +7,10 @@ import Darwin
 /// Pixels owned by Cadence: 64-byte aligned, rows of `width * 4` bytes, zero-filled (black,
 /// alpha 0) at creation. Used as the cached shadow buffer a frame is rendered into, and as
 /// an image source for ``Canvas/blit(_:x:y:wrap:)``.
+///
+/// `@unchecked Sendable`: every property is a `let`; the pixels behind ``base`` are shared
+/// memory whose writers (a banded render: disjoint rows per thread; one frame at a time per
+/// shadow buffer) are kept apart by the code that draws, exactly as with ``Canvas``.
 public final class Bitmap: @unchecked Sendable {
     public let width: Int
     public let height: Int

@@ -13,6 +13,10 @@ import Darwin
 /// gives each thread the same canvas clipped to its band (see ``BandedRenderer``).
 /// Drawing never reads outside the clip either, so the canvas can be a shadow buffer that
 /// is later copied to scanout memory (see ``ShadowBuffer``).
+///
+/// `@unchecked Sendable`: a canvas is immutable (`let`s) and only points at pixels; threads
+/// that share one draw through canvases clipped to disjoint rectangles, and every call writes
+/// inside its clip only, so no pixel is written by two threads.
 public struct Canvas: @unchecked Sendable {
     /// First byte of row 0.
     public let base: UnsafeMutableRawPointer

@@ -114,7 +114,7 @@ extension Canvas {
         return text.withUTF8 { drawText(bytes: $0, x: x, y: y, scale: scale, color) }
     }
 
-    /// Draws ASCII `bytes`; see ``drawText(_:x:y:scale:_:)``.
+    /// Draws ASCII `bytes`; see ``drawText(_:x:y:scale:_:)-(String,_,_,_,_)``.
     @discardableResult
     public func drawText(bytes: UnsafeBufferPointer<UInt8>, x: Int, y: Int, scale: Int = 1, _ color: Color) -> Int {
         let s = max(scale, 1)

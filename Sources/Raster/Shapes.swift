@@ -87,7 +87,7 @@ extension Canvas {
         points.withUnsafeBufferPointer { fillPolygon($0, color) }
     }
 
-    /// Fills a polygon given as a buffer of points; see ``fillPolygon(_:_:)-(Point)``.
+    /// Fills a polygon given as a buffer of points; see ``fillPolygon(_:_:)-([Point],_)``.
     public func fillPolygon(_ points: UnsafeBufferPointer<Point>, _ color: Color) {
         let n = points.count
         guard n >= 3, color.alpha > 0 else { return }

@@ -86,7 +86,7 @@ struct BenchCommand: ParsableCommand {
                 let name = "\(wl)".padding(16)
                 print("\(name) \(w)x\(h) threads \(t)  median \(fmt(median * 1e3)) ms  min \(fmt(times[0] * 1e3)) ms  \(fmt(mpix)) Mpix/s")
             }
-            fflush(stdout)
+            _ = StandardStreams.flushStandardOutput()
         }
     }
 
@@ -97,10 +97,10 @@ struct BenchCommand: ParsableCommand {
     static func checkKernelRequest(for command: ParsableCommand) -> Int32? {
         guard let problem = RasterISA.request.problem else { return nil }
         if command is BenchCommand {
-            fputs("cadence: \(problem)\n", stderr)
+            StandardStreams.errorLine("cadence: \(problem)")
             return 2
         }
-        fputs("cadence: \(problem); drawing with \(RasterISA.active)\n", stderr)
+        StandardStreams.errorLine("cadence: \(problem); drawing with \(RasterISA.active)")
         return nil
     }
 

@@ -111,9 +111,9 @@ struct DeviceReport {
             guard c.status == .connected else { return nil }
             let crtc = encoders.first { $0.id == c.encoderID }.flatMap { e in crtcs.first { $0.id == e.crtcID } }
             if let mode = crtc?.mode {
-                return OutputSelection.fasterModeWarning(connector: c, mode: mode, use: "is driven at")
+                return fasterModeWarning(connector: c, mode: mode, use: "is driven at")
             }
-            return c.preferredMode.flatMap { OutputSelection.fasterModeWarning(connector: c, mode: $0, use: "prefers") }
+            return c.preferredMode.flatMap { fasterModeWarning(connector: c, mode: $0, use: "prefers") }
         }
     }
 

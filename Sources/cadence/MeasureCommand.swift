@@ -131,7 +131,7 @@ struct MeasureCommand: ParsableCommand {
         }
         // Said once the built mode is known to work, so a rejected mode gives one line.
         if let note = selection.note { printError("note: " + note) }
-        if let w = OutputSelection.fasterModeWarning(connector: conn, mode: chosen, use: "is measured at") { printError("warning: " + w) }
+        if let w = fasterModeWarning(connector: conn, mode: chosen, use: "is measured at") { printError("warning: " + w) }
         if recording.vblank == .none { printError("notice: \(driver.name): \(noHardwareVBlankNotice)") }
         let m = RefreshMeasurement(flips: recording.flips, nominalRefreshHz: chosen.refreshHz, hardwareVBlank: recording.vblank == .hardware)
         let source = selection.source
@@ -222,9 +222,7 @@ struct MeasureCommand: ParsableCommand {
 
 /// Writes one line to stderr.
 func printError(_ line: String) {
-    var s = line
-    s += "\n"
-    _ = s.withCString { fputs($0, stderr) }
+    StandardStreams.errorLine(line)
 }
 
 extension String {

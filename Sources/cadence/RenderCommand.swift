@@ -10,7 +10,7 @@ import Darwin
 /// Bad input for the raster commands: one line on stderr, exit status 2.
 enum RasterCLI {
     static func fail(_ message: String) -> ExitCode {
-        fputs("cadence: \(message)\n", stderr)
+        StandardStreams.errorLine("cadence: \(message)")
         return ExitCode(2)
     }
 

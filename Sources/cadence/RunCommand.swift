@@ -192,10 +192,10 @@ struct RunCommand: ParsableCommand {
         } else if frames == nil {
             c.duration = 5_000_000_000
         }
-        if let i = injectLate { c.injectLate = try RunConfiguration.parseInjectLate(i) }
-        if let r = renderCost { c.renderCost = try RenderCost.parse(r) }
+        if let i = injectLate { c.injectLate = try RunSpec.injectLate(i) }
+        if let r = renderCost { c.renderCost = try RunSpec.renderCost(r) }
         c.adapt = adapt
-        try c.validate()
+        do { try c.validate() } catch let e as RunConfiguration.Invalid { throw CLIFailure(e.commandLineMessage) }
         return c
     }
 

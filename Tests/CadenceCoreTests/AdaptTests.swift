@@ -1,20 +1,21 @@
 import Testing
 @testable import CadenceCore
 
-/// `--adapt` on the fake display with scripted render costs. The switch frames follow from the
+/// Rate adaptation (`--adapt`) on the fake display with scripted render costs. The switch frames follow from the
 /// thresholds by hand: a 20 ms render misses every 60 Hz vblank, so frames 100, 101 and 102 each
 /// drop a refresh and the third miss (3 in 30) steps down after frame 102 is shown: frame 103 is
 /// the first at 30 Hz, where 20 ms fits. From frame 200 renders take no time; 60 frames later
 /// (frames 200…259, each within 75% of a 60 Hz frame) the rate steps back up: frame 260 is the
 /// first at 60 Hz again.
 @Suite struct AdaptTests {
-    func run(hz: Double = 60, vrr: ClosedRange<Double>? = nil, range: FrameRateRange = .default, cost: String,
+    func run(hz: Double = 60, vrr: ClosedRange<Double>? = nil, range: FrameRateRange = .default, costMs: Double,
              frames: Int = 400, adapt: Bool = true) throws -> (RunSummary, [FrameReport], [RateSwitch]) {
         var c = RunConfiguration()
         c.frames = frames
         c.adapt = adapt
         c.range = range
-        c.renderCost = try RenderCost.parse(cost)
+        // Frames 100…199 take `costMs` to render.
+        c.renderCost = [RenderCost(first: 100, last: 199, costNs: Nanoseconds(costMs * 1e6))]
         let run = try PacingRun(backend: FakeDisplay(.init(refreshHz: hz, vrrRange: vrr)), configuration: c)
         var out: [FrameReport] = []
         var seen: [RateSwitch] = []
@@ -26,7 +27,7 @@ import Testing
     }
 
     @Test func stepsDownWhenFramesKeepMissingAndBackUpWithHeadroom() throws {
-        let (s, out, sw) = try run(cost: "100-199:20")
+        let (s, out, sw) = try run(costMs: 20)
         #expect(sw.map(\.frame) == [103, 260])
         #expect(sw.map(\.afterFrame) == [102, 259])
         #expect(sw.map(\.fromHz) == [60, 30] && sw.map(\.toHz) == [60 / 2, 60])
@@ -42,7 +43,7 @@ import Testing
     }
 
     @Test func at144HzTheNextRateIs72() throws {
-        let (_, out, sw) = try run(hz: 144, cost: "100-199:10")
+        let (_, out, sw) = try run(hz: 144, costMs: 10)
         #expect(sw.map(\.frame) == [103, 260])
         #expect(sw.map(\.toHz) == [72, 144])
         #expect(out.filter { $0.droppedRefreshes > 0 }.map(\.frameIndex) == [100, 101, 102])
@@ -51,7 +52,7 @@ import Testing
     /// 40 ms misses 30 Hz too: a second step down to 20 Hz after frames 103–105 missed; then up
     /// one step per 60 good frames (at 20 Hz the budget is 75% of a 30 Hz frame).
     @Test func keepsSteppingWhileItKeepsMissing() throws {
-        let (_, out, sw) = try run(cost: "100-199:40", frames: 500)
+        let (_, out, sw) = try run(costMs: 40, frames: 500)
         #expect(sw.map(\.frame) == [103, 106, 260, 320])
         #expect(sw.map(\.toHz) == [30, 20, 30, 60])
         #expect(out.filter { $0.droppedRefreshes > 0 }.map(\.frameIndex) == [100, 101, 102, 103, 104, 105])
@@ -60,7 +61,7 @@ import Testing
 
     /// Never below the range's minimum: 50–60 Hz allows no lower divisor of 60, so nothing switches.
     @Test func theRangeMinimumIsAFloor() throws {
-        let (s, out, sw) = try run(range: FrameRateRange(minimum: 50, maximum: 60, preferred: 0), cost: "100-199:20", frames: 300)
+        let (s, out, sw) = try run(range: FrameRateRange(minimum: 50, maximum: 60, preferred: 0), costMs: 20, frames: 300)
         #expect(sw.isEmpty && s.rateSwitches == 0)
         #expect(out.filter { $0.droppedRefreshes > 0 }.count > 50)
     }
@@ -69,7 +70,7 @@ import Testing
     /// late: frames 100–102 drop a frame each and the rate steps to 72 Hz, where a 15 ms frame is
     /// 1.1 ms late, which VRR absorbs (no drop: the panel waits for it) and the on-time error shows.
     @Test func vrrStepsAlongTheSameLadder() throws {
-        let (s, out, sw) = try run(hz: 144, vrr: 48...144, cost: "100-199:15")
+        let (s, out, sw) = try run(hz: 144, vrr: 48...144, costMs: 15)
         #expect(sw.map(\.frame) == [103, 260])
         #expect(sw.map(\.toHz) == [72, 144])
         #expect(out.filter { $0.droppedRefreshes > 0 }.map(\.frameIndex) == [100, 101, 102])
@@ -80,21 +81,17 @@ import Testing
     }
 
     @Test func withoutAdaptNothingSwitches() throws {
-        let (s, _, sw) = try run(cost: "100-199:20", frames: 300, adapt: false)
+        let (s, _, sw) = try run(costMs: 20, frames: 300, adapt: false)
         #expect(sw.isEmpty && s.rateSwitches == nil)
     }
 
-    @Test func renderCostParses() throws {
-        #expect(try RenderCost.parse("100-199:20,5:1.5,300-:4") == [
-            RenderCost(first: 100, last: 199, costNs: 20_000_000), RenderCost(first: 5, last: 5, costNs: 1_500_000),
-            RenderCost(first: 300, last: nil, costNs: 4_000_000),
-        ])
-        for bad in ["x", "5-3:1", "1:-1", "", "1:2:3", "-1:4", "1-2-3:4", "1:nan"] {
-            #expect(throws: RunConfiguration.Invalid.self, "\(bad)") { try RenderCost.parse(bad) }
-        }
+    @Test func renderCostOfAFrame() throws {
         var c = RunConfiguration()
-        c.renderCost = try RenderCost.parse("10-20:3,15:7")
+        c.renderCost = [RenderCost(first: 10, last: 20, costNs: 3_000_000), RenderCost(first: 15, last: 15, costNs: 7_000_000)]
         #expect(c.renderCost(of: 9) == nil && c.renderCost(of: 10) == 3_000_000 && c.renderCost(of: 15) == 7_000_000)
         #expect(RenderCost(first: 300, last: nil, costNs: 4_000_000).description == "300-:4.0")
+        #expect(RenderCost(first: 5, last: 5, costNs: 1_500_000).description == "5:1.5")
+        c.renderCost = [RenderCost(first: 10, last: 9, costNs: 0)]
+        #expect(throws: RunConfiguration.Invalid(.renderCost, "10-9:0.0: the first frame must be ≥ 0, the last ≥ the first and the cost ≥ 0 ms")) { try c.validate() }
     }
 }

@@ -265,7 +265,6 @@ private func pump(_ p: FramePacer, for ns: Nanoseconds) throws {
         #expect(s.causes == ["scheduler-late": 1])
         let late = try #require(out.first { $0.droppedRefreshes > 0 })
         #expect(late.schedulerDelay > 16_000_000)
-        #expect(FrameRecord(late).schedulerDelayNs == late.schedulerDelay)
     }
 
     @Test func jitterAndDriftCauseNoFalseDrops() throws {
@@ -311,29 +310,8 @@ private func pump(_ p: FramePacer, for ns: Nanoseconds) throws {
     }
 }
 
-@Suite struct LogRecordTests {
-    @Test func recordRoundTripsAsJSONLines() throws {
-        var c = RunConfiguration()
-        c.frames = 30
-        c.injectLate = [10: 2]
-        let run = try PacingRun(backend: FakeDisplay(.init(refreshHz: 60)), configuration: c)
-        // Each record as the CLI's log writer (CadenceReport.RunLogWriter) encodes it: one line.
-        let enc = JSONEncoder()
-        enc.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var lines: [Data] = []
-        run.onFrame = { if let d = try? enc.encode(FrameRecord($0)) { lines.append(d) } }
-        _ = try run.run()
-        #expect(lines.count == 30)
-        #expect(lines.allSatisfy { !$0.contains(0x0A) })
-        let dec = JSONDecoder()
-        let recs = try lines.map { try dec.decode(FrameRecord.self, from: $0) }
-        #expect(recs.allSatisfy { $0.version == 1 && $0.crtc == 0 })
-        #expect(recs[10].cause == .renderLate && recs[10].droppedRefreshes == 2 && recs[10].outcome == .late)
-        #expect(recs[10].renderEndNs - recs[10].deadlineNs == 25_000_000)
-        #expect(recs[10].flipNs - recs[10].intent.targetTimeNs == 33_333_333)
-        #expect(recs[11].outcome == .onTime && recs[11].cause == nil)
-    }
-
+/// Configuration checks and drop-cause indices.
+@Suite struct ConfigurationTests {
     @Test func causeIndexFollowsAllCases() {
         #expect(DropCause.allCases.enumerated().allSatisfy { $0.offset == $0.element.index })
     }
@@ -344,8 +322,24 @@ private func pump(_ p: FramePacer, for ns: Nanoseconds) throws {
         #expect(throws: RunConfiguration.Invalid.self) { try c.validate() }
         c = RunConfiguration(); c.minimumDuration = -1
         #expect(throws: RunConfiguration.Invalid.self) { try c.validate() }
-        #expect(throws: RunConfiguration.Invalid.self) { try RunConfiguration.parseInjectLate("100:0") }
-        #expect(throws: RunConfiguration.Invalid.self) { try RunConfiguration.parseInjectLate("x") }
-        #expect(try RunConfiguration.parseInjectLate("100:1,250:3") == [100: 1, 250: 3])
+        #expect(throws: RunConfiguration.Invalid(.minimumDuration, "must be 0 to 10000 ms")) { try c.validate() }
+        c = RunConfiguration(); c.frames = 0
+        #expect(throws: RunConfiguration.Invalid(.frames, "must be positive")) { try c.validate() }
+        c = RunConfiguration(); c.minimumDuration = 0; c.contentRate = 24
+        #expect(throws: RunConfiguration.Invalid(.minimumDurationAndContentRate, "cannot be combined")) { try c.validate() }
+        c = RunConfiguration(); c.injectLate = [5: 0]
+        #expect(throws: RunConfiguration.Invalid.self) { try c.validate() }
+        c = RunConfiguration(); c.range = FrameRateRange(minimum: 60, maximum: 30, preferred: 0)
+        let e = try #require(throws: RunConfiguration.Invalid.self) { try c.validate() }
+        #expect(e.setting == .range && e.description == "rate range 60.0:30.0:0.0: minimum is above maximum")
+    }
+
+    /// Library errors name the setting in words, never a command-line flag.
+    @Test func configurationErrorsNameNoFlags() {
+        for setting in RunConfiguration.Invalid.Setting.allCases {
+            let e = RunConfiguration.Invalid(setting, "x")
+            #expect(!e.description.contains("--") && e.description.hasPrefix(setting.rawValue + " "))
+        }
+        #expect(RunConfiguration.Invalid(.latency, "must be 1, 2 or 3").description == "latency must be 1, 2 or 3")
     }
 }

@@ -45,10 +45,10 @@ import Testing
     /// Found: `--inject-late 1:9223372036854775807` trapped (the overrun in ns overflowed) and
     /// `1:100000000000` spun for hours of virtual time. K is now 1…10,000.
     @Test func injectedLatenessIsBounded() throws {
-        #expect(throws: RunConfiguration.Invalid.self) { try RunConfiguration.parseInjectLate("1:9223372036854775807") }
-        #expect(throws: RunConfiguration.Invalid.self) { try RunConfiguration.parseInjectLate("1:10001") }
-        #expect(try RunConfiguration.parseInjectLate("1:10000") == [1: 10_000])
+        // (The spec parser's bounds: CadenceReportTests.RunSpecTests.)
         var c = RunConfiguration()
+        c.injectLate = [1: Int.max]
+        #expect(throws: RunConfiguration.Invalid.self) { try c.validate() }
         c.injectLate = [1: 10_001]
         #expect(throws: RunConfiguration.Invalid.self) { try c.validate() }
         c.injectLate = [1: 10_000]

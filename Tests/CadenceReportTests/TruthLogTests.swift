@@ -9,7 +9,7 @@ import Testing
     func adaptConfig() throws -> RunConfiguration {
         var c = config(frames: 400)
         c.adapt = true
-        c.renderCost = try RenderCost.parse("100-199:20")
+        c.renderCost = try RunSpec.renderCost("100-199:20")
         return c
     }
 

@@ -76,7 +76,7 @@ let pillowAvailable: Bool = {
         guard let f = fopen(out, "r") else { Issue.record("no output"); return }
         var text = ""
         var buf = [CChar](repeating: 0, count: 65536)
-        while fgets(&buf, Int32(buf.count), f) != nil { text += String(cString: buf) }
+        while fgets(&buf, Int32(buf.count), f) != nil { text += buf.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } }
         fclose(f)
         let lines = text.split(separator: "\n")
         #expect(lines.first == "33 21 RGB")

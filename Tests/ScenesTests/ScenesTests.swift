@@ -42,15 +42,16 @@ func render(_ name: String, frame: Int, width: Int = 320, height: Int = 180, thr
     func bandedFrameEqualsSingleThread(name: String) {
         var hud = HUDStats(refreshHz: 60)
         for i in 0..<150 { hud.recordFrame(intervalMs: i % 17 == 0 ? 33.4 : 16.7) }
+        let stats = hud
         for frame in [3, 250] {
-            let one = render(name, frame: frame, width: 640, height: 360, threads: 1, hud: hud)
-            let many = render(name, frame: frame, width: 640, height: 360, threads: 2, hud: hud)
+            let one = render(name, frame: frame, width: 640, height: 360, threads: 1, hud: stats)
+            let many = render(name, frame: frame, width: 640, height: 360, threads: 2, hud: stats)
             #expect(memcmp(one.base, many.base, one.stride * one.height) == 0)
             let bands = Bitmap(width: 640, height: 360)
             let r = SceneRenderer(scene: SceneCatalog.scene(named: name)!, threads: 1)
             BandedRenderer(threads: 1, bands: 13).render(bands.canvas) { band in
                 r.scene.render(into: band, context: FrameContext(frameIndex: frame))
-                HUD.draw(hud, into: band)
+                HUD.draw(stats, into: band)
             }
             #expect(memcmp(one.base, bands.base, one.stride * one.height) == 0)
         }

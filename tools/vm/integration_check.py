@@ -331,6 +331,33 @@ def check_no_card(root):
     check_bad(root, "nocard_measure", "no card: measure", says=("no DRM device found",))
 
 
+def check_example(root, name, mode):
+    """Examples' moving-bar, run in the guest: checked by tools/check_example_output.py (the
+    checker CI uses on the host's fake display), one result per line it prints."""
+    c = Case(root, name)
+    if not result("%s ran" % name, c.present, "no %s.rc" % name):
+        return
+    try:
+        overruns = int(open(os.path.join(root, name + ".overruns")).read().strip())
+    except (OSError, ValueError):
+        overruns = 0
+    path = os.path.join(root, name + ".combined")
+    with open(path, "w") as f:
+        f.write(c.out + c.err)
+    checker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "check_example_output.py")
+    p = subprocess.run([sys.executable, checker, mode, path, "--rc", str(c.rc), "--overruns", str(overruns)],
+                       capture_output=True, text=True)
+    lines = p.stdout.splitlines()
+    for line in lines:
+        if line.startswith(("PASS", "FAIL")):
+            label, _, detail = line[6:].partition("  [")
+            result(label.strip(), line.startswith("PASS"), detail.rstrip("]"))
+        else:
+            print("  " + line)
+    result("%s checker ran" % name, bool(lines) and p.returncode in (0, 1), p.stderr[-300:])
+    result("%s: no trap" % name, not any(m in c.out + c.err for m in TRAP_MARKERS), c.brief())
+
+
 def main(argv):
     if len(argv) < 2:
         sys.stderr.write(__doc__)
@@ -348,6 +375,7 @@ def main(argv):
             continue
         if driver == "none":
             check_no_card(root)
+            check_example(root, "nocard_example", "fake")
             continue
         smoke = Case(root, "smoke")
         result("%s harness smoke (%s)" % (driver, "vblank ticks" if driver == "vkms"
@@ -362,6 +390,7 @@ def main(argv):
                              VKMS_1024x768_HZ, duration=3)
             check_measure_hw(driver, root, "measure_legacy", "vkms measure --api legacy",
                              VKMS_1024x768_HZ, duration=3)
+            check_example(root, "example", "kms")
             check_bad(root, "bad_list_devnull", "list --device /dev/null")
             check_bad(root, "bad_measure_devnull", "measure --device /dev/null")
             check_bad(root, "bad_list_nonexistent", "list --device /nonexistent")

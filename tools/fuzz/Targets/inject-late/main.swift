@@ -1,11 +1,12 @@
 import CadenceCore
+import CadenceReport
 import FuzzSupport
 
 /// `--inject-late FRAME:K[,FRAME:K…]`: parse; a parsed spec must validate in a configuration,
 /// and (when its frames are among the first 8) run on the fake display with every injected
 /// frame late by exactly K − 1 or K refreshes.
 runFuzzer { data, size in
-    guard let spec = try? RunConfiguration.parseInjectLate(fuzzText(data, size)) else { return 0 }
+    guard let spec = try? RunSpec.injectLate(fuzzText(data, size)) else { return 0 }
     precondition(!spec.isEmpty)
     var c = RunConfiguration()
     c.injectLate = spec

@@ -1,4 +1,4 @@
-import Foundation
+import CadenceCore
 
 /// One line of a `--log FILE.jsonl` run log: a frame's intent, timing, the kernel's answer and the
 /// accounting. Versioned (``version``): readers reject versions they do not know.

@@ -1,0 +1,96 @@
+/// Submission, one flip in flight at a time: the frame at the head of the queue is flipped when
+/// its vblank is the next one a flip can latch at (fixed refresh) or its time minus the commit
+/// margin has come (VRR); a frame a newer one would hide at the same vblank is discarded; EBUSY
+/// retries; a flip whose completion never arrives is given up as unconfirmed.
+extension FramePacer {
+    // MARK: Submission
+
+    func trySubmit() throws {
+        while count > 0 && !inFlight && deviceLost == nil {
+            var r = ring[head]
+            if vrrRange == nil {
+                if case .afterMinimumDuration(let d) = r.intent, havePresented {
+                    // From the previous frame's actual vblank, now that it is known.
+                    let minSeq = lastPresentedSeq &+ minimumDurationRefreshes(d)
+                    if minSeq > r.targetSequence {
+                        r.targetSequence = minSeq
+                        r.targetTime = time(ofSequence: minSeq)
+                        ring[head] = r
+                    }
+                    predicted[head] = Swift.max(predicted[head], minSeq)
+                }
+                let due = lastVBlank.sequence &+ 1
+                if r.targetSequence > due { return }
+                // Without hardware vblank a flip completes at commit, not at a vblank: commit at
+                // the target's predicted time instead of as soon as the previous one completed.
+                if !backend.hasHardwareVBlank && backend.now() < time(ofSequence: r.targetSequence) &- softwareCommitLead { return }
+                // A newer frame due at the same vblank makes this one invisible: discard it.
+                if count > 1 {
+                    let n = ring[(head + 1) % ring.count]
+                    if n.targetSequence <= due && !isMinDuration(n.intent) {
+                        discardWaiting(at: 0)
+                        continue
+                    }
+                }
+            } else {
+                let notBefore = vrrNotBefore(r)
+                if case .afterMinimumDuration = r.intent, notBefore > r.targetTime {
+                    r.targetTime = notBefore
+                    ring[head] = r
+                }
+                let nowT = backend.now()
+                if r.targetTime &- commitMargin > nowT || notBefore > nowT { return }
+                if count > 1 {
+                    let n = ring[(head + 1) % ring.count]
+                    if n.targetTime &- commitMargin <= nowT && !isMinDuration(n.intent) {
+                        discardWaiting(at: 0)
+                        continue
+                    }
+                }
+            }
+            do {
+                try backend.submit(frame: r.id)
+                ring[head].commitTime = backend.now()
+                inFlight = true
+                retryAfterBusy = false
+            } catch BackendFailure.busy {
+                ring[head].busyRetries += 1
+                retryAfterBusy = true
+                return
+            } catch BackendFailure.deviceLost(let why) {
+                loseDevice(why)
+                return
+            }
+        }
+    }
+
+    /// VRR: a flip starts a refresh when committed, so a frame that must not show before a time
+    /// (minimum duration after the previous frame's actual presentation, present(at:) "not
+    /// before") is not committed before that time − ε, commit margin or not.
+    func vrrNotBefore(_ r: FrameReport) -> Nanoseconds {
+        switch r.intent {
+        case .afterMinimumDuration(let d) where havePresented: return lastPresentedTime &+ d &- timestampUncertainty
+        case .at(let t, false): return t &- timestampUncertainty
+        default: return .min
+        }
+    }
+
+    func isMinDuration(_ i: PresentIntent) -> Bool {
+        if case .afterMinimumDuration = i { return true }
+        return false
+    }
+
+    func checkCompletionTimeout() {
+        guard inFlight, count > 0 else { return }
+        let r = ring[head]
+        let due = vrrRange == nil ? time(ofSequence: r.targetSequence) : r.targetTime
+        let limit = Swift.max(due, r.commitTime) &+ Nanoseconds(Double(completionTimeoutRefreshes) * refreshInterval)
+        if backend.now() >= limit {
+            var done = r
+            done.outcome = .unconfirmed
+            done.cause = .flipLate
+            inFlight = false
+            complete(done)
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import CadenceCore
+import CadenceReport
+import Testing
+
+/// The command line's specs for scripted faults (`--inject-late`, `--render-cost`).
+@Suite struct RunSpecTests {
+    @Test func injectLateParses() throws {
+        #expect(try RunSpec.injectLate("100:1,250:3") == [100: 1, 250: 3])
+        #expect(try RunSpec.injectLate("7:1,7:4") == [7: 4])
+        #expect(try RunSpec.injectLate("0:1") == [0: 1])
+        #expect(throws: RunSpec.Invalid("--inject-late needs FRAME:K")) { try RunSpec.injectLate("") }
+        #expect(throws: RunSpec.Invalid("--inject-late '100:0' must be FRAME:K with FRAME ≥ 0 and K 1 to 10000")) {
+            try RunSpec.injectLate("100:0")
+        }
+        for bad in ["x", "-1:2", "1:2:3", "1", ":1", "1:"] {
+            #expect(throws: RunSpec.Invalid.self, "\(bad)") { try RunSpec.injectLate(bad) }
+        }
+    }
+
+    /// Found fuzzing: `1:9223372036854775807` trapped (the overrun in ns overflowed) and
+    /// `1:100000000000` spun for hours of virtual time. K is 1…10,000.
+    @Test func injectedLatenessIsBounded() throws {
+        #expect(throws: RunSpec.Invalid.self) { try RunSpec.injectLate("1:9223372036854775807") }
+        #expect(throws: RunSpec.Invalid.self) { try RunSpec.injectLate("1:10001") }
+        #expect(try RunSpec.injectLate("1:10000") == [1: 10_000])
+    }
+
+    @Test func renderCostParses() throws {
+        #expect(try RunSpec.renderCost("100-199:20,5:1.5,300-:4") == [
+            RenderCost(first: 100, last: 199, costNs: 20_000_000), RenderCost(first: 5, last: 5, costNs: 1_500_000),
+            RenderCost(first: 300, last: nil, costNs: 4_000_000),
+        ])
+        #expect(try RunSpec.renderCost("0:60000") == [RenderCost(first: 0, last: 0, costNs: 60_000_000_000)])
+        for bad in ["x", "5-3:1", "1:-1", "1:2:3", "-1:4", "1-2-3:4", "1:nan", "1:60001", "1:inf"] {
+            #expect(throws: RunSpec.Invalid("--render-cost '\(bad)' must be FROM-TO:MS, FROM-:MS or FRAME:MS (frames ≥ 0, MS ≥ 0)"), "\(bad)") {
+                try RunSpec.renderCost(bad)
+            }
+        }
+        #expect(throws: RunSpec.Invalid("--render-cost needs FROM-TO:MS")) { try RunSpec.renderCost("") }
+    }
+
+    /// What parses also validates: the spec bounds are inside the configuration's.
+    @Test func parsedSpecsValidate() throws {
+        var c = RunConfiguration()
+        c.injectLate = try RunSpec.injectLate("0:10000,5:1")
+        c.renderCost = try RunSpec.renderCost("0-:60000")
+        try c.validate()
+    }
+}
