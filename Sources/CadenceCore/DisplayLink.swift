@@ -84,6 +84,9 @@ public final class DisplayLink {
     /// Whether the last callback presented a frame (late callbacks then fire at once instead of
     /// skipping, so that the frame after an overrun is not held back further).
     var lastCallbackPresented = false
+    /// Presenting every callback since the link was (re)anchored: its frames are due one frame
+    /// interval after each other (see ``FrameReport/cadenceRefreshes``).
+    var steadyCadence = false
     /// The callback was held back while earlier frames were pending.
     var heldByPendingFlip = false
     /// When the last callback returned.

@@ -159,12 +159,24 @@ extension FramePacer {
     /// either way about droppedRefreshes × refresh. VRR: presentation − the earliest target.
     func account(_ r: inout FrameReport) {
         var hitch: Nanoseconds = 0
+        var cadenceMissCause: DropCause? = nil
         if vrrRange == nil {
             let late = Int64(bitPattern: r.sequence &- r.targetSequence)
             r.lateRefreshes = Int(Swift.max(0, late))
-            let from = Swift.min(intendedSince ?? r.targetSequence, r.targetSequence)
+            var from = Swift.min(intendedSince ?? r.targetSequence, r.targetSequence)
+            // A steadily presenting link's frame was due one frame interval after the previous
+            // shown frame, even when its callback then aimed later (the loop woke late, or waited
+            // for a flip completion that came late): the refreshes in between repeated a frame.
+            var cadenceMiss = false
+            if r.cadenceRefreshes > 0 && havePresented {
+                let due = lastPresentedSeq &+ UInt64(r.cadenceRefreshes)
+                if due < from { from = due; cadenceMiss = r.sequence > due }
+            }
             let floor = havePresented ? Swift.max(from, lastPresentedSeq &+ 1) : from
             r.droppedRefreshes = r.sequence > floor ? Int(r.sequence &- floor) : 0
+            if cadenceMiss && r.lateRefreshes == 0 && r.busyRetries == 0 {
+                cadenceMissCause = r.waitedOnLateFlip ? .flipLate : .schedulerLate
+            }
             if r.droppedRefreshes > 0 {
                 let expected: Nanoseconds
                 if floor == r.targetSequence {
@@ -201,7 +213,8 @@ extension FramePacer {
         discardedSinceTime = nil
         if r.lateRefreshes > 0 || r.droppedRefreshes > 0 {
             r.outcome = r.lateRefreshes > 0 ? .late : .onTime
-            r.cause = lateCause(r)
+            // Shown at its own target but aimed past its due vblank: the link's callback came late.
+            r.cause = cadenceMissCause ?? lateCause(r)
         } else {
             r.outcome = .onTime
         }

@@ -29,6 +29,7 @@ extension FramePacer {
             let latency = Swift.min(link.preferredFrameLatency, 1 + backend.queueCapacity)
             if link.needsReanchor {
                 link.needsReanchor = false
+                link.steadyCadence = false
                 if link.rate.isVariable {
                     link.nextTargetTime = backend.now() &+ Nanoseconds(latency) &* Nanoseconds(link.rate.frameInterval.rounded())
                 } else {
@@ -102,6 +103,7 @@ extension FramePacer {
             // The frame can latch no sooner than the next vblank; the next one follows it.
             let latch = Swift.max(predicted[slot], lastVBlank.sequence &+ 1)
             next = Swift.max(next, latch &+ n2)
+
         }
         link.plannedLatency = latency
         link.nextTargetSequence = next
@@ -167,6 +169,15 @@ extension FramePacer {
         var i = 0
         while i < count {
             let slot = (head + i) % ring.count
+            if i == 0 && inFlight && predicted[slot] <= running && ring[slot].commitTime != 0
+                && ring[slot].commitTime < time(ofSequence: predicted[slot]) {
+                // Committed before its vblank, which has passed: it latched there and its
+                // completion event is on its way (the loop woke between the two, e.g. at a status
+                // tick). Counting it as latching at the next vblank would aim the following
+                // frames a refresh late and leave a refresh without a new frame.
+                i += 1
+                continue
+            }
             running = Swift.max(predicted[slot], running &+ 1)
             i += 1
         }
@@ -192,6 +203,7 @@ extension FramePacer {
         presentedInCallback = -1
         // The slot may have completed already (frame shown or discarded within the callback).
         link.lastCallbackPresented = slot >= 0
+        link.steadyCadence = slot >= 0
         return slot >= 0 ? slot : nil
     }
 }

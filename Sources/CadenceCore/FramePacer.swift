@@ -204,7 +204,12 @@ public final class FramePacer {
             }
             r.latency = u.latency
             r.effectiveRateHz = u.rate.hz
-            if let l = currentLink, currentUpdate == u { r.range = l.preferredFrameRateRange }
+            if let l = currentLink, currentUpdate == u {
+                r.range = l.preferredFrameRateRange
+                if case .nextOpportunity = intent, l.steadyCadence, !u.rate.isVariable, backend.hasHardwareVBlank {
+                    r.cadenceRefreshes = u.rate.refreshesPerFrame
+                }
+            }
         }
         let prev: UInt64? = count > 0 ? predicted[(head + count - 1) % ring.count] : nil
         var pred: UInt64

@@ -86,6 +86,11 @@ public struct FrameReport: Equatable, Sendable {
     public var schedulerDelay: Nanoseconds = 0
     /// The callback was held back until a late flip completion freed the pipeline.
     public var waitedOnLateFlip: Bool = false
+    /// Refreshes per frame of the display link that made this frame when the link was presenting
+    /// steadily (its previous callback presented too): the frame was due that many refreshes after
+    /// the previous shown frame, whatever vblank its callback then aimed at. 0: no such cadence
+    /// (first frame, after a pause, `present(at:)`, minimum durations, VRR).
+    public var cadenceRefreshes: Int = 0
     /// Render deadline (the callback's targetTimestamp).
     public var deadline: Nanoseconds = 0
     /// Intended presentation time (the target vblank's predicted time).
