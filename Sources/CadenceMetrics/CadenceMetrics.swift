@@ -16,9 +16,9 @@ import Glibc
 /// | `cadence_drop_events_total{cause}` | counter | drops (cause "unknown" without commit times) |
 /// | `cadence_refresh_hz` | gauge | measured refresh (least squares over the vblank timestamps) |
 /// | `cadence_effective_rate_hz` | gauge | refresh / expected interval |
-/// | `cadence_hitch_ratio_ms_per_s` | gauge | hitch time ratio over the last minute |
+/// | `cadence_hitch_time_ratio` | gauge | hitch time ratio (ms per s) over the last minute |
 /// | `cadence_frame_interval_refreshes` | histogram | interval between flips in refreshes |
-/// | `cadence_frame_interval_us` | histogram | interval between flips in µs |
+/// | `cadence_frame_interval_seconds` | histogram | interval between flips in seconds |
 ///
 /// Labels: `connector`, `crtc` and `client` (the flipping process' command).
 public final class FrameMetrics: @unchecked Sendable {
@@ -50,11 +50,11 @@ public final class FrameMetrics: @unchecked Sendable {
             dropped = r.makeCounter(descriptor: d("dropped_refreshes", "total", "Refreshes that showed a stale frame."), labels: l)
             refresh = r.makeGauge(descriptor: d("refresh", "hz", "Measured refresh (least squares over the kernel's vblank timestamps)."), labels: l)
             rate = r.makeGauge(descriptor: d("effective_rate", "hz", "Refresh divided by the expected interval in refreshes."), labels: l)
-            hitch = r.makeGauge(descriptor: d("hitch_ratio", "ms_per_s", "Hitch time ratio over the last minute (ms of hitch per s)."), labels: l)
+            hitch = r.makeGauge(descriptor: d("hitch_time", "ratio", "Hitch time ratio over the last minute: ms of hitch per s of presentation (MetricKit's)."), labels: l)
             refreshes = r.makeValueHistogram(descriptor: d("frame_interval", "refreshes", "Interval between shown frames in refreshes."),
                                              labels: l, buckets: [1, 2, 3, 4, 6, 8, 16])
-            micros = r.makeValueHistogram(descriptor: d("frame_interval", "us", "Interval between shown frames in microseconds."),
-                                          labels: l, buckets: [4_000, 8_000, 12_000, 17_000, 20_000, 34_000, 50_000, 100_000, 250_000, 1_000_000])
+            micros = r.makeValueHistogram(descriptor: d("frame_interval", "seconds", "Interval between shown frames in seconds."),
+                                          labels: l, buckets: [0.004, 0.008, 0.012, 0.017, 0.020, 0.034, 0.050, 0.100, 0.250, 1])
         }
     }
 
@@ -88,7 +88,7 @@ public final class FrameMetrics: @unchecked Sendable {
             }
             if r.interval > 0 {
                 s.refreshes.record(Double(r.intervalRefreshes))
-                s.micros.record(Double(r.interval) / 1e3)
+                s.micros.record(Double(r.interval) / 1e9)
             }
             if refreshHz > 0 {
                 s.refresh.set(to: refreshHz)

@@ -2,7 +2,9 @@
 /// timestamp of the vblank it latched at, and the vblank grid itself.
 ///
 /// How a delivered event is told apart:
-/// - a delivery to a client that has an outstanding vblank request (drmWaitVBlank, seen as
+/// - a delivery to a client with a commit outstanding (seen through the commit kprobes) is
+///   that commit's completion;
+/// - else a delivery to a client that has an outstanding vblank request (drmWaitVBlank, seen as
 ///   `drm_vblank_event_queued`) or CRTC-sequence request (drmCrtcQueueSequence, seen through
 ///   Cadence's kprobe) whose sequence has passed answers that request;
 /// - any other delivery is a page-flip (or atomic commit) completion. A client that flips and
@@ -50,6 +52,9 @@ public struct FlipTracker {
     private var crtcs: [Int32: CRTCState] = [:]
     private var requests: [UInt64: [Request]] = [:]
     private var commits: [UInt64: Int64] = [:]
+    /// True once a commit kprobe fired: a delivery without an outstanding commit is then a
+    /// request's even when its sequence does not match (NEXT_ON_MISS moves the target).
+    private var commitsSeen = false
     /// The process each client was seen in (from its requests and commits).
     public private(set) var tasks: [UInt64: TraceTask] = [:]
     /// Deliveries that answered a vblank or CRTC-sequence request (not flips).
@@ -92,16 +97,20 @@ public struct FlipTracker {
         case let .commit(file, flags, task, time):
             // DRM_MODE_PAGE_FLIP_EVENT (1) asked, DRM_MODE_ATOMIC_TEST_ONLY (0x100) not.
             if tasks[file] == nil { tasks[file] = task }
-            if flags & 1 != 0 && flags & 0x100 == 0 { commits[file] = time }
+            if flags & 1 != 0 && flags & 0x100 == 0 { commits[file] = time; commitsSeen = true }
         case let .delivered(file, crtc, seq, time):
-            if file != 0, var list = requests[file],
-               let i = list.firstIndex(where: { r in
-                   (r.crtc == nil || r.crtc == crtc) && (r.sequence.map { Int32(bitPattern: seq &- $0) >= 0 } ?? true)
-               }) {
-                list.remove(at: i)
-                requests[file] = list
-                requestDeliveries += 1
-                return
+            // With commit times known (kprobes), a delivery to a client with a commit outstanding
+            // is its flip; otherwise (or without kprobes) one answering a passed request is not.
+            if file != 0, commits[file] == nil, var list = requests[file], !list.isEmpty {
+                let i = list.firstIndex(where: { r in
+                    (r.crtc == nil || r.crtc == crtc) && (r.sequence.map { Int32(bitPattern: seq &- $0) >= 0 } ?? true)
+                }) ?? (commitsSeen ? 0 : -1)
+                if i >= 0 {
+                    list.remove(at: i)
+                    requests[file] = list
+                    requestDeliveries += 1
+                    return
+                }
             }
             var c = crtcs[crtc] ?? CRTCState()
             let s = Self.unwrap(seq, after: c.last)

@@ -30,8 +30,11 @@ struct ObserveResult: Codable {
     var inexactFlips = 0
     /// Deliveries that answered vblank or CRTC-sequence requests (not flips).
     var requestDeliveries = 0
+    /// CPU time of the whole process (start-up included).
     var cpuSeconds = 0.0
-    /// CPU time of the whole process per traced vblank, µs.
+    /// CPU time spent in the observing loop (reading, parsing, accounting, outputs).
+    var cpuObservingSeconds: Double?
+    /// ``cpuObservingSeconds`` per traced vblank, µs.
     var cpuPerVBlankUs: Double?
     var incompleteOutputs: [String] = []
 
@@ -53,7 +56,7 @@ struct ObserveResult: Codable {
             lines.append("  intervals (refreshes) \(units.isEmpty ? "none" : units); ms mean \(String(format: "%.3f", s.intervalMs.mean)) p99 \(String(format: "%.3f", s.intervalMs.p99)) max \(String(format: "%.3f", s.intervalMs.max))")
         }
         var cost = "trace: \(traceLines) lines, \(lostEvents) lost events, \(inexactFlips) flips without their vblank event, \(requestDeliveries) request deliveries; cpu \(String(format: "%.3f", cpuSeconds)) s"
-        if let us = cpuPerVBlankUs { cost += String(format: " (%.1f µs per vblank)", us) }
+        if let c = cpuObservingSeconds, let us = cpuPerVBlankUs { cost += String(format: ", %.3f s observing (%.1f µs per vblank)", c, us) }
         lines.append(cost)
         for i in incompleteOutputs { lines.append("incomplete: \(i)") }
         return lines.joined(separator: "\n")

@@ -40,6 +40,7 @@ final class ObserveSession {
     /// Reads the live trace until `seconds` pass (0: until `stop`) or `stop()`.
     func observe(_ instance: TraceInstance, seconds limit: Double, stop: () -> Bool) throws {
         started = Date()
+        cpuAtStart = Self.cpuSeconds()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 8)
         defer { buffer.deallocate() }
         while !stop() {
@@ -50,6 +51,17 @@ final class ObserveSession {
             if textfile != nil && Date().timeIntervalSince(lastTextfile) >= 10 { writeTextfile() }
         }
         seconds = Date().timeIntervalSince(started)
+        cpuObserving = Self.cpuSeconds() - cpuAtStart
+    }
+
+    private var cpuAtStart = 0.0
+    private var cpuObserving: Double?
+
+    /// User + system CPU time of the process so far.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 
     /// Analyses a saved trace file.
@@ -147,11 +159,10 @@ final class ObserveSession {
                                         pid: task.map { Int($0.pid) }, file: String(key.file, radix: 16),
                                         expectedRefreshes: c.expectedInterval, summary: s))
         }
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        result.cpuSeconds = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        result.cpuSeconds = Self.cpuSeconds()
+        result.cpuObservingSeconds = cpuObserving
         let totalVBlanks = vblanks.values.reduce(0, +)
-        result.cpuPerVBlankUs = totalVBlanks > 0 ? result.cpuSeconds * 1e6 / Double(totalVBlanks) : nil
+        if let c = cpuObserving, totalVBlanks > 0 { result.cpuPerVBlankUs = c * 1e6 / Double(totalVBlanks) }
         if let l = log {
             let enc = JSONEncoder()
             enc.outputFormatting = [.sortedKeys]
