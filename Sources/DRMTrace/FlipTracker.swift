@@ -52,9 +52,7 @@ public struct FlipTracker {
     private var crtcs: [Int32: CRTCState] = [:]
     private var requests: [UInt64: [Request]] = [:]
     private var commits: [UInt64: Int64] = [:]
-    /// True once a commit kprobe fired: a delivery without an outstanding commit is then a
-    /// request's even when its sequence does not match (NEXT_ON_MISS moves the target).
-    private var commitsSeen = false
+    private var lastCRTC: [UInt64: Int32] = [:]
     /// The process each client was seen in (from its requests and commits).
     public private(set) var tasks: [UInt64: TraceTask] = [:]
     /// Deliveries that answered a vblank or CRTC-sequence request (not flips).
@@ -91,21 +89,31 @@ public struct FlipTracker {
         case let .vblankRequest(file, crtc, seq, task):
             addRequest(file, Request(crtc: crtc, sequence: seq, flagsAny: false), task)
         case let .sequenceRequest(file, seq, flags, task):
-            // DRM_CRTC_SEQUENCE_RELATIVE (1): the target is relative to a count we do not see.
-            let relative = flags & 1 != 0
-            addRequest(file, Request(crtc: nil, sequence: relative ? nil : UInt32(truncatingIfNeeded: seq), flagsAny: relative), task)
+            // The CRTC's count now (the client's last CRTC, or the only one traced): the kernel
+            // moves a passed target to the next vblank (NEXT_ON_MISS, 2) and adds a relative
+            // one (RELATIVE, 1) to it.
+            let crtc = lastCRTC[file] ?? (crtcs.count == 1 ? crtcs.keys.first : nil)
+            let current = crtc.flatMap { crtcs[$0]?.last }
+            var target: UInt64? = seq
+            if flags & 1 != 0 { target = current.map { $0 &+ seq } }
+            if let t = target, let c = current, flags & 2 != 0, t <= c { target = c + 1 }
+            addRequest(file, Request(crtc: nil, sequence: target.map { UInt32(truncatingIfNeeded: $0) }, flagsAny: target == nil), task)
         case let .commit(file, flags, task, time):
             // DRM_MODE_PAGE_FLIP_EVENT (1) asked, DRM_MODE_ATOMIC_TEST_ONLY (0x100) not.
             if tasks[file] == nil { tasks[file] = task }
-            if flags & 1 != 0 && flags & 0x100 == 0 { commits[file] = time; commitsSeen = true }
+            if flags & 1 != 0 && flags & 0x100 == 0 { commits[file] = time }
         case let .delivered(file, crtc, seq, time):
             // With commit times known (kprobes), a delivery to a client with a commit outstanding
             // is its flip; otherwise (or without kprobes) one answering a passed request is not.
-            if file != 0, commits[file] == nil, var list = requests[file], !list.isEmpty {
-                let i = list.firstIndex(where: { r in
+            // A request for exactly this vblank is answered first; then an outstanding commit
+            // completes; then a request whose target has passed.
+            if file != 0 { lastCRTC[file] = crtc }
+            if file != 0, var list = requests[file], !list.isEmpty {
+                let exact = list.firstIndex { ($0.crtc == nil || $0.crtc == crtc) && $0.sequence == seq }
+                let passed = commits[file] != nil ? nil : list.firstIndex { r in
                     (r.crtc == nil || r.crtc == crtc) && (r.sequence.map { Int32(bitPattern: seq &- $0) >= 0 } ?? true)
-                }) ?? (commitsSeen ? 0 : -1)
-                if i >= 0 {
+                }
+                if let i = exact ?? passed {
                     list.remove(at: i)
                     requests[file] = list
                     requestDeliveries += 1

@@ -42,6 +42,9 @@ def app(app_log, obs_log):
     if not shown or not flips:
         print(f"app: {len(shown)} shown frames, observe: {len(flips)} cadence flips")
         return 1
+    # Only the frames inside observe's window (the app may run on after it under load).
+    last = max(r["sequence"] for r in flips)
+    shown = {q: d for q, d in shown.items() if q <= last}
     lo, hi = min(shown), max(shown)
     inside = {s: d for s, d in seen.items() if lo <= s <= hi}
     missing = sorted(set(shown) - set(seen))
