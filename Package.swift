@@ -79,7 +79,7 @@ let package = Package(
         .testTarget(name: "ScenesTests", dependencies: ["Scenes", "Raster"]),
         .testTarget(name: "CLITests", dependencies: ["cadence", "CadenceReport", "CadenceCore", "DRM", "KMSDisplay"]),
         .testTarget(name: "CadenceReportTests", dependencies: ["CadenceReport", "CadenceCore", "Raster"]),
-        .testTarget(name: "DRMTraceTests", dependencies: ["DRMTrace", "CadenceCore", "CadenceMetrics"]),
+        .testTarget(name: "DRMTraceTests", dependencies: ["DRMTrace", "CadenceCore", "CadenceMetrics"], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -28,6 +28,9 @@ public final class TraceInstance {
     /// False when the kprobes could not be added (no CONFIG_KPROBE_EVENTS, lockdown): CRTC-
     /// sequence requests then count as flips and commit times are unknown.
     public private(set) var kprobes = false
+    /// True when the probe on drm_send_event_timestamp_locked is on: each delivered event's
+    /// own type, sequence and timestamp are traced.
+    public private(set) var sendProbe = false
     /// False when the kernel has no `hash-ptr` option (older than 6.1 lines used raw pointers).
     public private(set) var rawPointers = false
     private var pipe: Int32 = -1
@@ -117,6 +120,11 @@ public final class TraceInstance {
             "p:\(group)/\(TraceEventName.atomicProbe) drm_mode_atomic_ioctl file=$arg3:x64 flags=+0($arg2):u32",
             "p:\(group)/\(TraceEventName.pageFlipProbe) drm_mode_page_flip_ioctl file=$arg3:x64 flags=+8($arg2):u32",
         ]
+        // drm_send_event_timestamp_locked(dev, &e->base, now), e a drm_pending_vblank_event:
+        // base.file_priv at 32, pipe at 72, event.base.type at 88, event.vbl.sequence (and
+        // event.seq.sequence's low half) at 112 (6.1's layout, checked against its drm.ko).
+        // Optional: without it, which delivery is the flip is inferred (see FlipTracker).
+        let send = "p:\(group)/\(TraceEventName.sendProbe) drm_send_event_timestamp_locked file=+32($arg2):x64 crtc=+72($arg2):u32 seq=+112($arg2):u32 type=+88($arg2):u32 time=$arg3:s64"
         for p in probes {
             guard (try? Self.append(p, to: root + "/kprobe_events")) != nil else {
                 Self.removeKprobes(root: root, pid: ownPid)
@@ -124,6 +132,7 @@ public final class TraceInstance {
             }
         }
         kprobes = true
+        sendProbe = (try? Self.append(send, to: root + "/kprobe_events")) != nil
     }
 
     /// Removes instances (and kprobe groups) of `cadence observe` runs whose process is gone.
@@ -148,7 +157,7 @@ public final class TraceInstance {
 
     static func removeKprobes(root: String, pid: Int32) {
         let group = "cadence_observe_\(pid)"
-        for e in [TraceEventName.sequenceProbe, TraceEventName.atomicProbe, TraceEventName.pageFlipProbe] {
+        for e in [TraceEventName.sequenceProbe, TraceEventName.atomicProbe, TraceEventName.pageFlipProbe, TraceEventName.sendProbe] {
             _ = try? append("-:\(group)/\(e)", to: root + "/kprobe_events")
         }
     }

@@ -26,6 +26,18 @@ public enum TraceRecord: Equatable, Sendable {
     /// Cadence's kprobes on drm_mode_atomic_ioctl and drm_mode_page_flip_ioctl: `file`
     /// submitted a commit asking for a completion event, at `traceTime` (mono ns).
     case commit(file: UInt64, flags: UInt32, task: TraceTask, traceTime: Int64)
+    /// Cadence's kprobe on drm_send_event_timestamp_locked (called right after
+    /// `drm_vblank_event_delivered` for the same event): the event's own `type`
+    /// (DRM_EVENT_VBLANK 1, DRM_EVENT_FLIP_COMPLETE 2, DRM_EVENT_CRTC_SEQUENCE 3), the CRTC
+    /// index, the vblank sequence and the kernel timestamp (CLOCK_MONOTONIC ns) it carries.
+    case sent(file: UInt64, crtc: Int32, sequence: UInt32, type: UInt32, timestamp: Int64)
+}
+
+/// `type` values of ``TraceRecord/sent(file:crtc:sequence:type:timestamp:)`` (uapi drm.h).
+public enum DRMEventType {
+    public static let vblank: UInt32 = 1
+    public static let flipComplete: UInt32 = 2
+    public static let crtcSequence: UInt32 = 3
 }
 
 /// The process a trace line was recorded in.
@@ -45,6 +57,7 @@ public enum TraceEventName {
     public static let sequenceProbe = "cadence_seq"
     public static let atomicProbe = "cadence_atomic"
     public static let pageFlipProbe = "cadence_flip"
+    public static let sendProbe = "cadence_send"
 }
 
 /// Parses one line of trace text.
@@ -100,12 +113,17 @@ public enum TraceLineParser {
         case .commitProbe:
             guard let file = field(b, fields, "file", hex: true), let flags = field(b, fields, "flags") else { return nil }
             return .commit(file: file, flags: UInt32(truncatingIfNeeded: flags), task: task(), traceTime: traceTime)
+        case .sendProbe:
+            guard let file = field(b, fields, "file", hex: true), let crtc = field(b, fields, "crtc"),
+                  let seq = field(b, fields, "seq"), seq <= UInt64(UInt32.max), let type = field(b, fields, "type"),
+                  let time = signedField(b, fields, "time") else { return nil }
+            return .sent(file: file, crtc: Int32(truncatingIfNeeded: crtc), sequence: UInt32(seq), type: UInt32(truncatingIfNeeded: type), timestamp: time)
         case nil:
             return nil
         }
     }
 
-    private enum Name { case vblank, queued, delivered, sequenceProbe, commitProbe }
+    private enum Name { case vblank, queued, delivered, sequenceProbe, commitProbe, sendProbe }
 
     private static func name(_ b: UnsafeRawBufferPointer, _ s: Int, _ e: Int) -> Name? {
         let len = e - s
@@ -121,7 +139,7 @@ public enum TraceLineParser {
         case 26: return equals("drm_vblank_event_delivered") ? .delivered : nil
         case 11: return equals("cadence_seq") ? .sequenceProbe : nil
         case 14: return equals("cadence_atomic") ? .commitProbe : nil
-        case 12: return equals("cadence_flip") ? .commitProbe : nil
+        case 12: return equals("cadence_flip") ? .commitProbe : equals("cadence_send") ? .sendProbe : nil
         default: return nil
         }
     }

@@ -1,7 +1,7 @@
 /// Trace text as it arrives (from `trace_pipe` or a saved `trace` file) into flips and vblanks:
 /// splits lines across reads, parses them and feeds a ``FlipTracker``.
 public struct TraceStream {
-    public private(set) var tracker = FlipTracker()
+    public private(set) var tracker: FlipTracker
     /// Lines read, and those that carried a record Cadence uses.
     public private(set) var lines = 0
     public private(set) var records = 0
@@ -11,7 +11,8 @@ public struct TraceStream {
     /// A line longer than this is garbage; it is skipped whole.
     static let maxLine = 4096
 
-    public init() {}
+    /// `sendProbe`: see ``FlipTracker/init(sendProbe:)``.
+    public init(sendProbe: Bool? = nil) { tracker = FlipTracker(sendProbe: sendProbe) }
 
     /// Feeds raw bytes; appends the completed events to `out`.
     public mutating func feed(_ bytes: UnsafeRawBufferPointer, into out: inout [FlipTracker.Event]) {

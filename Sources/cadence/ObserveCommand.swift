@@ -46,6 +46,7 @@ struct ObserveCommand: ParsableCommand {
     @Option(help: "Write Prometheus metrics to this file (node_exporter textfile format), every 10 s and at the end.") var metricsTextfile: String?
     @Option(help: "Analyse a saved trace (text, as tracefs' `trace` file) instead of the live kernel.") var fromTrace: String?
     @Option(help: "tracefs mount point (default: /sys/kernel/tracing).") var tracefs: String?
+    @Option(help: "Also save the trace text as read (for --from-trace, bug reports, test fixtures).") var saveTrace: String?
 
     func validate() throws {
         guard duration >= 0, duration.isFinite else { throw ValidationError("--duration must be >= 0") }
@@ -82,8 +83,16 @@ struct ObserveCommand: ParsableCommand {
                 defer { instance.remove() }
                 let stop = SignalStop()
                 defer { stop.remove() }
-                try session.observe(instance, seconds: duration, stop: { stop.isRequested })
-                source = "\(instance.root) (instance \(instance.name); kprobes \(instance.kprobes ? "on" : "off"))"
+                var copy: FileHandle?
+                if let path = saveTrace {
+                    guard FileManager.default.createFile(atPath: path, contents: nil), let h = FileHandle(forWritingAtPath: path) else {
+                        throw CLIFailure("cannot create \(path)")
+                    }
+                    copy = h
+                }
+                defer { try? copy?.close() }
+                try session.observe(instance, seconds: duration, copy: copy, stop: { stop.isRequested })
+                source = "\(instance.root) (instance \(instance.name); kprobes \(instance.kprobes ? "on" : "off"), event types \(instance.sendProbe ? "traced" : "inferred"))"
             }
             let result = session.finish()
             if json {

@@ -38,8 +38,10 @@ final class ObserveSession {
     }
 
     /// Reads the live trace until `seconds` pass (0: until `stop`) or `stop()`.
-    func observe(_ instance: TraceInstance, seconds limit: Double, stop: () -> Bool) throws {
+    /// `copy`: a file that gets the trace text as read (`--save-trace`, for `--from-trace`).
+    func observe(_ instance: TraceInstance, seconds limit: Double, copy: FileHandle? = nil, stop: () -> Bool) throws {
         started = Date()
+        stream = TraceStream(sendProbe: instance.sendProbe)
         cpuAtStart = Self.cpuSeconds()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 8)
         defer { buffer.deallocate() }
@@ -47,7 +49,13 @@ final class ObserveSession {
             let elapsed = Date().timeIntervalSince(started)
             if limit > 0 && elapsed >= limit { break }
             let n = try instance.read(into: buffer, timeoutMs: 100)
-            if n > 0 { feed(UnsafeRawBufferPointer(rebasing: buffer[0..<n])) }
+            if n > 0 {
+                let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+                if let copy {
+                    do { try copy.write(contentsOf: Data(bytes)) } catch { incomplete.append("save-trace: \(error)") }
+                }
+                feed(bytes)
+            }
             if textfile != nil && Date().timeIntervalSince(lastTextfile) >= 10 { writeTextfile() }
         }
         seconds = Date().timeIntervalSince(started)
@@ -67,6 +75,7 @@ final class ObserveSession {
     /// Analyses a saved trace file.
     func replay(path: String) throws {
         guard let data = FileManager.default.contents(atPath: path) else { throw CLIFailure("cannot read \(path)") }
+        stream = TraceStream(sendProbe: data.range(of: Data((TraceEventName.sendProbe + ": ").utf8)) != nil)
         data.withUnsafeBytes { feed($0) }
     }
 

@@ -7,14 +7,17 @@ enum Lines {
     static func vblank(_ crtc: Int, _ seq: UInt32, _ timeNs: Int64, comm: String = "<idle>-0") -> String {
         "          \(comm)       [000] d.h2.     5.071468: drm_vblank_event: crtc=\(crtc), seq=\(seq), time=\(timeNs), high-prec=true"
     }
-    static func delivered(_ file: String, _ crtc: Int, _ seq: UInt32) -> String {
-        "          <idle>-0       [000] d.h3.     6.954715: drm_vblank_event_delivered: file=\(file), crtc=\(crtc), seq=\(seq)"
+    static func delivered(_ file: String, _ crtc: Int, _ seq: UInt32, at time: String = "6.954715") -> String {
+        "          <idle>-0       [000] d.h3.     \(time): drm_vblank_event_delivered: file=\(file), crtc=\(crtc), seq=\(seq)"
     }
     static func queued(_ file: String, _ crtc: Int, _ seq: UInt32) -> String {
         "         app-77     [001] .....     6.946203: drm_vblank_event_queued: file=\(file), crtc=\(crtc), seq=\(seq)"
     }
     static func sequence(_ file: String, _ seq: UInt64, flags: Int = 2) -> String {
         "         cadence-128     [000] .....     6.946203: cadence_seq: (drm_crtc_queue_sequence_ioctl+0x0/0x2d0 [drm]) file=0x\(file) flags=\(flags) seq=\(seq)"
+    }
+    static func sent(_ file: String, _ crtc: Int, _ seq: UInt32, type: Int, time: Int64) -> String {
+        "          <idle>-0       [000] d.h3.     6.954716: cadence_send: (drm_send_event_timestamp_locked+0x0/0x10 [drm]) file=0x\(file) crtc=\(crtc) seq=\(seq) type=\(type) time=\(time)"
     }
     static func commit(_ file: String, at time: String, flags: Int = 0x201, comm: String = "my kiosk-app-99") -> String {
         "  \(comm)     [001] .....     \(time): cadence_atomic: (drm_mode_atomic_ioctl+0x0/0xa40 [drm]) file=0x\(file) flags=\(flags)"
@@ -32,6 +35,16 @@ enum Lines {
         #expect(TraceLineParser.parse(Lines.sequence("ffff88803ff8c600", 176)) == .sequenceRequest(file: 0xffff88803ff8c600, sequence: 176, flags: 2, task: TraceTask(pid: 128, command: "cadence")))
         // A command with spaces and dashes: the pid is the digits before " [CPU]".
         #expect(TraceLineParser.parse(Lines.commit("ab", at: "7.000001")) == .commit(file: 0xab, flags: 0x201, task: TraceTask(pid: 99, command: "my kiosk-app"), traceTime: 7_000_001_000))
+    }
+
+    @Test func sendProbeLine() {
+        // As recorded in the VM (tools/vm/observe.sh, --save-trace).
+        let line = "          <idle>-0       [000] dNh3.    14.744334: cadence_send: (drm_send_event_timestamp_locked+0x0/0x10 [drm]) file=0xffff88803fab0a00 crtc=0 seq=591 type=3 time=14743858745"
+        #expect(TraceLineParser.parse(line) == .sent(file: 0xffff88803fab0a00, crtc: 0, sequence: 591, type: 3, timestamp: 14_743_858_745))
+        #expect(TraceLineParser.parse(Lines.sent("ab", 1, UInt32.max, type: 2, time: -1)) == .sent(file: 0xab, crtc: 1, sequence: UInt32.max, type: 2, timestamp: -1))
+        // No type, or a 64-bit sequence: garbage.
+        #expect(TraceLineParser.parse(line.replacingOccurrences(of: " type=3", with: "")) == nil)
+        #expect(TraceLineParser.parse(line.replacingOccurrences(of: "seq=591", with: "seq=4294967296")) == nil)
     }
 
     @Test func maximumSequenceAndNegativeTime() {
