@@ -81,6 +81,9 @@ public struct FlipTracker {
     public private(set) var inexactFlips = 0
     /// Deliveries classified by the event's own type (the `sent` probe), not inferred.
     public private(set) var typedDeliveries = 0
+    /// The send probe read something other than the delivery it follows (another kernel's
+    /// struct layout): its records are ignored.
+    public private(set) var sendProbeMismatch = false
     /// Commits kept per client (a client whose flips are never seen cannot grow the tracker).
     static let commitLimit = 8
     /// Outstanding requests kept per client; older ones are dropped (a client that never
@@ -151,8 +154,16 @@ public struct FlipTracker {
             if let p = probe, p.file == file { if p.request { h.afterRequestProbe = true } else { h.afterCommitProbe = true } }
             held[file] = h
         case let .sent(file, crtc, seq, type, time):
-            typed = true
             let h = held.removeValue(forKey: file)
+            // The probe reads the event through fixed struct offsets: when what it read
+            // disagrees with the delivery it follows, this kernel's layout differs, and the
+            // probe's records are ignored from then on (deliveries are inferred).
+            if let h, h.crtc != crtc || h.sequence != seq { sendProbeMismatch = true; typed = false }
+            if sendProbeMismatch {
+                if let h { held[file] = h }
+                return
+            }
+            typed = true
             if file != 0 { lastCRTC[file] = crtc }
             switch type {
             case DRMEventType.flipComplete:

@@ -30,6 +30,9 @@ struct ObserveResult: Codable {
     var inexactFlips = 0
     /// Deliveries that answered vblank or CRTC-sequence requests (not flips).
     var requestDeliveries = 0
+    /// Deliveries told apart by the event's own type (send probe); the rest were inferred.
+    var typedDeliveries = 0
+    var sendProbeMismatch = false
     /// CPU time of the whole process (start-up included).
     var cpuSeconds = 0.0
     /// CPU time spent in the observing loop (reading, parsing, accounting, outputs).
@@ -55,7 +58,7 @@ struct ObserveResult: Codable {
             let units = s.intervalRefreshes.sorted { (Int($0.key.filter(\.isNumber)) ?? 0) < (Int($1.key.filter(\.isNumber)) ?? 0) }.map { "\($0.key)×\($0.value)" }.joined(separator: " ")
             lines.append("  intervals (refreshes) \(units.isEmpty ? "none" : units); ms mean \(String(format: "%.3f", s.intervalMs.mean)) p99 \(String(format: "%.3f", s.intervalMs.p99)) max \(String(format: "%.3f", s.intervalMs.max))")
         }
-        var cost = "trace: \(traceLines) lines, \(lostEvents) lost events, \(inexactFlips) flips without their vblank event, \(requestDeliveries) request deliveries; cpu \(String(format: "%.3f", cpuSeconds)) s"
+        var cost = "trace: \(traceLines) lines, \(lostEvents) lost events, \(inexactFlips) flips without their vblank event, \(requestDeliveries) request deliveries, \(typedDeliveries) deliveries typed by the kernel\(sendProbeMismatch ? " (send probe disagreed with the deliveries: ignored)" : ""); cpu \(String(format: "%.3f", cpuSeconds)) s"
         if let c = cpuObservingSeconds, let us = cpuPerVBlankUs { cost += String(format: ", %.3f s observing (%.1f µs per vblank)", c, us) }
         lines.append(cost)
         for i in incompleteOutputs { lines.append("incomplete: \(i)") }

@@ -151,6 +151,8 @@ final class ObserveSession {
         result.lostEvents = stream.tracker.inexactFlips > 0 || stream.lostEvents > 0 ? stream.lostEvents : 0
         result.inexactFlips = stream.tracker.inexactFlips
         result.requestDeliveries = stream.tracker.requestDeliveries
+        result.typedDeliveries = stream.tracker.typedDeliveries
+        result.sendProbeMismatch = stream.tracker.sendProbeMismatch
         for crtc in vblanks.keys.sorted() {
             let hz = fits[crtc]?.fit.map { 1e9 / $0.slope } ?? 0
             result.crtcs.append(.init(crtc: Int(crtc), connector: displays.connector(crtc), vblanks: vblanks[crtc] ?? 0,

@@ -120,4 +120,29 @@ import Testing
         #expect(s.tracker.requestDeliveries == 2)
         #expect(s.tracker.typedDeliveries == 3)
     }
+
+    @Test func aSendProbeThatDisagreesWithTheDeliveryIsIgnored() {
+        // Another kernel's struct layout: the probe reads a sequence that is not the
+        // delivery's. From then on deliveries are inferred (11 answers the request for 11,
+        // 12 is the commit's flip), and later `sent` records change nothing.
+        let (f, _, s) = run([
+            Lines.vblank(0, 10, 1_000), Lines.sequence("a", 11), Lines.commit("a", at: "0.000001"),
+            Lines.delivered("a", 0, 11), Lines.sent("a", 0, 77, type: 2, time: 5),
+            Lines.vblank(0, 11, 1_100),
+            Lines.delivered("a", 0, 12), Lines.sent("a", 0, 12, type: 3, time: 1_200), Lines.vblank(0, 12, 1_200),
+        ], sendProbe: true)
+        #expect(s.tracker.sendProbeMismatch)
+        #expect(f.map(\.sequence) == [12])
+        #expect(f.first?.timestamp == 1_200)
+        #expect(s.tracker.typedDeliveries == 0)
+        #expect(s.tracker.requestDeliveries == 1)
+        // The same trace with the probe agreeing: typed, the 11 delivery is the flip.
+        let (g, _, t) = run([
+            Lines.vblank(0, 10, 1_000), Lines.sequence("a", 11), Lines.commit("a", at: "0.000001"),
+            Lines.delivered("a", 0, 11), Lines.sent("a", 0, 11, type: 2, time: 1_100), Lines.vblank(0, 11, 1_100),
+            Lines.delivered("a", 0, 12), Lines.sent("a", 0, 12, type: 3, time: 1_200), Lines.vblank(0, 12, 1_200),
+        ], sendProbe: true)
+        #expect(!t.tracker.sendProbeMismatch)
+        #expect(g.map(\.sequence) == [11])
+    }
 }
