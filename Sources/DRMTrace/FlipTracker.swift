@@ -158,7 +158,9 @@ public struct FlipTracker {
             // The probe reads the event through fixed struct offsets: when what it read
             // disagrees with the delivery it follows, this kernel's layout differs, and the
             // probe's records are ignored from then on (deliveries are inferred).
-            if let h, h.crtc != crtc || h.sequence != seq { sendProbeMismatch = true; typed = false }
+            // (Type 0: the helpers' own event for a commit no client asked one for, file 0;
+            // its sequence is never filled in.)
+            if let h, h.crtc != crtc || (1...3 ~= type && h.sequence != seq) { sendProbeMismatch = true; typed = false }
             if sendProbeMismatch {
                 if let h { held[file] = h }
                 return

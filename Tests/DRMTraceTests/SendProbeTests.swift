@@ -144,5 +144,15 @@ import Testing
         ], sendProbe: true)
         #expect(!t.tracker.sendProbeMismatch)
         #expect(g.map(\.sequence) == [11])
+        // The helpers' own event for a kernel commit (file 0, type 0, sequence never filled
+        // in, as traced in the VM): not a disagreement; the kernel's commit is its own client.
+        let (k, _, u) = run([
+            Lines.vblank(0, 468, 1_000), Lines.delivered("0000000000000000", 0, 469),
+            "          <idle>-0       [000] d.h3.    12.711243: cadence_send: (drm_send_event_timestamp_locked+0x0/0x10 [drm]) file=0x0 crtc=0 seq=0 type=0 time=12710655545",
+            Lines.vblank(0, 469, 1_100),
+        ], sendProbe: true)
+        #expect(!u.tracker.sendProbeMismatch)
+        #expect(k.map(\.file) == [0])
+        #expect(k.map(\.sequence) == [469])
     }
 }
