@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Host-side checks of tools/vm/observe.sh (exit 0 = pass, 1 = fail; prints why).
 
-  observe_check.py app APP.jsonl OBSERVE.jsonl    drops equal frame by frame (same sequences),
-                                                   except the app's first frame (see app())
+  observe_check.py app APP.jsonl OBSERVE.jsonl    the same flips (sequences), and observe's drops
+                                                   per flip equal the refreshes the kernel's own
+                                                   sequences in the app's log say were repeated;
+                                                   the app's own drop counts are compared and
+                                                   printed (see app())
   observe_check.py modetest OBSERVE.json MEASURE.json   0 drops, refresh within 0.01%
   observe_check.py metrics FILE.prom OBSERVE.json  metric values equal the summary
 """
@@ -54,6 +57,14 @@ def app(app_log, obs_log):
     # earlier flip of the app to measure an interval from, while the app judges it against its
     # own schedule. Its flip must still be seen (missing/extra above); its drops are not compared.
     first = lo
+    # The kernel's truth for each flip of the 60-on-60 app: the refreshes between it and the app's
+    # previous flip, less one, were repeats. Observe must equal that exactly.
+    seqs = sorted(shown)
+    truth = {b: b - a - 1 for a, b in zip(seqs, seqs[1:])}
+    wrong = sorted(s for s in truth if s in seen and seen[s] != truth[s])
+    # The app's own accounting counts drops from each frame's target; under load its link can
+    # aim a frame one refresh past the previous flip + 1 without charging the repeat (issue 13
+    # follow-up). Those frames are printed, not failed: observe is right about them.
     differ = sorted(s for s in shown if s in seen and s != first and seen[s] != shown[s])
     app_drops = sorted((s, d) for s, d in shown.items() if d > 0 and s != first)
     obs_drops = sorted((s, d) for s, d in inside.items() if d > 0 and s != first)
@@ -62,10 +73,16 @@ def app(app_log, obs_log):
           f"first frame {first} not judged: app {shown[first]}, observe {seen.get(first)})")
     print(f"observe: {len(inside)} flips in that range, drops {obs_drops} "
           f"(refreshes {sum(d for _, d in obs_drops)}, events {len(obs_drops)})")
-    if missing or extra or differ:
+    if differ:
+        uncharged = [s for s in differ if seen[s] == truth.get(s)]
+        print(f"app log vs observe: {len(differ)} flips differ, {len(uncharged)} of them repeats the "
+              f"kernel's sequences show and the app's log did not charge: "
+              f"{[(s, shown[s], seen[s]) for s in differ[:10]]} (sequence, app, observe)")
+    if missing or extra or wrong:
         print(f"missing {missing[:10]} extra {extra[:10]} "
-              f"differ {[(s, shown[s], seen[s]) for s in differ[:10]]} (sequence, app, observe)")
+              f"wrong {[(s, truth[s], seen[s]) for s in wrong[:10]]} (sequence, kernel, observe)")
         return 1
+    print(f"observe equals the kernel's sequences on all {len(truth)} intervals")
     return 0
 
 
