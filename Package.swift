@@ -12,6 +12,8 @@ import PackageDescription
 ///   CRasterSIMD                 ISA-specific span loops (AVX2), picked at start-up
 ///   Raster, Scenes              CPU rasterizer and the test scenes (shaders-cpu/)
 ///   EDID                        EDID / CTA-861 / DisplayID decoder (pure Swift, no libdrm)
+///   DRMTrace                    the kernel's DRM trace events (tracefs) as flips per client
+///   CadenceMetrics              Prometheus exposition (swift-prometheus), textfile and /metrics
 ///   cadence                     the command-line tool
 let package = Package(
     name: "Cadence",
@@ -25,12 +27,15 @@ let package = Package(
         .library(name: "Scenes", targets: ["Scenes"]),
         .library(name: "EDID", targets: ["EDID"]),
         .library(name: "CadenceReport", targets: ["CadenceReport"]),
+        .library(name: "DRMTrace", targets: ["DRMTrace"]),
+        .library(name: "CadenceMetrics", targets: ["CadenceMetrics"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev"])]),
@@ -53,10 +58,16 @@ let package = Package(
         .target(name: "EDID"),
         .target(name: "Scenes", dependencies: ["Raster"], path: "shaders-cpu"),
         .target(name: "CadenceReport", dependencies: ["CadenceCore", "Raster"]),
+        .target(name: "DRMTrace"),
+        .target(
+            name: "CadenceMetrics",
+            dependencies: ["CadenceCore", .product(name: "Prometheus", package: "swift-prometheus")]
+        ),
         .executableTarget(
             name: "cadence",
             dependencies: [
                 "DRM", "CadenceCore", "KMSDisplay", "Raster", "Scenes", "CadenceReport", "EDID",
+                "DRMTrace", "CadenceMetrics",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -68,6 +79,7 @@ let package = Package(
         .testTarget(name: "ScenesTests", dependencies: ["Scenes", "Raster"]),
         .testTarget(name: "CLITests", dependencies: ["cadence", "CadenceReport", "CadenceCore", "DRM", "KMSDisplay"]),
         .testTarget(name: "CadenceReportTests", dependencies: ["CadenceReport", "CadenceCore", "Raster"]),
+        .testTarget(name: "DRMTraceTests", dependencies: ["DRMTrace", "CadenceCore", "CadenceMetrics"], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -6,7 +6,8 @@
 # Examples package and runs its executable on the fake display, then boots Debian's
 # kernel in qemu (TCG) and runs the real-kernel integration tests on vkms, bochs and
 # virtio-gpu (and a VM without any DRM card), then the pacing and validate checks
-# (tools/vm/pacing.sh, tools/vm/validate.sh) on vkms with a release build.
+# (tools/vm/pacing.sh, tools/vm/validate.sh) and `cadence observe` (tools/vm/observe.sh) on vkms
+# with a release build.
 # Exits non-zero on any failure.
 #   tools/test.sh            everything
 #   tools/test.sh --unit     unit tests only (no VM)
@@ -107,5 +108,6 @@ release_bin="$(swift build -c release --show-bin-path)/cadence"
 vm_rc=0
 tools/vm/pacing.sh --bin "$release_bin" || vm_rc=1
 tools/vm/validate.sh --bin "$release_bin" || vm_rc=1
+tools/vm/observe.sh --bin "$release_bin" || vm_rc=1
 echo "pacing + validate wall time (release build included): $(( $(date +%s) - t_vm )) s"
 exit "$vm_rc"

@@ -21,12 +21,13 @@ struct Cadence: ParsableCommand {
                                                  only when there is no DRM card)
               cadence validate --max-dropped 0   pass/fail a display (exit 0/1)
               cadence report run.jsonl --output run.png   picture of a logged run
+              cadence observe --duration 60      another program's flips (tracefs, root)
             """,
         subcommands: [
             ListCommand.self, MeasureCommand.self, RunCommand.self,
             ScenesCommand.self, RenderCommand.self, BenchCommand.self,
             ValidateCommand.self, ReportCommand.self, ReplayCommand.self,
-            EDIDCommand.self,
+            EDIDCommand.self, ObserveCommand.self,
         ]
     )
 }

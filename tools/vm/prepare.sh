@@ -3,7 +3,8 @@
 # in qemu (TCG) with a DRM driver: installs the apt packages, extracts the uncompressed
 # vmlinux (booted through its PVH entry), builds vkms out of tree from linux-source-6.1
 # against the matching linux-headers, collects the driver modules with all their
-# dependencies, and copies busybox-static.
+# dependencies, and copies busybox-static. libdrm-tests gives modetest, which observe.sh copies
+# into the guest with --bin (its ldd closure comes with it).
 #
 # Cache: $CADENCE_VM_DIR (default: <repo>/.vm). Layout:
 #   <cache>/<abi>/vmlinux             kernel with PVH entry
@@ -33,7 +34,7 @@ die() { echo "vm-prepare: error: $*" >&2; exit 1; }
 # --- apt packages (only call apt-get when something is missing) -------------------------
 packages=(linux-image-amd64 linux-headers-amd64 linux-source-6.1 qemu-system-x86
           busybox-static libgl1-mesa-dri libdrm-dev libgbm-dev gcc-12 make xz-utils
-          binutils kmod python3)
+          binutils kmod python3 libdrm-tests)
 missing=()
 for p in "${packages[@]}"; do
     if ! dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed; then

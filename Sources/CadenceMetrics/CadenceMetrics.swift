@@ -1,0 +1,170 @@
+import CadenceCore
+import Prometheus
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Prometheus metrics of observed (or paced) frames, per display and client, through
+/// swift-prometheus' registry (the exposition format of swift-server/swift-prometheus 2.x):
+///
+/// | metric | type | |
+/// |---|---|---|
+/// | `cadence_flips_observed_total` | counter | page flips seen |
+/// | `cadence_frames_presented_total` | counter | frames that reached the panel |
+/// | `cadence_dropped_refreshes_total` | counter | refreshes that showed a stale frame |
+/// | `cadence_drop_events_total{cause}` | counter | drops (cause "unknown" without commit times) |
+/// | `cadence_refresh_hz` | gauge | measured refresh (least squares over the vblank timestamps) |
+/// | `cadence_effective_rate_hz` | gauge | refresh / expected interval |
+/// | `cadence_hitch_time_ratio` | gauge | hitch time ratio (ms per s) over the last minute |
+/// | `cadence_frame_interval_refreshes` | histogram | interval between flips in refreshes |
+/// | `cadence_frame_interval_seconds` | histogram | interval between flips in seconds |
+///
+/// Labels: `connector`, `crtc` and `client` (the flipping process' command).
+public final class FrameMetrics: @unchecked Sendable {
+    /// Each series' labels.
+    public struct Labels: Hashable, Sendable {
+        public var connector: String
+        public var crtc: Int
+        public var client: String
+        public init(connector: String, crtc: Int, client: String) {
+            self.connector = connector; self.crtc = crtc; self.client = client
+        }
+        var pairs: [(String, String)] { [("connector", connector), ("crtc", String(crtc)), ("client", client)] }
+    }
+
+    private final class Series {
+        let flips, presented, dropped: Counter
+        var drops: [String: Counter] = [:]
+        let refresh, rate, hitch: Gauge
+        let refreshes, micros: ValueHistogram
+        /// (presented time, hitch) of the last minute's frames with drops, and the first frame's time.
+        var recent: [(Int64, Int64)] = []
+        var first: Int64 = 0
+        init(_ r: PrometheusCollectorRegistry, _ l: [(String, String)]) {
+            func d(_ n: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+                MetricNameDescriptor(namespace: "cadence", metricName: n, unitName: unit, helpText: help)
+            }
+            flips = r.makeCounter(descriptor: d("flips_observed", "total", "Page flips seen."), labels: l)
+            presented = r.makeCounter(descriptor: d("frames_presented", "total", "Frames that reached the panel."), labels: l)
+            dropped = r.makeCounter(descriptor: d("dropped_refreshes", "total", "Refreshes that showed a stale frame."), labels: l)
+            refresh = r.makeGauge(descriptor: d("refresh", "hz", "Measured refresh (least squares over the kernel's vblank timestamps)."), labels: l)
+            rate = r.makeGauge(descriptor: d("effective_rate", "hz", "Refresh divided by the expected interval in refreshes."), labels: l)
+            hitch = r.makeGauge(descriptor: d("hitch_time", "ratio", "Hitch time ratio over the last minute: ms of hitch per s of presentation (MetricKit's)."), labels: l)
+            refreshes = r.makeValueHistogram(descriptor: d("frame_interval", "refreshes", "Interval between shown frames in refreshes."),
+                                             labels: l, buckets: [1, 2, 3, 4, 6, 8, 16])
+            micros = r.makeValueHistogram(descriptor: d("frame_interval", "seconds", "Interval between shown frames in seconds."),
+                                          labels: l, buckets: [0.004, 0.008, 0.012, 0.017, 0.020, 0.034, 0.050, 0.100, 0.250, 1])
+        }
+    }
+
+    public let registry = PrometheusCollectorRegistry()
+    private var series: [Labels: Series] = [:]
+    private let lock = NSLockish()
+
+    public init() {}
+
+    /// Counts one flip's report for `labels` (`refreshHz`: the CRTC's measured refresh so far,
+    /// `expectedInterval`: the refreshes the client's rate asks for).
+    public func record(_ r: FrameReport, labels: Labels, refreshHz: Double, expectedInterval: Int) {
+        lock.locked {
+            let s = series[labels] ?? { let s = Series(registry, labels.pairs); series[labels] = s; return s }()
+            s.flips.increment()
+            guard r.wasPresented else { return }
+            s.presented.increment()
+            if s.first == 0 { s.first = r.presentedTime }
+            if r.droppedRefreshes > 0 {
+                s.dropped.increment(by: Int64(r.droppedRefreshes))
+                let cause = r.cause?.rawValue ?? "unknown"
+                let c = s.drops[cause] ?? {
+                    let c = registry.makeCounter(descriptor: MetricNameDescriptor(namespace: "cadence", metricName: "drop_events", unitName: "total",
+                                                                                helpText: "Shown frames that followed dropped refreshes, by cause."),
+                                                 labels: labels.pairs + [("cause", cause)])
+                    s.drops[cause] = c
+                    return c
+                }()
+                c.increment()
+                s.recent.append((r.presentedTime, r.hitch))
+            }
+            if r.interval > 0 {
+                s.refreshes.record(Double(r.intervalRefreshes))
+                s.micros.record(Double(r.interval) / 1e9)
+            }
+            if refreshHz > 0 {
+                s.refresh.set(to: refreshHz)
+                s.rate.set(to: refreshHz / Double(max(1, expectedInterval)))
+            }
+            // Hitch ratio over the last minute (or since the first frame, when shorter).
+            let now = r.presentedTime
+            let from = now &- 60_000_000_000
+            if let k = s.recent.firstIndex(where: { $0.0 > from }) { s.recent.removeFirst(k) } else { s.recent.removeAll() }
+            let span = Double(now &- max(from, s.first)) / 1e9
+            let hitchMs = s.recent.reduce(0.0) { $0 + Double($1.1) / 1e6 }
+            s.hitch.set(to: span > 0 ? hitchMs / span : 0)
+        }
+    }
+
+    /// Sets the refresh gauges of `labels` (the final fit at the end of a run).
+    public func setRefresh(_ hz: Double, expectedInterval: Int, labels: Labels) {
+        lock.locked {
+            guard let s = series[labels] else { return }
+            s.refresh.set(to: hz)
+            s.rate.set(to: hz / Double(max(1, expectedInterval)))
+        }
+    }
+
+    /// The exposition text.
+    public func exposition() -> [UInt8] {
+        var b: [UInt8] = []
+        registry.emit(into: &b)
+        return b
+    }
+
+    /// Writes the exposition to `path` in node_exporter's textfile-collector way: a temporary
+    /// file in the same directory, then rename(2), so a scrape never reads half a file.
+    public func writeTextfile(_ path: String) throws {
+        let tmp = path + ".tmp.\(getpid())"
+        let bytes = exposition()
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw MetricsError("cannot write \(tmp): \(String(cString: strerror(errno)))") }
+        var off = 0
+        while off < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + off, $0.count - off) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 {
+                let why = String(cString: strerror(errno))
+                close(fd); unlink(tmp)
+                throw MetricsError("cannot write \(tmp): \(why)")
+            }
+            off += n
+        }
+        close(fd)
+        guard rename(tmp, path) == 0 else {
+            let why = String(cString: strerror(errno))
+            unlink(tmp)
+            throw MetricsError("cannot rename \(tmp) to \(path): \(why)")
+        }
+    }
+}
+
+/// A metrics output failure (one line).
+public struct MetricsError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ d: String) { description = d }
+}
+
+/// A pthread mutex (Foundation-free), at a stable address.
+final class NSLockish: @unchecked Sendable {
+    private let m: UnsafeMutablePointer<pthread_mutex_t>
+    init() {
+        m = .allocate(capacity: 1)
+        m.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(m, nil)
+    }
+    deinit { pthread_mutex_destroy(m); m.deallocate() }
+    func locked<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(m)
+        defer { pthread_mutex_unlock(m) }
+        return try body()
+    }
+}

@@ -1,0 +1,203 @@
+import CadenceCore
+import CadenceMetrics
+import CadenceReport
+import DRMTrace
+import Foundation
+
+/// One `cadence observe` run: trace text in, accounting per CRTC and client, log/CSV/metrics out.
+final class ObserveSession {
+    struct ClientKey: Hashable { var crtc: Int32; var file: UInt64 }
+
+    let metrics = FrameMetrics()
+    private let onlyCRTC: Int32?
+    private let expectRate: Double?
+    private let displays: ObservedDisplays
+    private var stream = TraceStream()
+    private var events: [FlipTracker.Event] = []
+    private var fits: [Int32: RunningLinearFit] = [:]
+    private var vblanks: [Int32: Int] = [:]
+    private var clients: [ClientKey: ObservedCadence] = [:]
+    private var order: [ClientKey] = []
+    private var log: LineFile?
+    private var csv: LineFile?
+    private let textfile: String?
+    private var incomplete: [String] = []
+    private var started = Date()
+    private var lastTextfile = Date()
+    private var seconds = 0.0
+
+    init(onlyCRTC: Int32?, expectRate: Double?, displays: ObservedDisplays, logPath: String?, csvPath: String?, metricsTextfile: String?) throws {
+        self.onlyCRTC = onlyCRTC
+        self.expectRate = expectRate
+        self.displays = displays
+        textfile = metricsTextfile
+        log = try logPath.map { try LineFile(path: $0) }
+        csv = try csvPath.map { try LineFile(path: $0) }
+        write(&csv, "csv", "crtc,client,pid,sequence,flip_ns,commit_ns,interval_refreshes,dropped_refreshes,hitch_ns,cause,exact")
+        write(&log, "log", #"{"record":"observe","version":1}"#)
+    }
+
+    /// Reads the live trace until `seconds` pass (0: until `stop`) or `stop()`.
+    /// `copy`: a file that gets the trace text as read (`--save-trace`, for `--from-trace`).
+    func observe(_ instance: TraceInstance, seconds limit: Double, copy: FileHandle? = nil, stop: () -> Bool) throws {
+        started = Date()
+        stream = TraceStream(sendProbe: instance.sendProbe)
+        cpuAtStart = Self.cpuSeconds()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 8)
+        defer { buffer.deallocate() }
+        while !stop() {
+            let elapsed = Date().timeIntervalSince(started)
+            if limit > 0 && elapsed >= limit { break }
+            let n = try instance.read(into: buffer, timeoutMs: 100)
+            if n > 0 {
+                let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+                if let copy {
+                    do { try copy.write(contentsOf: Data(bytes)) } catch { incomplete.append("save-trace: \(error)") }
+                }
+                feed(bytes)
+            }
+            if textfile != nil && Date().timeIntervalSince(lastTextfile) >= 10 { writeTextfile() }
+        }
+        seconds = Date().timeIntervalSince(started)
+        cpuObserving = Self.cpuSeconds() - cpuAtStart
+    }
+
+    private var cpuAtStart = 0.0
+    private var cpuObserving: Double?
+
+    /// User + system CPU time of the process so far.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+
+    /// Analyses a saved trace file.
+    func replay(path: String) throws {
+        guard let data = FileManager.default.contents(atPath: path) else { throw CLIFailure("cannot read \(path)") }
+        stream = TraceStream(sendProbe: data.range(of: Data((TraceEventName.sendProbe + ": ").utf8)) != nil)
+        data.withUnsafeBytes { feed($0) }
+    }
+
+    private func feed(_ bytes: UnsafeRawBufferPointer) {
+        events.removeAll(keepingCapacity: true)
+        stream.feed(bytes, into: &events)
+        handle()
+    }
+
+    private func handle() {
+        for e in events {
+            switch e {
+            case let .vblank(crtc, seq, time):
+                guard onlyCRTC == nil || onlyCRTC == crtc else { continue }
+                fits[crtc, default: RunningLinearFit()].add(x: Double(seq), y: Double(time))
+                vblanks[crtc, default: 0] += 1
+            case let .flip(f):
+                guard onlyCRTC == nil || onlyCRTC == f.crtc else { continue }
+                let key = ClientKey(crtc: f.crtc, file: f.file)
+                let period = periodNs(f.crtc)
+                let fixed = expectRate.map { ObservedCadence.interval(rateHz: $0, refreshHz: 1e9 / period) }
+                var c = clients[key] ?? { order.append(key); return ObservedCadence(fixedInterval: fixed) }()
+                let r = c.add(sequence: f.sequence, timestamp: f.timestamp, committedAt: f.committedAt, periodNs: period, crtc: UInt32(f.crtc))
+                clients[key] = c
+                let task = stream.tracker.tasks[f.file]
+                let name = clientName(f.file)
+                metrics.record(r, labels: labels(key), refreshHz: 1e9 / period, expectedInterval: c.expectedInterval)
+                let cause = r.cause?.rawValue ?? ""
+                write(&csv, "csv", "\(f.crtc),\(name),\(task?.pid ?? 0),\(f.sequence),\(f.timestamp),\(f.committedAt ?? 0),\(r.intervalRefreshes),\(r.droppedRefreshes),\(r.hitch),\(cause),\(f.exact)")
+                write(&log, "log", #"{"record":"frame","kind":"observed","crtc":\#(f.crtc),"client":"\#(jsonEscape(name))","pid":\#(task?.pid ?? 0),"file":"\#(String(f.file, radix: 16))","sequence":\#(f.sequence),"flipNs":\#(f.timestamp),"commitNs":\#(f.committedAt ?? 0),"deliveredNs":\#(f.deliveredAt),"intervalNs":\#(r.interval),"intervalRefreshes":\#(r.intervalRefreshes),"expectedRefreshes":\#(c.expectedInterval),"droppedRefreshes":\#(r.droppedRefreshes),"hitchNs":\#(r.hitch),"cause":\#(r.cause.map { "\"\($0.rawValue)\"" } ?? "null"),"exact":\#(f.exact)}"#)
+            }
+        }
+    }
+
+    /// ns per refresh on `crtc`: the fit of its vblanks, else its mode, else 60 Hz.
+    private func periodNs(_ crtc: Int32) -> Double {
+        if let s = fits[crtc]?.fit?.slope, s > 0 { return s }
+        if let hz = displays.byCRTC[crtc]?.refreshHz, hz > 0 { return 1e9 / hz }
+        return 1e9 / 60
+    }
+
+    private func clientName(_ file: UInt64) -> String {
+        file == 0 ? "(kernel)" : stream.tracker.tasks[file]?.command ?? "file-\(String(file, radix: 16))"
+    }
+
+    private func labels(_ k: ClientKey) -> FrameMetrics.Labels {
+        FrameMetrics.Labels(connector: displays.connector(k.crtc), crtc: Int(k.crtc), client: clientName(k.file))
+    }
+
+    private func write(_ file: inout LineFile?, _ what: String, _ line: String) {
+        guard let f = file else { return }
+        do { try f.write(line: line) } catch {
+            incomplete.append("\(what): \(error)")
+            f.discard()
+            file = nil
+        }
+    }
+
+    private func writeTextfile() {
+        lastTextfile = Date()
+        guard let path = textfile else { return }
+        do { try metrics.writeTextfile(path) } catch { incomplete.append("metrics textfile: \(error)") }
+    }
+
+    /// Ends the run: the flips still waiting, the final gauges, the textfile, the summary.
+    func finish() -> ObserveResult {
+        events.removeAll()
+        stream.finish(into: &events)
+        handle()
+        var result = ObserveResult()
+        result.durationSeconds = seconds
+        result.traceLines = stream.lines
+        result.lostEvents = stream.tracker.inexactFlips > 0 || stream.lostEvents > 0 ? stream.lostEvents : 0
+        result.inexactFlips = stream.tracker.inexactFlips
+        result.requestDeliveries = stream.tracker.requestDeliveries
+        result.typedDeliveries = stream.tracker.typedDeliveries
+        result.sendProbeMismatch = stream.tracker.sendProbeMismatch
+        for crtc in vblanks.keys.sorted() {
+            let hz = fits[crtc]?.fit.map { 1e9 / $0.slope } ?? 0
+            result.crtcs.append(.init(crtc: Int(crtc), connector: displays.connector(crtc), vblanks: vblanks[crtc] ?? 0,
+                                      refreshHz: hz, modeRefreshHz: displays.byCRTC[crtc]?.refreshHz))
+        }
+        for key in order {
+            guard let c = clients[key] else { continue }
+            let period = periodNs(key.crtc)
+            let hz = 1e9 / period
+            metrics.setRefresh(hz, expectedInterval: c.expectedInterval, labels: labels(key))
+            let s = RunSummary(accounting: c.accounting, backend: "observed", refreshHz: hz, vrr: nil,
+                               effectiveRateHz: hz / Double(c.expectedInterval), latency: 0, endReason: "completed")
+            let task = stream.tracker.tasks[key.file]
+            result.clients.append(.init(crtc: Int(key.crtc), connector: displays.connector(key.crtc), client: clientName(key.file),
+                                        pid: task.map { Int($0.pid) }, file: String(key.file, radix: 16),
+                                        expectedRefreshes: c.expectedInterval, summary: s))
+        }
+        result.cpuSeconds = Self.cpuSeconds()
+        result.cpuObservingSeconds = cpuObserving
+        let totalVBlanks = vblanks.values.reduce(0, +)
+        if let c = cpuObserving, totalVBlanks > 0 { result.cpuPerVBlankUs = c * 1e6 / Double(totalVBlanks) }
+        if let l = log {
+            let enc = JSONEncoder()
+            enc.outputFormatting = [.sortedKeys]
+            if let d = try? enc.encode(result) {
+                write(&log, "log", #"{"record":"end","observe":"# + String(decoding: d, as: UTF8.self) + "}")
+            }
+            l.close()
+        }
+        csv?.close()
+        if textfile != nil { writeTextfile() }
+        result.incompleteOutputs = incomplete
+        return result
+    }
+}
+
+private func jsonEscape(_ s: String) -> String {
+    var out = ""
+    for u in s.unicodeScalars {
+        switch u {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case _ where u.value < 0x20: out += String(format: "\\u%04x", u.value)
+        default: out.unicodeScalars.append(u)
+        }
+    }
+    return out
+}

@@ -1,0 +1,102 @@
+import Foundation
+import CadenceCore
+@testable import CadenceMetrics
+import Testing
+
+@Suite struct ObservedCadenceTests {
+    let period = 16_666_667.0
+
+    func run(_ seqs: [UInt64], fixed: Int? = nil, commits: [Int64?]? = nil) -> (ObservedCadence, [FrameReport]) {
+        var c = ObservedCadence(fixedInterval: fixed)
+        var reports: [FrameReport] = []
+        for (i, s) in seqs.enumerated() {
+            reports.append(c.add(sequence: s, timestamp: Int64((Double(s) * period).rounded()), committedAt: commits?[i] ?? nil, periodNs: period))
+        }
+        return (c, reports)
+    }
+
+    @Test func dropsAgainstTheDominantInterval() {
+        // Every refresh, with a 1-refresh and a 3-refresh drop.
+        let (c, r) = run([1, 2, 3, 5, 6, 10, 11])
+        #expect(c.accounting.droppedRefreshes == 4)
+        #expect(c.accounting.dropEvents == 2)
+        #expect(r.map(\.droppedRefreshes) == [0, 0, 0, 1, 0, 3, 0])
+        #expect(r[5].hitch == Int64((10 * period).rounded()) - (Int64((6 * period).rounded()) + Int64(period.rounded())))
+        #expect(c.accounting.presented == 7)
+        #expect(c.accounting.refreshUnits[1] == 4 && c.accounting.refreshUnits[2] == 1 && c.accounting.refreshUnits[4] == 1)
+    }
+
+    @Test func aThirtyHertzClientOnSixtyIsNotDropping() {
+        let (c, _) = run([0, 2, 4, 6, 8, 11, 13])
+        #expect(c.expectedInterval == 2)
+        #expect(c.accounting.droppedRefreshes == 1)
+        let (e, _) = run([0, 2, 4, 6], fixed: 1)
+        #expect(e.accounting.droppedRefreshes == 3)
+        #expect(ObservedCadence.interval(rateHz: 30, refreshHz: 60.0038) == 2)
+        #expect(ObservedCadence.interval(rateHz: 60, refreshHz: 60.0038) == 1)
+        #expect(ObservedCadence.interval(rateHz: 1000, refreshHz: 60) == 1)
+    }
+
+    @Test func tieGoesToTheShorterInterval() {
+        // 1,2 seen once each: 1 is the rate, the 2 is a drop.
+        let (_, r) = run([0, 1, 3])
+        #expect(r.map(\.droppedRefreshes) == [0, 0, 1])
+    }
+
+    @Test func causeFromTheCommitTime() {
+        let late = Int64(6 * period)          // committed after the vblank it should have made
+        let early = Int64(4.5 * period)
+        let (_, r) = run([4, 5, 7], commits: [nil, nil, late])
+        #expect(r[2].cause == .renderLate)
+        let (_, s) = run([4, 5, 7], commits: [nil, nil, early])
+        #expect(s[2].cause == .flipLate)
+        let (_, u) = run([4, 5, 7])
+        #expect(u[2].cause == nil)
+    }
+
+    @Test func repeatedOrOlderSequencesAreNotJudged() {
+        let (c, r) = run([5, 5, 3, 6])
+        #expect(r.map(\.droppedRefreshes) == [0, 0, 0, 0])
+        #expect(c.accounting.dropEvents == 0)
+    }
+
+    @Test func summaryAndMetricsAgree() throws {
+        let (c, r) = run([1, 2, 3, 5, 6, 10, 11])
+        let metrics = FrameMetrics()
+        let labels = FrameMetrics.Labels(connector: "Virtual-1", crtc: 0, client: "app")
+        for x in r { metrics.record(x, labels: labels, refreshHz: 60, expectedInterval: c.expectedInterval) }
+        let text = String(decoding: metrics.exposition(), as: UTF8.self)
+        let l = #"{connector="Virtual-1",crtc="0",client="app"}"#
+        #expect(text.contains("cadence_flips_observed_total\(l) 7"))
+        #expect(text.contains("cadence_dropped_refreshes_total\(l) 4"))
+        #expect(text.contains("cadence_frame_interval_refreshes_count\(l) 6"))
+        #expect(text.contains(#"cadence_drop_events_total{connector="Virtual-1",crtc="0",client="app",cause="unknown"} 2"#))
+        #expect(text.contains("cadence_refresh_hz\(l) 60"))
+        let s = RunSummary(accounting: c.accounting, backend: "observed", refreshHz: 60, vrr: nil, effectiveRateHz: 60, latency: 0, endReason: "completed")
+        #expect(s.droppedRefreshes == 4 && s.dropEvents == 2 && s.presented == 7)
+    }
+
+    @Test func textfileIsReplacedAtomically() throws {
+        let metrics = FrameMetrics()
+        var r = FrameReport(); r.presentedTime = 1
+        metrics.record(r, labels: .init(connector: "c", crtc: 0, client: "x"), refreshHz: 60, expectedInterval: 1)
+        let path = "/tmp/cadence-metrics-test-\(UInt32.random(in: 0...UInt32.max)).prom"
+        try metrics.writeTextfile(path)
+        try metrics.writeTextfile(path)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.contains("cadence_flips_observed_total"))
+        #expect(throws: MetricsError.self) { try metrics.writeTextfile("/nonexistent-dir/x.prom") }
+    }
+
+    @Test func endpointAnswers() {
+        let body: () -> [UInt8] = { Array("m 1\n".utf8) }
+        func status(_ req: String) -> String { MetricsEndpoint.response(to: Array(req.utf8), body: body).0 }
+        #expect(status("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n") == "200 OK")
+        #expect(MetricsEndpoint.response(to: Array("GET /metrics?x=1 HTTP/1.0\r\n\r\n".utf8), body: body).1 == Array("m 1\n".utf8))
+        #expect(status("GET / HTTP/1.1\r\n\r\n") == "404 Not Found")
+        #expect(status("POST /metrics HTTP/1.1\r\n\r\n") == "405 Method Not Allowed")
+        #expect(status("garbage") == "400 Bad Request")
+        #expect(status("") == "400 Bad Request")
+        #expect(MetricsEndpoint.response(to: Array("HEAD /metrics HTTP/1.1\r\n\r\n".utf8), body: body).2)
+    }
+}

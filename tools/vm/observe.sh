@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# `cadence observe` on a real kernel (vkms in the VM, see tools/vm/run.sh): another program's
+# flips from the kernel's DRM trace events, then the host side:
+#   - beside `cadence run --backend kms --inject-late 60:1,150:3 --log app.jsonl`: observe's
+#     dropped refreshes and drop events equal the app's own log, frame by frame (same sequences;
+#     the app's first frame's drops are not compared: observe has no earlier flip to judge it by);
+#   - beside libdrm's `modetest -v -s` (Debian libdrm-tests): 0 drops, and the refresh equal to
+#     `cadence measure`'s within 0.01%;
+#   - nothing flipping: "no flips observed", exit 0; as uid nobody: one stderr line, exit 2;
+#   - tracefs clean (no instance, no kprobe left) after each run and after SIGINT;
+#   - `promtool check metrics` (Debian prometheus) on the --metrics-textfile output and on a
+#     scrape of /metrics taken during the modetest run, whose values equal the summary.
+#
+# Usage: tools/vm/observe.sh [--bin PATH/TO/cadence] [--keep DIR]
+# Prints PASS/FAIL per check and `N passed, N failed`; exits non-zero on any failure.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+bin=""
+keep=""
+while (($#)); do
+    case "$1" in
+        --bin) bin="$2"; shift 2 ;;
+        --keep) keep="$2"; shift 2 ;;
+        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+        *) echo "observe.sh: unknown argument: $1" >&2; exit 2 ;;
+    esac
+done
+
+. "$here/common.sh"
+vm_prologue observe release
+modetest_bin="$(command -v modetest || true)"
+[ -n "$modetest_bin" ] || { echo "observe.sh: modetest missing (apt-get install libdrm-tests)" >&2; exit 2; }
+command -v promtool >/dev/null || { echo "observe.sh: promtool missing (apt-get install prometheus)" >&2; exit 2; }
+out="$work/vkms"
+rm -rf "$out"; mkdir -p "$out"
+
+cat >"$work/guesto.sh" <<'GUEST'
+mount -t tracefs nodev /sys/kernel/tracing
+mount -t debugfs nodev /sys/kernel/debug 2>/dev/null
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
+T=/sys/kernel/tracing
+clean() { # clean NAME: what tracefs holds besides what it held at boot
+    { ls $T/instances; cat $T/kprobe_events; } >/out/tracefs_$1.txt 2>&1
+}
+clean boot
+# The connector's object ID for modetest.
+conn=$(modetest -M vkms -c 2>/dev/null | awk '$3 == "connected" { print $1; exit }')
+echo "$conn" >/out/conn.txt
+
+# (0) nothing flipping.
+cadence observe --duration 2 >/out/idle.out 2>/out/idle.err; echo $? >/out/idle.rc
+clean idle
+# (0b) without root.
+su -s /bin/sh nobody -c '/bin/cadence observe --duration 1' >/out/nobody.out 2>/out/nobody.err; echo $? >/out/nobody.rc
+clean nobody
+
+# (a) beside cadence run with injected lateness, twice: the host passes the check when one attempt
+# matches (a loaded host can make either program miss a vblank the other accounts differently).
+for attempt in 1 2; do
+    cadence observe --duration 9 --expect-rate 60 --log /out/obs_a$attempt.jsonl --save-trace /out/trace_a$attempt.txt --json >/out/obs_a$attempt.json 2>/out/obs_a$attempt.err &
+    op=$!
+    sleep 1.5
+    cadence run --backend kms --scene solid --frames 300 --inject-late 60:1,150:3 --log /out/app$attempt.jsonl --quiet >/out/app$attempt.out 2>/out/app$attempt.err
+    echo $? >/out/app$attempt.rc
+    wait $op; echo $? >/out/obs_a$attempt.rc
+    clean a$attempt
+    echo $attempt >/out/a_attempts.txt
+done
+
+# measure's refresh, for (b).
+cadence measure --duration 5 --json >/out/measure.json 2>/out/measure.err; echo $? >/out/measure.rc
+
+# (b) beside modetest -v (stdin a pipe that never gets data: modetest stops on input), twice (a
+# loaded host can make modetest itself miss a vblank: the host passes when one attempt has none).
+for b in 1 2; do
+    cadence observe --duration 10 --metrics-port 9464 --metrics-textfile /out/obs_b$b.prom --log /out/obs_b$b.jsonl --json \
+        >/out/obs_b$b.json 2>/out/obs_b$b.err &
+    op=$!
+    sleep 1
+    (sleep 6) | modetest -M vkms -v -s "$conn:1024x768" >/out/modetest$b.out 2>&1 &
+    mp=$!
+    sleep 5.5
+    kill $mp 2>/dev/null
+    sleep 1.5
+    # A scrape during the run, after the flips stopped: its values are the run's final ones.
+    wget -q -O /out/scrape$b.txt http://127.0.0.1:9464/metrics; echo $? >/out/scrape$b.rc
+    wait $op; echo $? >/out/obs_b$b.rc
+    clean b$b
+done
+
+# (c) SIGINT mid-run.
+cadence observe --duration 30 >/out/int.out 2>/out/int.err &
+op=$!
+sleep 2
+kill -INT $op
+wait $op; echo $? >/out/int.rc
+clean int
+dmesg | grep -c 'vblank timer overrun' >/out/overruns.txt
+exit 0
+GUEST
+
+echo "== vkms: booting the VM"
+t0=$(date +%s)
+"$here/run.sh" --driver vkms --timeout 600 --bin "$bin" --bin "$modetest_bin" --file "$work/guesto.sh:/guesto.sh" \
+    --out-dir "$out" --console "$out/console.log" -v -- sh /guesto.sh || { echo "observe.sh: VM failed (rc $?)" >&2; exit 1; }
+echo "== VM done in $(( $(date +%s) - t0 )) s; host-side checks"
+
+pass=0; fail=0
+check() { # check NAME CONDITION-COMMAND...
+    local name=$1; shift
+    if "$@"; then echo "PASS $name"; pass=$((pass + 1)); else echo "FAIL $name"; fail=$((fail + 1)); fi
+}
+rc() { cat "$out/$1.rc"; }
+lines() { grep -c '' "$1" || true; }
+
+for t in idle nobody a1 a2 b1 b2 int; do
+    [ -f "$out/tracefs_$t.txt" ] || continue
+    check "tracefs clean after $t" cmp -s "$out/tracefs_boot.txt" "$out/tracefs_$t.txt"
+done
+echo "-- idle: $(cat "$out/idle.out" | tr '\n' '|')"
+check "idle: exit 0" test "$(rc idle)" = 0
+check "idle: no flips observed" grep -qx 'no flips observed' "$out/idle.out"
+echo "-- nobody (rc $(rc nobody)): $(cat "$out/nobody.err")"
+check "nobody: exit 2, one stderr line, nothing on stdout" sh -c "test $(rc nobody) = 2 && test $(lines "$out/nobody.err") = 1 && test ! -s '$out/nobody.out'"
+
+echo "-- (a) beside cadence run --inject-late 60:1,150:3"
+a_ok=1
+for attempt in $(seq 1 "$(cat "$out/a_attempts.txt")"); do
+    if python3 "$here/observe_check.py" app "$out/app$attempt.jsonl" "$out/obs_a$attempt.jsonl"; then a_ok=0; break; fi
+done
+check "(a) observe's drops equal the app's log frame by frame" test "$a_ok" = 0
+check "(a) observe exit 0" test "$(rc obs_a1)" = 0
+
+echo "-- (b) beside modetest -v"; head -n 3 "$out/modetest1.out" || true
+check "(b) observe exit 0" sh -c "test $(rc obs_b1) = 0 && test $(rc obs_b2) = 0"
+b_ok=1
+for b in 1 2; do python3 "$here/observe_check.py" modetest "$out/obs_b$b.json" "$out/measure.json" && { b_ok=0; break; }; done
+check "(b) modetest: 0 drops, refresh = measure's within 0.01%" test "$b_ok" = 0
+check "(b) promtool check metrics: textfile" sh -c "promtool check metrics <'$out/obs_b1.prom'"
+check "(b) scrape during the run answered" test "$(rc scrape1)" = 0
+check "(b) promtool check metrics: /metrics scrape" sh -c "promtool check metrics <'$out/scrape1.txt'"
+check "(b) textfile values equal the summary" python3 "$here/observe_check.py" metrics "$out/obs_b1.prom" "$out/obs_b1.json"
+check "(b) scrape values equal the summary" python3 "$here/observe_check.py" metrics "$out/scrape1.txt" "$out/obs_b1.json"
+
+echo "-- SIGINT (rc $(rc int))"
+check "sigint: exit 0 with a summary" sh -c "test $(rc int) = 0 && grep -q '^observe ' '$out/int.out'"
+echo "vblank timer overruns in the guest: $(cat "$out/overruns.txt")"
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ] && [ -z "$keep" ] && rm -rf "$work"
+[ "$fail" = 0 ]
