@@ -24,6 +24,10 @@ public enum FakeFault: Equatable, Sendable {
     /// makes no call until the stop ends, and the events due meanwhile arrive at its end. (On
     /// the wall clock the fake display sleeps for `by`.)
     case processStopped(atVBlank: Int, by: Nanoseconds)
+    /// The process is stopped for `by` ns inside submission `submission` (counted as for
+    /// ``busy(submission:)``), after the flip was committed and before the call returns: the
+    /// flip latches at the next vblank, its event arrives at the stop's end.
+    case processStoppedInCommit(submission: Int, by: Nanoseconds)
     /// The mode switches to `refreshHz` (fixed refresh) at vblank number `afterVBlanks`.
     case modeChange(afterVBlanks: Int, refreshHz: Double)
     /// ``FakeDisplay/finish(frame:)`` call number `finish` (counted from 0) takes `cost` ns
@@ -229,6 +233,9 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
         if faults.contains(.busy(submission: index)) { throw BackendFailure.busy }
         pending = (frame, clockNow, index)
         if vrrRange != nil || !configuration.hasHardwareVBlank { nextVBlankTime = computeNextVBlankTime() }
+        for f in faults {
+            if case .processStoppedInCommit(let n, let by) = f, n == index { stopProcess(for: by) }
+        }
     }
 
     public func requestVBlank(after sequence: UInt64) throws {
@@ -286,6 +293,17 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
     }
 
     // MARK: Time
+
+    /// The process stops now for `by` ns: the display runs on, events wait for the stop's end.
+    private func stopProcess(for by: Nanoseconds) {
+        let end = clockNow &+ by
+        stallUntil = Swift.max(stallUntil, end)
+        if configuration.clock == .wall {
+            var ts = timespec(tv_sec: Int(by / 1_000_000_000), tv_nsec: Int(by % 1_000_000_000))
+            _ = nanosleep(&ts, nil)
+        }
+        advance(to: end)
+    }
 
     private static func monotonicNow() -> Nanoseconds {
         var ts = timespec()

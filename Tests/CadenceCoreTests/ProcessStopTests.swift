@@ -6,9 +6,9 @@ import Testing
 /// scheduler-late, and its dropped refreshes are exactly what the flip timestamps show missing.
 @Suite struct ProcessStopTests {
     func run(stopAt vblank: Int, by: Nanoseconds, refresh: Double = 60, rate: String? = nil, latency: Int = 1,
-             frames: Int = 400) throws -> (RunSummary, [FrameReport]) {
+             frames: Int = 400, inCommit: Bool = false) throws -> (RunSummary, [FrameReport]) {
         var f = FakeDisplayConfiguration(refreshHz: refresh)
-        f.faults = [.processStopped(atVBlank: vblank, by: by)]
+        f.faults = [inCommit ? .processStoppedInCommit(submission: vblank, by: by) : .processStopped(atVBlank: vblank, by: by)]
         var c = RunConfiguration()
         c.frames = frames
         c.latency = latency
@@ -61,6 +61,20 @@ import Testing
         #expect(s.dropEvents == 1 && s.causes.keys.sorted() == ["scheduler-late"], "\(s.causes)")
         let gaps = missingByTimestamps(out, refresh: 60)
         #expect(gaps.count == 1 && gaps.first?.missing == s.droppedRefreshes, "\(gaps) vs \(s.droppedRefreshes)")
+    }
+
+    /// The stop lands inside the commit (seen on vkms: SIGSTOP while the ioctl returns): the frame
+    /// latches on time, but the callback returns 2 s late. The refreshes lost meanwhile are
+    /// still one scheduler-late drop event on the next frame, as the timestamps show (the link's
+    /// next target is pulled back to the vblank after the one the frame really took).
+    @Test(arguments: [1, 2])
+    func stopInsideTheCommitIsCountedToo(latency: Int) throws {
+        let (s, out) = try run(stopAt: 60, by: 2_000_000_000, latency: latency, inCommit: true)
+        #expect(s.endReason == "completed" && s.frames == 400)
+        let gaps = missingByTimestamps(out, refresh: 60)
+        #expect(gaps.count == 1 && gaps.first?.missing == s.droppedRefreshes, "\(gaps) vs \(s.droppedRefreshes)")
+        #expect((119...121).contains(s.droppedRefreshes), "\(s.droppedRefreshes)")
+        #expect(s.dropEvents == 1 && s.causes.keys.sorted() == ["scheduler-late"], "\(s.causes)")
     }
 
     /// A stop shorter than the slack before the next deadline drops nothing.
