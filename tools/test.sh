@@ -4,7 +4,10 @@
 # with edid-decode on the EDID corpus (tools/edid), then boots Debian's
 # kernel in qemu (TCG) and runs the real-kernel integration tests on vkms, bochs and
 # virtio-gpu (and a VM without any DRM card), then the pacing and validate checks
-# (tools/vm/pacing.sh, tools/vm/validate.sh) on vkms with a release build.
+# (tools/vm/pacing.sh, tools/vm/validate.sh) on vkms and the fault checks (tools/vm/faults.sh) on
+# all three drivers with a release build. The unit tests also run under AddressSanitizer and
+# ThreadSanitizer (own build directories, .build-asan and .build-tsan), and every libFuzzer target
+# (tools/fuzz) runs 30 s. Each step prints its wall time.
 # Exits non-zero on any failure.
 #   tools/test.sh            everything
 #   tools/test.sh --unit     unit tests only (no VM)
@@ -12,6 +15,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 unit_only=0
 [ "${1:-}" = "--unit" ] && unit_only=1
+t_step=$SECONDS
+took() { echo "-- step time: $1 $((SECONDS - t_step)) s (total $SECONDS s)"; t_step=$SECONDS; }
 
 export DEBIAN_FRONTEND=noninteractive
 sudo_=""; [ "$(id -u)" = 0 ] || sudo_=sudo
@@ -29,6 +34,7 @@ if ! swift test >"$log" 2>&1; then
     exit 1
 fi
 grep -E "^(✔|✘) Test run with|Executed .* tests" "$log" || tail -n 3 "$log"
+took "build + unit tests"
 
 echo "== raster and scene tests once per kernel path (CADENCE_ISA)"
 # Every path this CPU has (the cadence binary lists them) is held to the same goldens; the
@@ -44,20 +50,45 @@ for isa in $paths; do
     fi
     echo "CADENCE_ISA=$isa: $(grep -E "^(✔|✘) Test run with" "$log" || tail -n 1 "$log")"
 done
+took "raster tests per kernel path"
+
+echo "== unit tests under AddressSanitizer and ThreadSanitizer"
+# Separate scratch paths: a sanitized build would otherwise replace the plain one. LeakSanitizer
+# runs with tools/sanitizers/lsan.supp (leaks inside Foundation and XCTest, not Cadence's).
+export LSAN_OPTIONS="suppressions=$PWD/tools/sanitizers/lsan.supp:print_suppressions=0"
+for san in address thread; do
+    if ! swift test --sanitize="$san" --scratch-path ".build-${san:0:1}san" >"$log" 2>&1; then
+        grep -E "✘|error:|ERROR: (Address|Thread)Sanitizer|WARNING: ThreadSanitizer|SUMMARY|Fatal" "$log" | head -n 60 || true
+        echo "unit tests under --sanitize=$san FAILED (full log: $log)"
+        exit 1
+    fi
+    echo "--sanitize=$san: $(grep -E "^(✔|✘) Test run with" "$log" || tail -n 1 "$log")"
+    took "unit tests --sanitize=$san"
+done
 
 echo "== PNG check with Pillow (cadence render)"
 python3 -c "import PIL" 2>/dev/null || python3 -m pip install -q pillow >/dev/null
 python3 tools/bench/check_png.py "$(swift build --show-bin-path)/cadence"
+took "PNG check"
 
 echo "== EDID corpus: cadence edid vs edid-decode, field by field (tools/edid)"
 tools/edid/corpus.sh
 python3 tools/edid/compare.py --cadence "$(swift build --show-bin-path)/cadence"
+took "EDID corpus"
+
+echo "== fuzz: every libFuzzer target 30 s (tools/fuzz)"
+tools/fuzz/run.sh --build
+for target in $(tools/fuzz/run.sh --list); do
+    tools/fuzz/run.sh "$target" 30 | tail -n 1
+done
+took "fuzz targets"
 
 [ "$unit_only" = 1 ] && exit 0
 
 echo "== VM integration tests (Debian kernel in qemu TCG: vkms, bochs, virtio-gpu)"
 tools/vm/prepare.sh
 tools/vm/integration.sh
+took "VM integration"
 
 echo "== VM pacing and validate checks (vkms; one release build for both)"
 t_vm=$(date +%s)
@@ -67,4 +98,8 @@ vm_rc=0
 tools/vm/pacing.sh --bin "$release_bin" || vm_rc=1
 tools/vm/validate.sh --bin "$release_bin" || vm_rc=1
 echo "pacing + validate wall time (release build included): $(( $(date +%s) - t_vm )) s"
+took "VM pacing + validate"
+echo "== VM fault checks (vkms, bochs, virtio-gpu; the release build)"
+tools/vm/faults.sh --bin "$release_bin" || vm_rc=1
+took "VM faults"
 exit "$vm_rc"
