@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Soak on a real kernel (issue 10, item 8b; not in CI): one `cadence run` of DURATION seconds
 # on vkms at 144 Hz (`--mode 1024x768@144`, a release build) with --log, in the VM. The guest
-# samples the process's RSS every 60 s; on the host:
+# samples the process's RSS 10 s after the start (warm-up) and every 60 s after; on the host:
 #   - RSS stays flat: every sample after the first within 2 MiB of it,
 #   - every drop has a cause (none unknown),
 #   - drops beyond the guest's "vblank timer overrun" count (the host delaying the vCPU) are
@@ -42,6 +42,7 @@ before=\$(dmesg | grep -c 'vblank timer overrun')
 cadence run --backend kms --mode 1024x768@144 --scene $scene --duration $duration --log /tmp/soak.jsonl --json --quiet \\
     >/out/soak.out 2>/out/soak.err &
 pid=\$!
+sleep 10  # warm-up: the first RSS sample is the reference
 while kill -0 \$pid 2>/dev/null; do
     now=\$(cut -d' ' -f1 /proc/uptime)
     rss=\$(awk '/^VmRSS/ { print \$2 }' /proc/\$pid/status 2>/dev/null)
