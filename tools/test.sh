@@ -7,7 +7,10 @@
 # kernel in qemu (TCG) and runs the real-kernel integration tests on vkms, bochs and
 # virtio-gpu (and a VM without any DRM card), then the pacing and validate checks
 # (tools/vm/pacing.sh, tools/vm/validate.sh) and `cadence observe` (tools/vm/observe.sh) on vkms
-# with a release build.
+# and the fault checks (tools/vm/faults.sh) on all three drivers with a release build. The unit
+# tests also run under AddressSanitizer and ThreadSanitizer (own build directories, .build-asan
+# and .build-tsan), and every libFuzzer target (tools/fuzz) runs 30 s. Each step prints its wall
+# time.
 # Exits non-zero on any failure.
 #   tools/test.sh            everything
 #   tools/test.sh --unit     unit tests only (no VM)
@@ -15,6 +18,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 unit_only=0
 [ "${1:-}" = "--unit" ] && unit_only=1
+t_step=$SECONDS
+took() { echo "-- step time: $1 $((SECONDS - t_step)) s (total $SECONDS s)"; t_step=$SECONDS; }
 
 export DEBIAN_FRONTEND=noninteractive
 sudo_=""; [ "$(id -u)" = 0 ] || sudo_=sudo
@@ -32,6 +37,7 @@ if ! swift test >"$log" 2>&1; then
     exit 1
 fi
 grep -E "^(✔|✘) Test run with|Executed .* tests" "$log" || tail -n 3 "$log"
+took "build + unit tests"
 
 echo "== raster and scene tests once per kernel path (CADENCE_ISA)"
 # Every path this CPU has (the cadence binary lists them) is held to the same goldens; the
@@ -47,14 +53,49 @@ for isa in $paths; do
     fi
     echo "CADENCE_ISA=$isa: $(grep -E "^(✔|✘) Test run with" "$log" || tail -n 1 "$log")"
 done
+took "raster tests per kernel path"
+
+echo "== unit tests under AddressSanitizer and ThreadSanitizer"
+# Separate scratch paths: a sanitized build would otherwise replace the plain one. LeakSanitizer
+# runs with tools/sanitizers/lsan.supp (leaks inside Foundation and XCTest, not Cadence's).
+export LSAN_OPTIONS="suppressions=$PWD/tools/sanitizers/lsan.supp:print_suppressions=0"
+for san in address thread; do
+    if ! swift test --sanitize="$san" --scratch-path ".build-${san:0:1}san" >"$log" 2>&1; then
+        grep -E "✘|error:|ERROR: (Address|Thread)Sanitizer|WARNING: ThreadSanitizer|SUMMARY|Fatal" "$log" | head -n 60 || true
+        echo "unit tests under --sanitize=$san FAILED (full log: $log)"
+        exit 1
+    fi
+    echo "--sanitize=$san: $(grep -E "^(✔|✘) Test run with" "$log" || tail -n 1 "$log")"
+    took "unit tests --sanitize=$san"
+done
 
 echo "== PNG check with Pillow (cadence render)"
 python3 -c "import PIL" 2>/dev/null || python3 -m pip install -q pillow >/dev/null
 python3 tools/bench/check_png.py "$(swift build --show-bin-path)/cadence"
+took "PNG check"
 
 echo "== EDID corpus: cadence edid vs edid-decode, field by field (tools/edid)"
 tools/edid/corpus.sh
 python3 tools/edid/compare.py --cadence "$(swift build --show-bin-path)/cadence"
+took "EDID corpus"
+
+echo "== fuzz: every libFuzzer target 30 s (tools/fuzz)"
+tools/fuzz/run.sh --build
+# Two at a time (time-bound runs; the CI runner has at least 2 cores): ~1.5 min for six.
+fuzz_rc=0
+set -- $(tools/fuzz/run.sh --list)
+while (($#)); do
+    pids=()
+    for target in "$1" "${2:-}"; do
+        [ -n "$target" ] || continue
+        (tools/fuzz/run.sh "$target" 30 >"$log.fuzz-$target" 2>&1) & pids+=($!)
+    done
+    for pid in "${pids[@]}"; do wait "$pid" || fuzz_rc=1; done
+    for target in "$1" "${2:-}"; do [ -n "$target" ] && tail -n 1 "$log.fuzz-$target"; done
+    shift; if (($#)); then shift; fi
+done
+[ "$fuzz_rc" = 0 ] || { echo "a fuzz target found a crash or timeout (logs: $log.fuzz-*)"; exit 1; }
+took "fuzz targets"
 
 echo "== the CLI uses the libraries' public API only"
 tools/check-cli-public-api.sh
@@ -100,6 +141,7 @@ python3 tools/check_example_output.py fake "$log" --rc "$example_rc"
 echo "== VM integration tests (Debian kernel in qemu TCG: vkms, bochs, virtio-gpu)"
 tools/vm/prepare.sh
 tools/vm/integration.sh
+took "VM integration"
 
 echo "== VM pacing and validate checks (vkms; one release build for both)"
 t_vm=$(date +%s)
@@ -110,4 +152,8 @@ tools/vm/pacing.sh --bin "$release_bin" || vm_rc=1
 tools/vm/validate.sh --bin "$release_bin" || vm_rc=1
 tools/vm/observe.sh --bin "$release_bin" || vm_rc=1
 echo "pacing + validate wall time (release build included): $(( $(date +%s) - t_vm )) s"
+took "VM pacing + validate"
+echo "== VM fault checks (vkms, bochs, virtio-gpu; the release build)"
+tools/vm/faults.sh --bin "$release_bin" || vm_rc=1
+took "VM faults"
 exit "$vm_rc"

@@ -98,6 +98,7 @@ int cadence_handle_events(int fd, cadence_drm_event *out, int capacity) {
 }
 
 static volatile sig_atomic_t stop_signal;
+static int hup_ignored;
 
 static void on_stop(int sig) { stop_signal = sig; }
 
@@ -109,6 +110,15 @@ void cadence_install_stop_handlers(void) {
     sa.sa_flags = 0; /* no SA_RESTART: poll() returns EINTR so the loop sees the flag */
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    /* SIGHUP (the terminal went away) stops the run too, unless it was ignored when we were
+     * started (nohup): then it stays ignored. */
+    struct sigaction old;
+    if (sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler == SIG_IGN) {
+        hup_ignored = 1;
+    } else {
+        hup_ignored = 0;
+        sigaction(SIGHUP, &sa, NULL);
+    }
 }
 
 int cadence_stop_signal(void) { return stop_signal; }
@@ -116,6 +126,7 @@ int cadence_stop_signal(void) { return stop_signal; }
 void cadence_remove_stop_handlers(void) {
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    if (!hup_ignored) signal(SIGHUP, SIG_DFL);
 }
 
 int cadence_poll_ns(int fd, int64_t timeout_ns) {

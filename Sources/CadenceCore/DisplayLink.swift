@@ -89,8 +89,15 @@ public final class DisplayLink {
     var steadyCadence = false
     /// The callback was held back while earlier frames were pending.
     var heldByPendingFlip = false
-    /// When the last callback returned.
+    /// When the last callback's own work ended: the copy of the frame it presented (a commit
+    /// that returns late, the process stopped inside it, is not the callback's work), or the
+    /// callback's return when it presented nothing.
     var lastHandlerEnd: Nanoseconds = .min
+    /// The frame whose predicted latch (the vblank counter had passed its target when the
+    /// callback returned) pushed ``nextTargetSequence`` back, with the target it would have had
+    /// and the latch assumed: if that frame latches earlier (it was committed before those
+    /// vblanks and the process was then held up), the target is pulled back at its completion.
+    var pushedBy: (frame: FrameID, unpushed: UInt64, latch: UInt64, pushed: UInt64)?
     /// The latency the next callback is planned with.
     var plannedLatency = 1
     /// The display given to ``init(display:preferredFrameRateRange:preferredFrameLatency:_:)``.

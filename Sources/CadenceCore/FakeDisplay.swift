@@ -19,6 +19,15 @@ public enum FakeFault: Equatable, Sendable {
     /// The client stops receiving events at vblank number `atVBlank` for `by` ns (the process was
     /// descheduled): everything due in that window arrives at its end.
     case stall(atVBlank: Int, by: Nanoseconds)
+    /// The process is stopped at vblank number `atVBlank` for `by` ns, as `SIGSTOP` then
+    /// `SIGCONT` do: the display goes on (a flip already committed still latches), the client
+    /// makes no call until the stop ends, and the events due meanwhile arrive at its end. (On
+    /// the wall clock the fake display sleeps for `by`.)
+    case processStopped(atVBlank: Int, by: Nanoseconds)
+    /// The process is stopped for `by` ns inside submission `submission` (counted as for
+    /// ``busy(submission:)``), after the flip was committed and before the call returns: the
+    /// flip latches at the next vblank, its event arrives at the stop's end.
+    case processStoppedInCommit(submission: Int, by: Nanoseconds)
     /// The mode switches to `refreshHz` (fixed refresh) at vblank number `afterVBlanks`.
     case modeChange(afterVBlanks: Int, refreshHz: Double)
     /// ``FakeDisplay/finish(frame:)`` call number `finish` (counted from 0) takes `cost` ns
@@ -135,6 +144,8 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
     private var vblankRequests: [UInt64] = []
     private var gone = false
     private var stallUntil: Nanoseconds = .min
+    /// End of a ``FakeFault/processStopped(atVBlank:by:)`` stop begun during the current advance.
+    private var stoppedUntil: Nanoseconds = .min
 
     // Events waiting for delivery, ascending by time.
     private var outbox: [(at: Nanoseconds, event: BackendEvent)] = []
@@ -222,6 +233,9 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
         if faults.contains(.busy(submission: index)) { throw BackendFailure.busy }
         pending = (frame, clockNow, index)
         if vrrRange != nil || !configuration.hasHardwareVBlank { nextVBlankTime = computeNextVBlankTime() }
+        for f in faults {
+            if case .processStoppedInCommit(let n, let by) = f, n == index { stopProcess(for: by) }
+        }
     }
 
     public func requestVBlank(after sequence: UInt64) throws {
@@ -280,6 +294,17 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
 
     // MARK: Time
 
+    /// The process stops now for `by` ns: the display runs on, events wait for the stop's end.
+    private func stopProcess(for by: Nanoseconds) {
+        let end = clockNow &+ by
+        stallUntil = Swift.max(stallUntil, end)
+        if configuration.clock == .wall {
+            var ts = timespec(tv_sec: Int(by / 1_000_000_000), tv_nsec: Int(by % 1_000_000_000))
+            _ = nanosleep(&ts, nil)
+        }
+        advance(to: end)
+    }
+
     private static func monotonicNow() -> Nanoseconds {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -309,10 +334,13 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
     }
 
     /// Moves the clock to `t`, running every vblank on the way.
-    private func advance(to t: Nanoseconds) {
+    private func advance(to target: Nanoseconds) {
+        var t = target
         while !gone && vblankDue(by: t) {
             clockNow = max(clockNow, nextVBlankTime)
             runVBlank()
+            // A stopped process resumes only at the stop's end: its next look at the clock is then.
+            if stoppedUntil > t { t = stoppedUntil }
         }
         if t > clockNow { clockNow = t }
     }
@@ -385,7 +413,18 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
         }
         last = vb
         for f in faults {
-            if case .stall(let n, let by) = f, n == vblankCount { stallUntil = t + by }
+            switch f {
+            case .stall(let n, let by) where n == vblankCount:
+                stallUntil = t + by
+            case .processStopped(let n, let by) where n == vblankCount:
+                stallUntil = t + by
+                stoppedUntil = t + by
+                if configuration.clock == .wall {
+                    var ts = timespec(tv_sec: Int(by / 1_000_000_000), tv_nsec: Int(by % 1_000_000_000))
+                    _ = nanosleep(&ts, nil)
+                }
+            default: break
+            }
         }
         let deliver = t + configuration.eventLatency
 

@@ -25,6 +25,7 @@ extension FramePacer {
             r.presentedTime = vb.timestamp
             r.sequence = vb.sequence
             r.receivedTime = receivedAt
+            pullBackTargets(shown: id, at: vb.sequence)
             account(&r)
             complete(r)
         case .discarded(let id):
@@ -66,6 +67,20 @@ extension FramePacer {
                     r.cause = .flipLate
                     complete(r)
                 }
+            }
+        }
+    }
+
+    /// A frame latched before the vblank a link's next target was pushed behind (committed in
+    /// time, then the process was held up, e.g. stopped, before the commit returned): the link
+    /// aims again at the vblank after the one the frame really took, so the refreshes lost
+    /// while the process was held up count as dropped.
+    func pullBackTargets(shown id: FrameID, at sequence: UInt64) {
+        for l in links {
+            guard let p = l.pushedBy, p.frame == id else { continue }
+            l.pushedBy = nil
+            if sequence < p.latch && l.nextTargetSequence == p.pushed {
+                l.nextTargetSequence = Swift.max(p.unpushed, sequence &+ UInt64(l.rate.refreshesPerFrame))
             }
         }
     }

@@ -98,10 +98,14 @@ extension FramePacer {
         }
         let n2 = UInt64(link.rate.refreshesPerFrame)
         var next = target &+ n2
+        link.pushedBy = nil
         if let slot = presentedSlot {
             try refreshLastVBlank()
             // The frame can latch no sooner than the next vblank; the next one follows it.
             let latch = Swift.max(predicted[slot], lastVBlank.sequence &+ 1)
+            if latch &+ n2 > next && slot < ring.count && count > 0 {
+                link.pushedBy = (ring[slot].id, next, latch, latch &+ n2)
+            }
             next = Swift.max(next, latch &+ n2)
 
         }
@@ -196,7 +200,7 @@ extension FramePacer {
         link.callbacks += 1
         link.handler(DisplayLinkUpdate(timing: timing, drawable: drawable))
         if !drawable.isPresented { recycle(&drawable) }
-        link.lastHandlerEnd = backend.now()
+        link.lastHandlerEnd = presentedInCallback >= 0 ? presentedCopyEnd : backend.now()
         currentUpdate = nil
         currentLink = nil
         let slot = presentedInCallback

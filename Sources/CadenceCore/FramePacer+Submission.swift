@@ -49,10 +49,14 @@ extension FramePacer {
                 }
             }
             do {
+                let start = backend.now()
                 try backend.submit(frame: r.id)
-                ring[head].commitTime = backend.now()
+                let end = backend.now()
+                ring[head].commitTime = end
                 inFlight = true
                 retryAfterBusy = false
+                // A commit that returns a refresh or more late: the process was held up inside it.
+                if Double(end &- start) > refreshInterval { heldUpInSubmit = true }
             } catch BackendFailure.busy {
                 ring[head].busyRetries += 1
                 retryAfterBusy = true

@@ -66,6 +66,10 @@ public final class FramePacer {
     var currentLink: DisplayLink? = nil
     var currentWake: Nanoseconds = 0
     var currentSchedulerDelay: Nanoseconds = 0
+    /// When the copy of the frame presented in the current callback ended.
+    var presentedCopyEnd: Nanoseconds = 0
+    /// The last submit returned more than a refresh after it was called.
+    var heldUpInSubmit = false
     var currentHeldByLateFlip = false
     var presentedInCallback: Int = -1
     /// Drawables of frames not yet complete, by frame id; spare ones for reuse.
@@ -250,7 +254,10 @@ public final class FramePacer {
         predicted[slot] = pred
         if let d = drawable { drawables[id] = d }
         count += 1
-        if currentUpdate != nil { presentedInCallback = slot }
+        if currentUpdate != nil {
+            presentedInCallback = slot
+            presentedCopyEnd = copyEnd
+        }
         try trySubmit()
         return id
     }
@@ -263,6 +270,13 @@ public final class FramePacer {
         if deviceLost != nil { return }
         try refreshLastVBlank()
         try trySubmit()
+        if heldUpInSubmit {
+            // Flips may have completed while the submit was held up: read their events before
+            // the links plan behind predictions that are stale.
+            heldUpInSubmit = false
+            try refreshLastVBlank()
+            guard try waitAndHandleEvents(until: backend.now()) else { return }
+        }
         try fireDueLinks()
         // A callback that rendered across a vblank learnt of it afterwards: its frame may be due
         // now (an EBUSY retry still waits for the next vblank).

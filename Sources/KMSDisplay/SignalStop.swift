@@ -1,6 +1,6 @@
 import CCadenceShim
 
-/// SIGINT and SIGTERM as a stop request that the caller owns, so that a program driving a
+/// SIGINT, SIGTERM and SIGHUP (the terminal went away) as a stop request that the caller owns, so that a program driving a
 /// display can give the console back before it exits instead of dying with its mode set.
 ///
 ///     let stop = SignalStop()                    // handlers installed
@@ -13,12 +13,12 @@ import CCadenceShim
 /// belong to the process: hold one `SignalStop` at a time; ``remove()`` (or deinit) restores
 /// the default handlers.
 public final class SignalStop: Sendable {
-    /// Installs the SIGINT and SIGTERM handlers.
+    /// Installs the SIGINT, SIGTERM and SIGHUP handlers.
     public init() { cadence_install_stop_handlers() }
 
     deinit { remove() }
 
-    /// The signal received since ``init()`` (2 for SIGINT, 15 for SIGTERM), or nil.
+    /// The signal received since ``init()`` (2 for SIGINT, 15 for SIGTERM, 1 for SIGHUP), or nil.
     public var signal: Int32? {
         let s = cadence_stop_signal()
         return s == 0 ? nil : s

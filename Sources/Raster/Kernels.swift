@@ -1,3 +1,4 @@
+import CRasterSIMD
 /// The pixel kernels every fill and blend reduces to, in portable Swift SIMD: the baseline
 /// path, and the definition of the arithmetic every other path reproduces bit for bit.
 ///
@@ -150,23 +151,20 @@ func blendKernel(_ p: UnsafeMutableRawPointer, _ count: Int, _ k: ConstantBlend)
     }
 }
 
-/// LLVM's prefetch intrinsic, bound by name: (address, 1 = for writing, locality 3 = keep in
-/// every cache level, 1 = data). Swift has no prefetch of its own; a plain load that touches
-/// the line instead measured 7.2 ms against 4.8 ms for `rects` at 1080p (no prefetch: ~9 ms),
-/// because a missing load holds up retirement and a prefetch does not. Should a toolchain stop
-/// resolving the name, the build fails at link time rather than silently losing it.
-@usableFromInline @_silgen_name("llvm.prefetch.p0")
-func llvmPrefetch(_ p: UnsafeRawPointer, _ write: Int32, _ locality: Int32, _ data: Int32)
-
 /// Asks for every cache line of the `bytes` bytes at `p` ahead of use.
+///
+/// The prefetch is LLVM's prefetch intrinsic (`cadence_prefetch_write`, CRasterSIMD: for
+/// writing, locality 3 = keep in every cache level). Swift has no prefetch of its own; a plain
+/// load that touches the line instead measured 7.2 ms against 4.8 ms for `rects` at 1080p (no
+/// prefetch: ~9 ms), because a missing load holds up retirement and a prefetch does not.
 @inlinable @inline(__always)
 func prefetchRow(_ p: UnsafeMutableRawPointer, _ bytes: Int) {
     var o = 0
     while o < bytes {
-        llvmPrefetch(p + o, 1, 3, 1)
+        cadence_prefetch_write(p + o)
         o &+= 64
     }
-    llvmPrefetch(p + (bytes &- 1), 1, 3, 1)
+    cadence_prefetch_write(p + (bytes &- 1))
 }
 
 /// Blends `rows` rows of `count` pixels, row r starting `r * stride` bytes after `base`.

@@ -30,7 +30,7 @@ struct RunCommand: ParsableCommand {
             so it caps latency at 2 (and says so when 3 is asked for).
 
             Exit status:
-              0  the run completed, or was stopped with SIGINT/SIGTERM
+              0  the run completed, or was stopped with SIGINT/SIGTERM/SIGHUP
               1  the device was lost mid-run
               2  usage, input or device error (no permission, another DRM master, ...)
               3  done, but an output is incomplete (a --log/--csv/--summary file stopped
@@ -113,7 +113,7 @@ struct RunCommand: ParsableCommand {
         if let code = StandardStreams.incompleteOutputStatus(summary.incompleteOutputs) { throw ExitCode(code) }
     }
 
-    /// Runs to the end (or SIGINT/SIGTERM) and returns the summary; outputs are complete and the
+    /// Runs to the end (or SIGINT/SIGTERM/SIGHUP) and returns the summary; outputs are complete and the
     /// display is closed (CRTC restored) when it returns. `validate` runs this too.
     func pace(source: DeviceSource = .live, purpose: BackendChoice.Purpose = .run,
               onRun: ((PacingRun, RunOutputs) -> Void)? = nil) throws -> RunSummary {

@@ -166,13 +166,14 @@ final class RunOutputs {
         StandardStreams.errorLine(Self.statusLine(s))
     }
 
-    /// A parent may start us with SIGINT/SIGTERM blocked (the mask is inherited through exec):
-    /// unblock them so that the stop handlers run.
+    /// A parent may start us with SIGINT/SIGTERM/SIGHUP blocked (the mask is inherited through
+    /// exec): unblock them so that the stop handlers run.
     static func unblockStopSignals() {
         var set = sigset_t()
         sigemptyset(&set)
         sigaddset(&set, SIGINT)
         sigaddset(&set, SIGTERM)
+        sigaddset(&set, SIGHUP)
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 

@@ -71,3 +71,7 @@ func files(in dir: String) -> [String] {
 }
 
 func lines(_ text: String) -> [Substring] { text.split(separator: "\n") }
+
+/// True when this test process (and so the `cadence` it runs, built alike) is built with
+/// `--sanitize=thread`: the TSan runtime's entry point is linked in.
+let underThreadSanitizer: Bool = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil

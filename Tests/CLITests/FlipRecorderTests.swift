@@ -48,6 +48,27 @@ import DRM
         #expect(abs(hz - 144) < 0.01)
     }
 
+    /// The device disappears mid-measurement (ENODEV from the next commit, as a removed PCI
+    /// device gives): the loop throws ENODEV, which `measure` reports as a lost device (exit 1),
+    /// and restoring afterwards does not trap.
+    @Test(arguments: [ModesetAPI.atomic, .legacy])
+    func aLostDeviceEndsTheLoopWithENODEV(api: ModesetAPI) throws {
+        let fake = FakeDRMDevice()
+        let (out, chain, shadow) = try setUp(fake, api: api)
+        var turns = 0
+        #expect {
+            _ = try out.recordFlips(swapchain: chain, shadow: shadow, durationNs: 5_000_000_000, shouldStop: {
+                turns += 1
+                if turns == 40 { fake.inject(.enodev, into: api == .legacy ? "drmModePageFlip" : "drmModeAtomicCommit", times: 1000) }
+                return false
+            })
+        } throws: { e in
+            (e as? DRMError)?.errno == .enodev
+        }
+        #expect(turns >= 40)
+        _ = try? out.restore()
+    }
+
     @Test func missedVBlanksShowAsSequenceGaps() throws {
         let fake = FakeDRMDevice()
         let (out, chain, shadow) = try setUp(fake, api: .atomic)

@@ -37,7 +37,10 @@ import Glibc
     /// A file-size limit reached mid-line (EFBIG, like a full disk after a partial write): the
     /// partial line is cut off, every complete line stays, the log reads without
     /// --allow-partial; the CSV, hitting the same limit later, stops on its own.
-    @Test func sizeLimitMidRunKeepsEveryCompleteLine() throws {
+    /// Not under ThreadSanitizer: its runtime dies with SIGBUS at start-up (before `main`, even
+    /// for `--help`) when RLIMIT_FSIZE is this small, so the limit cannot be tested there.
+    @Test(.disabled(if: underThreadSanitizer, "TSan's runtime cannot start under a 20 KB RLIMIT_FSIZE"))
+    func sizeLimitMidRunKeepsEveryCompleteLine() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let limit = 20_000

@@ -44,6 +44,7 @@ private func pump(_ p: FramePacer, for ns: Nanoseconds) throws {
         }
         p.add(link)
         try pump(p, for: 500_000_000)
+        link = nil  // the handler captures `link`: break the cycle (LeakSanitizer)
         #expect(got[9].rate.hz == 60)
         #expect(got[10].rate.hz == 30)
         #expect(got[10].targetSequence - got[9].targetSequence == 2)
@@ -185,10 +186,11 @@ private func pump(_ p: FramePacer, for ns: Nanoseconds) throws {
         var updates: [DisplayLinkUpdate.Timing] = []
         p.onFrameCompleted = { out.append($0) }
         var n = 0
-        let link = DisplayLink(preferredFrameLatency: latency) { u in
+        // Weak: the pacer holds the link, so a strong capture would be a cycle (LeakSanitizer).
+        let link = DisplayLink(preferredFrameLatency: latency) { [weak p] u in
             updates.append(u.timing)
             let t = d.now()
-            _ = try? p.present(update: u, frameIndex: n, renderStart: t, renderEnd: t)
+            _ = try? p?.present(update: u, frameIndex: n, renderStart: t, renderEnd: t)
             n += 1
         }
         p.add(link)

@@ -24,7 +24,7 @@ let package = Package(
     ] + names.map { name in
         .executableTarget(
             name: "fuzz-\(name)",
-            dependencies: ["FuzzSupport"] + ["CadenceCore", "CadenceReport", "DRM"].map { .product(name: $0, package: cadence) },
+            dependencies: ["FuzzSupport"] + ["CadenceCore", "CadenceReport", "DRM", "EDID", "KMSDisplay"].map { .product(name: $0, package: cadence) },
             path: "Targets/\(name)"
         )
     }

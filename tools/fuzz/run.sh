@@ -14,8 +14,11 @@ here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here"
 targets=$(ls Targets)
 build() {
-    swift build -c release --disable-build-manifest-caching "$@" -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld 2>&1 \
-        | grep -E "error|warning: unre|Compiling|Build complete" | grep -v "^\[" || true
+    # A target that does not compile fails the build (and CI), not only its own run.
+    local out rc=0
+    out=$(swift build -c release --disable-build-manifest-caching "$@" -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld 2>&1) || rc=$?
+    echo "$out" | grep -E "error|warning: unre|Compiling|Build complete" | grep -v "^\[" || true
+    return "$rc"
 }
 case "${1:-}" in
     --list) echo "$targets"; exit 0 ;;

@@ -2,7 +2,7 @@
 #define CADENCE_SHIM_H
 /// What Swift cannot import from libdrm directly: fourcc macros, dumb-buffer ioctls,
 /// the drmEventContext callbacks (collected into an array), and an async-signal-safe
-/// stop flag for SIGINT/SIGTERM. Kept tiny on purpose.
+/// stop flag for SIGINT/SIGTERM/SIGHUP. Kept tiny on purpose.
 #include <stdint.h>
 #include <stddef.h>
 
@@ -47,9 +47,9 @@ int cadence_handle_events(int fd, cadence_drm_event *out, int capacity);
 /// Returns 1 when readable, 0 on timeout, -errno on failure (EINTR included).
 int cadence_poll_ns(int fd, int64_t timeout_ns);
 
-/// Installs SIGINT/SIGTERM handlers that only set a flag (async-signal-safe).
+/// Installs SIGINT/SIGTERM/SIGHUP handlers that only set a flag (async-signal-safe).
 void cadence_install_stop_handlers(void);
-/// The signal that was received (SIGINT/SIGTERM), or 0.
+/// The signal that was received (SIGINT/SIGTERM/SIGHUP), or 0.
 int cadence_stop_signal(void);
 /// Restores the default disposition of SIGINT/SIGTERM.
 void cadence_remove_stop_handlers(void);

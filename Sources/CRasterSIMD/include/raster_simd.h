@@ -72,6 +72,14 @@ typedef struct cadence_raster_kernels {
 /* The table chosen at start-up (never NULL; set once before main, read-only after). */
 extern const cadence_raster_kernels *_Nonnull cadence_raster_active_table;
 
+/// Prefetches the cache line at `p` for writing, kept in every cache level (clang's
+/// `__builtin_prefetch`, LLVM's prefetch intrinsic). Raster's row prefetch calls it: binding the
+/// intrinsic from Swift by name broke `swift build --sanitize=thread` (TSan turns the call into
+/// an `invoke`, which LLVM rejects for that intrinsic).
+static inline __attribute__((always_inline)) void cadence_prefetch_write(const void *_Nonnull p) {
+    __builtin_prefetch(p, 1, 3);
+}
+
 /* The active table: one load, no CPUID. */
 static inline const cadence_raster_kernels *_Nonnull cadence_raster_active(void) {
     return cadence_raster_active_table;

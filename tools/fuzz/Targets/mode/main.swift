@@ -1,4 +1,5 @@
 import DRM
+import KMSDisplay
 import FuzzSupport
 
 /// `--mode WxH[@HZ]`: parse, print, and resolve against a connector's modes (listed, scaled

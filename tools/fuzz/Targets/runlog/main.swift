@@ -4,7 +4,7 @@ import Foundation
 import FuzzSupport
 
 /// The run-log reader as `cadence report` uses it: parse (strict, then allowing a cut-off last
-/// line), analyse, and draw every output format.
+/// line), analyse, and draw every output format (the PNG drawn, not encoded).
 runFuzzer { data, size in
     let bytes = Data(fuzzBytes(data, size))
     for partial in [false, true] {
@@ -15,7 +15,10 @@ runFuzzer { data, size in
         let chart = ReportChart(log: log, width: 480, height: 320)
         _ = SVGReport.svg(chart)
         _ = HTMLReport.html(chart, log: log, source: "fuzz")
-        _ = PNGReport.encode(chart)
+        // The chart drawn from the log's data; not PNG-encoded: Deflating a 480x320 canvas under
+        // coverage instrumentation took ~1.5 s per input (9 inputs/s, and timeouts under load),
+        // and the encoder's input is pixels, not outside text (Raster's PNG tests cover it).
+        _ = PNGReport.render(chart)
     }
     return 0
 }
