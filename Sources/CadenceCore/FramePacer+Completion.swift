@@ -39,13 +39,7 @@ extension FramePacer {
         case .failed(let id, let failure):
             switch failure {
             case .deviceLost(let why):
-                if let id = id, count > 0, ring[head].id == id {
-                    inFlight = false
-                    var r = ring[head]
-                    r.outcome = .failed
-                    r.cause = .deviceLost
-                    complete(r)
-                }
+                failHead(id, cause: .deviceLost)
                 if id == nil { loseDevice(why) }
             case .modeChanged:
                 refreshInterval = backend.refreshInterval
@@ -60,15 +54,19 @@ extension FramePacer {
                     retryAfterBusy = true
                 }
             case .other:
-                if let id = id, count > 0, ring[head].id == id {
-                    inFlight = false
-                    var r = ring[head]
-                    r.outcome = .failed
-                    r.cause = .flipLate
-                    complete(r)
-                }
+                failHead(id, cause: .flipLate)
             }
         }
+    }
+
+    /// Completes the head frame as failed with `cause` when it is submission `id`.
+    func failHead(_ id: FrameID?, cause: DropCause) {
+        guard let id, count > 0, ring[head].id == id else { return }
+        inFlight = false
+        var r = ring[head]
+        r.outcome = .failed
+        r.cause = cause
+        complete(r)
     }
 
     /// A frame latched before the vblank a link's next target was pushed behind (committed in
