@@ -3,7 +3,7 @@
 ///
 /// A client's flips carry no intent, so each interval between consecutive flips (in
 /// refreshes, from the vblank sequences) is judged against the client's rate: the expected
-/// interval is `--expect-rate`'s (refresh / rate, rounded, at least 1) when given, else the
+/// interval is the one of the expected rate when one is given (refresh / rate, rounded, at least 1), else the
 /// client's dominant interval so far (the most frequent one, the shorter on a tie; the first
 /// interval sets it). A flip `k` refreshes after the previous one, with `e` expected, dropped
 /// `k − e` refreshes (one drop event); its hitch is its timestamp minus the time the expected
