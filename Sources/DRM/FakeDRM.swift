@@ -8,6 +8,11 @@ import SystemPackage
 ///
 /// Time only moves when the code under test waits (``DRMDevice/readEvents(until:)``) or
 /// busy-waits, so tests never sleep.
+///
+/// (One type in three files: this one holds the scripted objects, the state and the object and
+/// property calls; FakeDRM+Buffers.swift the dumb, framebuffer and GBM calls; FakeDRM+Flips.swift
+/// modesets, flips, atomic commits, vblank sequences and events. The state is internal, not
+/// private, so that the extensions in those files can reach it; nothing else in DRM touches it.)
 public final class FakeDRMDevice: DRMSystem {
     // MARK: Script
 
@@ -63,21 +68,21 @@ public final class FakeDRMDevice: DRMSystem {
     // MARK: Observations
 
     /// Every seam call made, by libdrm name, in order.
-    public private(set) var calls: [String] = []
+    public internal(set) var calls: [String] = []
     /// Mode set on each CRTC (nil: off).
     public var activeMode: [CRTCID: ModeInfo] { crtcState.mapValues { $0.mode }.compactMapValues { $0 } }
     /// The framebuffer each CRTC scans out now.
     public var scanout: [CRTCID: FramebufferID] { crtcState.mapValues(\.fb) }
     /// Framebuffers flipped to, in completion order.
-    public private(set) var presented: [FramebufferID] = []
+    public internal(set) var presented: [FramebufferID] = []
     /// Live kernel objects created through the fake (leak checks).
     public var liveDumbBuffers: Int { dumbs.count }
     public var liveFramebuffers: Int { fbs.count }
     public var liveBlobs: Int { blobs.keys.filter { $0 >= 1000 }.count }
     public var liveGBMObjects: Int { gbmObjects }
-    public private(set) var liveMappings = 0
+    public internal(set) var liveMappings = 0
     /// The virtual CLOCK_MONOTONIC, ns.
-    public private(set) var clock: Int64 = 1_000_000_000_000
+    public internal(set) var clock: Int64 = 1_000_000_000_000
 
     // MARK: Setup
 
@@ -148,32 +153,32 @@ public final class FakeDRMDevice: DRMSystem {
         var fb: FramebufferID?
         var crtc: CRTCID
     }
-    private var crtcState: [CRTCID: CRTCRuntime] = [:]
-    private var stateReady = false
-    private var injected: [String: [Errno]] = [:]
-    private var pending: [PendingEvent] = []
-    private var dumbs: [UInt32: (memory: UnsafeMutableRawPointer, size: Int, pitch: UInt32)] = [:]
-    private var fbs: [UInt32: (handle: UInt32, width: UInt32, height: UInt32)] = [:]
-    private var foreignFBs: Set<UInt32> = []
-    private var blobs: [UInt32: [UInt8]] = [:]
-    private var nextID: UInt32 = 100
-    private var nextBlob: UInt32 = 1000
-    private var openFDs: Set<Int32> = []
-    private var nextFD: Int32 = 3
-    private var atomicEnabled: Set<Int32> = []
-    private var masters: Set<Int32> = []
-    private var gbmObjects = 0
-    private var gbmBOs: [UnsafeMutableRawPointer: (handle: UInt32, memory: UnsafeMutableRawPointer, stride: UInt32)] = [:]
-    private var propNames: [String: PropertyID] = [:]
-    private var planeBinding: [UInt32: CRTCID] = [:]
-    private var propValues: [UInt32: [PropertyID: UInt64]] = [:]
+    var crtcState: [CRTCID: CRTCRuntime] = [:]
+    var stateReady = false
+    var injected: [String: [Errno]] = [:]
+    var pending: [PendingEvent] = []
+    var dumbs: [UInt32: (memory: UnsafeMutableRawPointer, size: Int, pitch: UInt32)] = [:]
+    var fbs: [UInt32: (handle: UInt32, width: UInt32, height: UInt32)] = [:]
+    var foreignFBs: Set<UInt32> = []
+    var blobs: [UInt32: [UInt8]] = [:]
+    var nextID: UInt32 = 100
+    var nextBlob: UInt32 = 1000
+    var openFDs: Set<Int32> = []
+    var nextFD: Int32 = 3
+    var atomicEnabled: Set<Int32> = []
+    var masters: Set<Int32> = []
+    var gbmObjects = 0
+    var gbmBOs: [UnsafeMutableRawPointer: (handle: UInt32, memory: UnsafeMutableRawPointer, stride: UInt32)] = [:]
+    var propNames: [String: PropertyID] = [:]
+    var planeBinding: [UInt32: CRTCID] = [:]
+    var propValues: [UInt32: [PropertyID: UInt64]] = [:]
 
     deinit {
         for d in dumbs.values { d.memory.deallocate() }
         for b in gbmBOs { b.value.memory.deallocate(); b.key.deallocate() }
     }
 
-    private func ensureState() {
+    func ensureState() {
         guard !stateReady else { return }
         stateReady = true
         for c in crtcs where crtcState[c.id] == nil {
@@ -186,7 +191,7 @@ public final class FakeDRMDevice: DRMSystem {
         }
     }
 
-    private func record(_ call: String) throws {
+    func record(_ call: String) throws {
         calls.append(call)
         ensureState()
         if var list = injected[call], !list.isEmpty {
@@ -196,29 +201,29 @@ public final class FakeDRMDevice: DRMSystem {
         }
     }
 
-    private func prop(_ name: String) -> PropertyID {
+    func prop(_ name: String) -> PropertyID {
         if let id = propNames[name] { return id }
         let id = PropertyID(UInt32(2000 + propNames.count))
         propNames[name] = id
         return id
     }
 
-    private func crtcIndex(_ id: CRTCID) -> Int? { crtcs.firstIndex { $0.id == id } }
+    func crtcIndex(_ id: CRTCID) -> Int? { crtcs.firstIndex { $0.id == id } }
 
-    private func period(_ rt: CRTCRuntime) -> Int64 {
+    func period(_ rt: CRTCRuntime) -> Int64 {
         let p = rt.mode?.refreshInterval ?? 0
         return p > 0 ? Int64(p.rounded()) : 16_666_667
     }
 
     /// The vblank count of `crtc` at time `t`, and the time of that vblank.
-    private func vblank(_ crtc: CRTCID, at t: Int64) -> (seq: UInt64, time: Int64) {
+    func vblank(_ crtc: CRTCID, at t: Int64) -> (seq: UInt64, time: Int64) {
         let rt = crtcState[crtc] ?? CRTCRuntime()
         let p = period(rt)
         let n = max(0, (t - rt.baseTime) / p)
         return (rt.baseSeq + UInt64(n), rt.baseTime + n * p)
     }
 
-    private func vblankTime(_ crtc: CRTCID, seq: UInt64) -> Int64 {
+    func vblankTime(_ crtc: CRTCID, seq: UInt64) -> Int64 {
         let rt = crtcState[crtc] ?? CRTCRuntime()
         return rt.baseTime + Int64(seq &- rt.baseSeq) * period(rt)
     }
@@ -285,7 +290,7 @@ public final class FakeDRMDevice: DRMSystem {
                              connectors: connectors.map(\.id), encoders: encoders.map(\.id))
     }
 
-    private func connectorProps(_ c: FakeConnector) -> [(id: PropertyID, value: UInt64)] {
+    func connectorProps(_ c: FakeConnector) -> [(id: PropertyID, value: UInt64)] {
         let crtc = crtcState.first { $0.value.connectors.contains(c.id) }?.key.rawValue ?? 0
         var out: [(id: PropertyID, value: UInt64)] = [
             (prop("EDID"), c.edid != nil ? UInt64(c.id.rawValue + 500) : 0),
@@ -383,289 +388,4 @@ public final class FakeDRMDevice: DRMSystem {
         try record("drmModeDestroyPropertyBlob")
         guard blobs.removeValue(forKey: id.rawValue) != nil else { throw Errno.noSuchFileOrDirectory }
     }
-
-    func createDumb(_ fd: Int32, width: UInt32, height: UInt32, bpp: UInt32) throws -> (handle: BufferHandle, pitch: UInt32, size: UInt64) {
-        try record("DRM_IOCTL_MODE_CREATE_DUMB")
-        guard width > 0, height > 0, bpp == 32 else { throw Errno.invalidArgument }
-        let pitch = (width * 4 + 63) & ~63
-        let size = Int(pitch) * Int(height)
-        nextID += 1
-        dumbs[nextID] = (UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 4096), size, pitch)
-        return (BufferHandle(nextID), pitch, UInt64(size))
-    }
-
-    func mapDumb(_ fd: Int32, _ handle: BufferHandle) throws -> UInt64 {
-        try record("DRM_IOCTL_MODE_MAP_DUMB")
-        guard dumbs[handle.rawValue] != nil else { throw Errno.noSuchFileOrDirectory }
-        return UInt64(handle.rawValue) << 12
-    }
-
-    func destroyDumb(_ fd: Int32, _ handle: BufferHandle) throws {
-        try record("DRM_IOCTL_MODE_DESTROY_DUMB")
-        guard let d = dumbs.removeValue(forKey: handle.rawValue) else { throw Errno.noSuchFileOrDirectory }
-        d.memory.deallocate()
-    }
-
-    func mmap(_ fd: Int32, size: Int, offset: UInt64) throws -> UnsafeMutableRawPointer {
-        try record("mmap")
-        guard let d = dumbs[UInt32(offset >> 12)], size <= d.size else { throw Errno.invalidArgument }
-        liveMappings += 1
-        return d.memory
-    }
-
-    func munmap(_ address: UnsafeMutableRawPointer, size: Int) {
-        calls.append("munmap")
-        liveMappings -= 1
-    }
-
-    func addFB2(_ fd: Int32, width: UInt32, height: UInt32, format: PixelFormat, handle: BufferHandle, pitch: UInt32, offset: UInt32) throws -> FramebufferID {
-        try record("drmModeAddFB2")
-        let known = dumbs[handle.rawValue] != nil || gbmBOs.values.contains { $0.handle == handle.rawValue }
-        guard known, format == .xrgb8888 || format == .argb8888, pitch >= width * 4 else { throw Errno.invalidArgument }
-        nextID += 1
-        fbs[nextID] = (handle.rawValue, width, height)
-        return FramebufferID(nextID)
-    }
-
-    func removeFB(_ fd: Int32, _ id: FramebufferID) throws {
-        try record("drmModeRmFB")
-        guard fbs.removeValue(forKey: id.rawValue) != nil else { throw Errno.noSuchFileOrDirectory }
-    }
-
-    func gbmCreateDevice(_ fd: Int32) throws -> OpaquePointer {
-        try record("gbm_create_device")
-        gbmObjects += 1
-        return OpaquePointer(UnsafeMutableRawPointer.allocate(byteCount: 8, alignment: 8))
-    }
-
-    func gbmDestroyDevice(_ device: OpaquePointer) {
-        calls.append("gbm_device_destroy")
-        gbmObjects -= 1
-        UnsafeMutableRawPointer(device).deallocate()
-    }
-
-    func gbmCreateBO(_ device: OpaquePointer, width: UInt32, height: UInt32, format: PixelFormat, usage: GBMUsage) throws -> (bo: OpaquePointer, handle: BufferHandle, stride: UInt32) {
-        try record("gbm_bo_create")
-        let stride = (width * 4 + 255) & ~255
-        let key = UnsafeMutableRawPointer.allocate(byteCount: 8, alignment: 8)
-        nextID += 1
-        gbmBOs[key] = (nextID, UnsafeMutableRawPointer.allocate(byteCount: Int(stride) * Int(height), alignment: 4096), stride)
-        gbmObjects += 1
-        return (OpaquePointer(key), BufferHandle(nextID), stride)
-    }
-
-    func gbmMapBO(_ bo: OpaquePointer, width: UInt32, height: UInt32) throws -> (address: UnsafeMutableRawPointer, stride: UInt32, mapData: UnsafeMutableRawPointer?) {
-        try record("gbm_bo_map")
-        guard let b = gbmBOs[UnsafeMutableRawPointer(bo)] else { throw Errno.invalidArgument }
-        liveMappings += 1
-        return (b.memory, b.stride, nil)
-    }
-
-    func gbmUnmapBO(_ bo: OpaquePointer, _ mapData: UnsafeMutableRawPointer?) {
-        calls.append("gbm_bo_unmap")
-        liveMappings -= 1
-    }
-
-    func gbmDestroyBO(_ bo: OpaquePointer) {
-        calls.append("gbm_bo_destroy")
-        if let b = gbmBOs.removeValue(forKey: UnsafeMutableRawPointer(bo)) {
-            b.memory.deallocate()
-            UnsafeMutableRawPointer(bo).deallocate()
-            gbmObjects -= 1
-        }
-    }
-
-    private func checkFB(_ fb: FramebufferID) throws {
-        guard fb.rawValue == 0 || fbs[fb.rawValue] != nil || foreignFBs.contains(fb.rawValue) else { throw Errno.noSuchFileOrDirectory }
-    }
-
-    private func modeset(_ crtc: CRTCID, fb: FramebufferID, connectors: [ConnectorID], mode: ModeInfo?) throws {
-        guard var rt = crtcState[crtc] else { throw Errno.noSuchFileOrDirectory }
-        try checkFB(fb)
-        if let mode {
-            guard mode.refreshHz > 0 else { throw Errno.invalidArgument }
-            for id in connectors {
-                guard let c = self.connectors.first(where: { $0.id == id }) else { throw Errno.noSuchFileOrDirectory }
-                guard c.status != .disconnected else { throw Errno.invalidArgument }
-            }
-        }
-        let now = vblank(crtc, at: clock)
-        rt.baseSeq = now.seq
-        rt.baseTime = clock
-        rt.mode = mode
-        rt.fb = mode == nil ? FramebufferID(0) : fb
-        rt.connectors = mode == nil ? [] : connectors
-        crtcState[crtc] = rt
-    }
-
-    func setCRTC(_ fd: Int32, _ crtc: CRTCID, framebuffer: FramebufferID, x: UInt32, y: UInt32, connectors: [ConnectorID], mode: ModeInfo?) throws {
-        try record("drmModeSetCrtc")
-        guard masters.contains(fd) else { throw Errno.permissionDenied }
-        if crtcState[crtc]?.pendingFlip == true { throw Errno.resourceBusy }
-        try modeset(crtc, fb: framebuffer, connectors: connectors, mode: mode)
-    }
-
-    private func scheduleFlip(_ crtc: CRTCID, fb: FramebufferID, userData: UInt64) {
-        crtcState[crtc]?.pendingFlip = true
-        var event: DRMEvent
-        var at: Int64
-        if hasVBlank {
-            let delay = flipDelays.isEmpty ? 0 : flipDelays.removeFirst()
-            let seq = vblank(crtc, at: clock).seq + 1 + UInt64(delay)
-            at = vblankTime(crtc, seq: seq)
-            event = DRMEvent(kind: .flipComplete, crtcID: crtc, sequence: seq & 0xffff_ffff, timestampNs: at / 1000 * 1000, userData: userData)
-        } else {
-            at = clock + commitLatencyNs
-            event = DRMEvent(kind: .flipComplete, crtcID: crtc, sequence: 0, timestampNs: at / 1000 * 1000, userData: userData)
-        }
-        pending.append(PendingEvent(readyAt: at + receiptLatencyNs, event: event, fb: fb, crtc: crtc))
-    }
-
-    func pageFlip(_ fd: Int32, _ crtc: CRTCID, framebuffer: FramebufferID, flags: PageFlipFlags, userData: UInt64) throws {
-        try record("drmModePageFlip")
-        guard masters.contains(fd) else { throw Errno.permissionDenied }
-        guard let rt = crtcState[crtc], rt.active else { throw Errno.invalidArgument }
-        guard !rt.pendingFlip else { throw Errno.resourceBusy }
-        try checkFB(framebuffer)
-        guard framebuffer.rawValue != 0 else { throw Errno.invalidArgument }
-        if flags.contains(.event) {
-            scheduleFlip(crtc, fb: framebuffer, userData: userData)
-        } else {
-            crtcState[crtc]?.fb = framebuffer
-        }
-    }
-
-    func atomicCommit(_ fd: Int32, _ properties: [AtomicProperty], flags: AtomicFlags, userData: UInt64) throws {
-        try record(flags.contains(.testOnly) ? "drmModeAtomicCommit(TEST_ONLY)" : "drmModeAtomicCommit")
-        guard atomicEnabled.contains(fd) else { throw Errno.invalidArgument }
-        guard masters.contains(fd) || flags.contains(.testOnly) else { throw Errno.permissionDenied }
-        let name = { (id: PropertyID) in self.propNames.first { $0.value == id }?.key ?? "?" }
-        var byObject: [UInt32: [String: UInt64]] = [:]
-        for p in properties { byObject[p.object, default: [:]][name(p.property)] = p.value }
-        // Work out the new state of each CRTC touched.
-        var succeeded = false
-        defer {
-            if succeeded && !flags.contains(.testOnly) {
-                for (object, props) in byObject {
-                    if let c = props["CRTC_ID"], planes.contains(where: { $0.plane.id.rawValue == object }) {
-                        planeBinding[object] = CRTCID(UInt32(c))
-                    }
-                }
-            }
-        }
-        for crtc in crtcs.map(\.id) {
-            let crtcProps = byObject[crtc.rawValue] ?? [:]
-            let primary = planes.first { p in
-                guard p.kind == .primary, let props = byObject[p.plane.id.rawValue] else { return false }
-                if let bound = props["CRTC_ID"] { return bound == UInt64(crtc.rawValue) }
-                return props["FB_ID"] != nil && planeBinding[p.plane.id.rawValue] == crtc
-            }
-            let planeFB = primary.flatMap { byObject[$0.plane.id.rawValue]?["FB_ID"] }.map { FramebufferID(UInt32($0)) }
-            let conns = connectors.filter { byObject[$0.id.rawValue]?["CRTC_ID"] == UInt64(crtc.rawValue) }.map(\.id)
-            guard let rt = crtcState[crtc] else { continue }
-            let modeChange = crtcProps["MODE_ID"] != nil || crtcProps["ACTIVE"] != nil
-            if modeChange {
-                guard flags.contains(.allowModeset) else { throw Errno.invalidArgument }
-                if rt.pendingFlip { throw Errno.resourceBusy }
-                var mode: ModeInfo?
-                if crtcProps["ACTIVE"] != 0, let blob = crtcProps["MODE_ID"], blob != 0 {
-                    guard let bytes = blobs[UInt32(blob)], let m = ModeInfo(kernelBytes: bytes) else { throw Errno.invalidArgument }
-                    mode = m
-                }
-                if mode != nil { guard let fb = planeFB, fb.rawValue != 0, !conns.isEmpty else { throw Errno.invalidArgument } }
-                if flags.contains(.testOnly) {
-                    if let fb = planeFB { try checkFB(fb) }
-                    continue
-                }
-                try modeset(crtc, fb: planeFB ?? FramebufferID(0), connectors: mode == nil ? [] : conns, mode: mode)
-                if flags.contains(.pageFlipEvent), mode != nil {
-                    // The modeset's completion event fires at the new timing's first vblank.
-                    scheduleFlip(crtc, fb: planeFB!, userData: userData)
-                }
-            } else if let fb = planeFB {
-                guard rt.active else { throw Errno.invalidArgument }
-                try checkFB(fb)
-                if flags.contains(.testOnly) { continue }
-                guard !rt.pendingFlip else { throw Errno.resourceBusy }
-                if flags.contains(.pageFlipEvent) { scheduleFlip(crtc, fb: fb, userData: userData) } else { crtcState[crtc]?.fb = fb }
-            }
-        }
-        succeeded = true
-    }
-
-    func crtcGetSequence(_ fd: Int32, _ crtc: CRTCID) throws -> VBlankReading {
-        try record("drmCrtcGetSequence")
-        guard hasVBlank else { throw Errno.eopnotsupp }
-        guard crtcState[crtc]?.active == true else { throw Errno.invalidArgument }
-        let v = vblank(crtc, at: clock)
-        return VBlankReading(sequence: v.seq, timestampNs: v.time)
-    }
-
-    func crtcQueueSequence(_ fd: Int32, _ crtc: CRTCID, flags: SequenceFlags, sequence: UInt64, userData: UInt64) throws -> UInt64 {
-        try record("drmCrtcQueueSequence")
-        guard hasVBlank else { throw Errno.eopnotsupp }
-        guard crtcState[crtc]?.active == true else { throw Errno.invalidArgument }
-        let now = vblank(crtc, at: clock).seq
-        var target = flags.contains(.relative) ? now + sequence : sequence
-        if target <= now && flags.contains(.nextOnMiss) { target = now + 1 }
-        let at = max(vblankTime(crtc, seq: target), clock)
-        pending.append(PendingEvent(readyAt: at + receiptLatencyNs,
-                                    event: DRMEvent(kind: .sequence, sequence: target, timestampNs: at, userData: userData),
-                                    fb: nil, crtc: crtc))
-        return target
-    }
-
-    func waitVBlankQuery(_ fd: Int32, crtcIndex: Int) throws -> VBlankReading {
-        try record("drmWaitVBlank")
-        guard hasVBlank else { throw Errno.eopnotsupp }
-        guard crtcIndex < crtcs.count, crtcState[crtcs[crtcIndex].id]?.active == true else { throw Errno.invalidArgument }
-        let v = vblank(crtcs[crtcIndex].id, at: clock)
-        return VBlankReading(sequence: v.seq & 0xffff_ffff, timestampNs: v.time / 1000 * 1000)
-    }
-
-    func waitVBlankEvent(_ fd: Int32, crtcIndex: Int, absoluteSequence: UInt32, userData: UInt64) throws -> UInt32 {
-        try record("drmWaitVBlank(EVENT)")
-        guard hasVBlank else { throw Errno.eopnotsupp }
-        guard crtcIndex < crtcs.count, crtcState[crtcs[crtcIndex].id]?.active == true else { throw Errno.invalidArgument }
-        let crtc = crtcs[crtcIndex].id
-        let now = vblank(crtc, at: clock).seq
-        let high = now & ~0xffff_ffff
-        var target = high | UInt64(absoluteSequence)
-        if Int64(bitPattern: target &- now) < 0 { target = now + 1 }
-        if target <= now { target = now + 1 }
-        let at = vblankTime(crtc, seq: target)
-        pending.append(PendingEvent(readyAt: at + receiptLatencyNs,
-                                    event: DRMEvent(kind: .vblank, sequence: target & 0xffff_ffff, timestampNs: at / 1000 * 1000, userData: userData),
-                                    fb: nil, crtc: crtc))
-        return UInt32(truncatingIfNeeded: target)
-    }
-
-    func poll(_ fd: Int32, timeoutNs: Int64) throws -> Bool {
-        try record("poll")
-        let deadline = clock + max(0, timeoutNs)
-        guard let first = pending.map(\.readyAt).min(), first <= deadline else {
-            clock = deadline
-            return false
-        }
-        clock = max(clock, first)
-        return true
-    }
-
-    func handleEvents(_ fd: Int32, into events: inout [DRMEvent]) throws {
-        try record("drmHandleEvent")
-        let ready = pending.filter { $0.readyAt <= clock }.sorted { $0.readyAt < $1.readyAt }
-        pending.removeAll { $0.readyAt <= clock }
-        for p in ready where p.event.kind == .flipComplete {
-            crtcState[p.crtc]?.pendingFlip = false
-            if let fb = p.fb {
-                crtcState[p.crtc]?.fb = fb
-                presented.append(fb)
-            }
-        }
-        for p in ready { events.append(p.event) }
-    }
-
-    func monotonicNow() -> Int64 { clock }
-
-    func busyWait(until deadline: Int64) { clock = max(clock, deadline) }
 }
