@@ -1,4 +1,22 @@
-# Sourced by the VM test scripts (integration.sh, pacing.sh, validate.sh): the shared prologue.
+# Sourced by the VM test scripts (integration.sh, pacing.sh, validate.sh, observe.sh, faults.sh,
+# soak.sh, temperature-picture.sh) right after they set $here and $repo: the shared options and
+# prologue.
+#
+# vm_common_option ARGS...: the options every script takes, for the `*)` branch of its own
+# option loop: --bin PATH, --keep DIR, -h/--help (the script's header comment); sets $vm_used to
+# the words taken; anything else is one line on stderr and exit 2.
+bin=""
+keep=""
+vm_used=0
+vm_common_option() {
+    case "$1" in
+        --bin) bin="${2:?--bin needs a path}"; vm_used=2 ;;
+        --keep) keep="${2:?--keep needs a directory}"; vm_used=2 ;;
+        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+        *) echo "$(basename "$0"): unknown argument: $1" >&2; exit 2 ;;
+    esac
+}
+
 #
 # vm_prologue NAME CONFIG: prepares the VM cache, sets $bin (builds cadence in CONFIG, debug or
 # release, when --bin gave none) and $work (the --keep directory, or a new temporary one).

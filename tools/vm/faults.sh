@@ -35,22 +35,17 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-bin=""
-keep=""
+. "$here/common.sh"
 drivers=()
 while (($#)); do
     case "$1" in
-        --bin) bin="$2"; shift 2 ;;
-        --keep) keep="$2"; shift 2 ;;
         --driver) drivers+=("$2"); shift 2 ;;
-        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
-        *) echo "faults.sh: unknown argument: $1" >&2; exit 2 ;;
+        *) vm_common_option "$@"; shift "$vm_used" ;;
     esac
 done
 ((${#drivers[@]})) || drivers=(vkms bochs virtio)
 
 t0=$(date +%s)
-. "$here/common.sh"
 vm_prologue faults release
 
 status=0

@@ -17,18 +17,13 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-bin=""
-keep=""
+. "$here/common.sh"
 while (($#)); do
     case "$1" in
-        --bin) bin="$2"; shift 2 ;;
-        --keep) keep="$2"; shift 2 ;;
-        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
-        *) echo "observe.sh: unknown argument: $1" >&2; exit 2 ;;
+        *) vm_common_option "$@"; shift "$vm_used" ;;
     esac
 done
 
-. "$here/common.sh"
 vm_prologue observe release
 modetest_bin="$(command -v modetest || true)"
 [ -n "$modetest_bin" ] || { echo "observe.sh: modetest missing (apt-get install libdrm-tests)" >&2; exit 2; }

@@ -17,22 +17,17 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-bin=""
-keep=""
+. "$here/common.sh"
 duration=600
 scene=bar
 while (($#)); do
     case "$1" in
-        --bin) bin="$2"; shift 2 ;;
-        --keep) keep="$2"; shift 2 ;;
         --duration) duration="$2"; shift 2 ;;
         --scene) scene="$2"; shift 2 ;;
-        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
-        *) echo "soak.sh: unknown argument: $1" >&2; exit 2 ;;
+        *) vm_common_option "$@"; shift "$vm_used" ;;
     esac
 done
 
-. "$here/common.sh"
 vm_prologue soak release
 out="$work/vkms"
 rm -rf "$out"; mkdir -p "$out"

@@ -15,20 +15,15 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-bin=""
-keep=""
+. "$here/common.sh"
 prefix="$repo/docs/report-temperature"
 while (($#)); do
     case "$1" in
-        --bin) bin="$2"; shift 2 ;;
-        --keep) keep="$2"; shift 2 ;;
         --out) prefix="$2"; shift 2 ;;
-        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
-        *) echo "temperature-picture.sh: unknown argument: $1" >&2; exit 2 ;;
+        *) vm_common_option "$@"; shift "$vm_used" ;;
     esac
 done
 
-. "$here/common.sh"
 vm_prologue temperature debug
 out="$work/vkms"
 rm -rf "$out"; mkdir -p "$out"
