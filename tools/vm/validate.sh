@@ -43,32 +43,26 @@ cat >"$work/guestv.sh" <<'EOF'
 crtcs() { cadence list | grep ' CRTC [0-9]*:' ; }
 crtcs >/out/crtc_before.txt 2>&1
 
-# SIGINT after 4 s of a 60 s run. A second descriptor on the card (opened once cadence holds
-# DRM master) keeps the kernel's last-close handling (fbdev restores its console framebuffer
-# when the last descriptor closes) from hiding what cadence itself restored or left behind.
-cadence run --backend kms --duration 60 --log /out/int.jsonl --csv /out/int.csv --summary /out/int_summary.json \
-    >/out/int.out 2>/out/int.err &
-pid=$!
-sleep 3
-exec 3</dev/dri/card0
-sleep 1
-kill -INT $pid
-wait $pid
-echo $? >/out/int.rc
-crtcs >/out/crtc_after_int.txt 2>&1
-exec 3<&-
-
-# SIGKILL after 4 s (nothing can restore the CRTC: the check shows what a killed run leaves).
-cadence run --backend kms --duration 60 --log /out/kill.jsonl --quiet >/out/kill.out 2>/out/kill.err &
-pid=$!
-sleep 3
-exec 3</dev/dri/card0
-sleep 1
-kill -KILL $pid
-wait $pid
-echo $? >/out/kill.rc
-crtcs >/out/crtc_after_kill.txt 2>&1
-exec 3<&-
+# signal_run NAME SIGNAL [ARGS...]: a 60 s run sent SIGNAL after 4 s. A second descriptor on
+# the card (opened once cadence holds DRM master) keeps the kernel's last-close handling (fbdev
+# restores its console framebuffer when the last descriptor closes) from hiding what cadence
+# itself restored or left behind; the CRTCs are listed before it closes.
+signal_run() {
+    name=$1; sig=$2; shift 2
+    cadence run --backend kms --duration 60 --log "/out/$name.jsonl" "$@" >"/out/$name.out" 2>"/out/$name.err" &
+    pid=$!
+    sleep 3
+    exec 3</dev/dri/card0
+    sleep 1
+    kill "-$sig" $pid
+    wait $pid
+    echo $? >"/out/$name.rc"
+    crtcs >"/out/crtc_after_$name.txt" 2>&1
+    exec 3<&-
+}
+signal_run int INT --csv /out/int.csv --summary /out/int_summary.json
+# SIGKILL (nothing can restore the CRTC: the check shows what a killed run leaves).
+signal_run kill KILL --quiet
 crtcs >/out/crtc_after_close.txt 2>&1
 
 # Injected lateness, logged for replay and report.
