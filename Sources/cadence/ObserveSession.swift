@@ -25,8 +25,14 @@ final class ObserveSession {
     private var started = Date()
     private var lastTextfile = Date()
     private var seconds = 0.0
+    /// The debugfs DRM directory the clients' process names come from (nil: the trace's only).
+    private let clientsRoot: String?
+    /// The debugfs client of each drm_file (nil: none matched), looked up at its first flip.
+    private var identities: [UInt64: DRMClient?] = [:]
 
-    init(onlyCRTC: Int32?, expectRate: Double?, displays: ObservedDisplays, logPath: String?, csvPath: String?, metricsTextfile: String?) throws {
+    init(onlyCRTC: Int32?, expectRate: Double?, displays: ObservedDisplays, logPath: String?, csvPath: String?, metricsTextfile: String?,
+         clientsRoot: String? = nil) throws {
+        self.clientsRoot = clientsRoot
         self.onlyCRTC = onlyCRTC
         self.expectRate = expectRate
         self.displays = displays
@@ -37,10 +43,19 @@ final class ObserveSession {
         write(&log, "log", #"{"record":"observe","version":1}"#)
     }
 
+    /// Called about once a second while observing, with the status of ``statusClient`` (or
+    /// the client with the most flips); not called before any client flipped.
+    var onStatus: ((RunStatus) -> Void)?
+    /// The client (its name) the status line follows.
+    var statusClient: String?
+    private var lastStatus = Date()
+    private var lastStatusPresented: (key: ClientKey, presented: Int)?
+
     /// Reads the live trace until `seconds` pass (0: until `stop`) or `stop()`.
     /// `copy`: a file that gets the trace text as read (`--save-trace`, for `--from-trace`).
     func observe(_ instance: TraceInstance, seconds limit: Double, copy: FileHandle? = nil, stop: () -> Bool) throws {
         started = Date()
+        lastStatus = started
         stream = TraceStream(sendProbe: instance.sendProbe)
         cpuAtStart = Self.cpuSeconds()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 8)
@@ -57,9 +72,29 @@ final class ObserveSession {
                 feed(bytes)
             }
             if textfile != nil && Date().timeIntervalSince(lastTextfile) >= 10 { writeTextfile() }
+            if onStatus != nil && Date().timeIntervalSince(lastStatus) >= 1 { emitStatus() }
         }
         seconds = Date().timeIntervalSince(started)
         cpuObserving = Self.cpuSeconds() - cpuAtStart
+    }
+
+    /// The status of the followed client: `run`'s figures from its accounting so far.
+    private func emitStatus() {
+        let now = Date()
+        let seconds = now.timeIntervalSince(lastStatus)
+        lastStatus = now
+        let followed = order.filter { k in
+            (clients[k]?.accounting.presented ?? 0) > 0 && (statusClient.map { clientName(k.file) == $0 } ?? (k.file != 0))
+        }
+        guard let key = followed.max(by: { clients[$0]!.accounting.presented < clients[$1]!.accounting.presented }),
+              let c = clients[key], let onStatus else { return }
+        let a = c.accounting
+        let before = lastStatusPresented?.key == key ? lastStatusPresented!.presented : a.presented
+        lastStatusPresented = (key, a.presented)
+        let hz = 1e9 / periodNs(key.crtc)
+        onStatus(RunStatus(elapsedSeconds: now.timeIntervalSince(started), fps: Double(a.presented - before) / seconds,
+                           effectiveRateHz: hz / Double(c.expectedInterval), droppedRefreshes: a.droppedRefreshes,
+                           dropEvents: a.dropEvents, hitchTimeRatio: a.hitchTimeRatio))
     }
 
     private var cpuAtStart = 0.0
@@ -118,7 +153,17 @@ final class ObserveSession {
     }
 
     private func clientName(_ file: UInt64) -> String {
-        file == 0 ? "(kernel)" : stream.tracker.tasks[file]?.command ?? "file-\(String(file, radix: 16))"
+        file == 0 ? "(kernel)" : identity(file)?.command ?? stream.tracker.tasks[file]?.command ?? "file-\(String(file, radix: 16))"
+    }
+
+    /// The debugfs `clients` entry of the process that flips on `file`, matched by the traced
+    /// task's pid (or its thread group); read once per file, while the process is alive.
+    private func identity(_ file: UInt64) -> DRMClient? {
+        if let known = identities[file] { return known }
+        guard file != 0, let root = clientsRoot, let task = stream.tracker.tasks[file] else { return nil }
+        let found = DRMClients.match(pid: task.pid, tgid: DRMClients.threadGroup(of: task.pid), in: DRMClients.read(root: root))
+        identities[file] = .some(found)
+        return found
     }
 
     private func labels(_ k: ClientKey) -> FrameMetrics.Labels {
@@ -166,8 +211,10 @@ final class ObserveSession {
             let s = RunSummary(accounting: c.accounting, backend: "observed", refreshHz: hz, vrr: nil,
                                effectiveRateHz: hz / Double(c.expectedInterval), latency: 0, endReason: "completed")
             let task = stream.tracker.tasks[key.file]
+            let id = identity(key.file)
             result.clients.append(.init(crtc: Int(key.crtc), connector: displays.connector(key.crtc), client: clientName(key.file),
-                                        pid: task.map { Int($0.pid) }, file: String(key.file, radix: 16),
+                                        pid: id.map { Int($0.pid) } ?? task.map { Int($0.pid) }, file: String(key.file, radix: 16),
+                                        nameSource: id != nil ? "debugfs" : "trace", master: id?.master,
                                         expectedRefreshes: c.expectedInterval, summary: s))
         }
         result.cpuSeconds = Self.cpuSeconds()
