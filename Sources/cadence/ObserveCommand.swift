@@ -79,7 +79,7 @@ struct ObserveCommand: ParsableCommand {
             o.tracefs = tracefs
             o.saveTrace = saveTrace
             o.statusLine = !quiet
-            let (result, source) = try o.run()
+            let (result, source, _) = try o.run()
             if json {
                 let enc = JSONEncoder()
                 enc.outputFormatting = [.prettyPrinted, .sortedKeys]

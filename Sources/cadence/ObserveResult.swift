@@ -25,6 +25,8 @@ struct ObserveResult: Codable {
         var master: Bool?
         /// The interval judged normal, in refreshes.
         var expectedRefreshes: Int
+        /// The most refreshes one drop event dropped.
+        var largestDropEvent: Int
         var summary: RunSummary
     }
     var durationSeconds = 0.0

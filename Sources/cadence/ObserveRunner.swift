@@ -24,10 +24,12 @@ struct ObserveSettings {
     /// one with the most flips.
     var statusLine = true
     var statusClient: String?
+    /// Keep every flip's report (`frames` of ``run()``), for validate's --warmup/--window.
+    var keepFrames = false
 
     /// Observes (or analyses `fromTrace`) and returns the result and a line naming the source.
     /// Throws one-line errors (no tracefs access, a connector not driving a CRTC, …).
-    func run() throws -> (result: ObserveResult, source: String) {
+    func run() throws -> (result: ObserveResult, source: String, frames: [String: [FrameReport]]) {
         let displays = ObservedDisplays(devicePath: device)
         var onlyCRTC = crtc.map { Int32($0) }
         if let name = connector {
@@ -39,6 +41,7 @@ struct ObserveSettings {
         let session = try ObserveSession(
             onlyCRTC: onlyCRTC, expectRate: expectRate, displays: displays, logPath: log, csvPath: csv,
             metricsTextfile: metricsTextfile, clientsRoot: fromTrace == nil ? DRMClients.defaultRoot : nil)
+        session.keepReports = keepFrames
         var endpoint: MetricsEndpoint?
         if let port = metricsPort {
             let metrics = session.metrics
@@ -69,8 +72,17 @@ struct ObserveSettings {
             try session.observe(instance, seconds: duration, copy: copy, stop: { stop.isRequested })
             source = "\(instance.root) (instance \(instance.name); kprobes \(instance.kprobes ? "on" : "off"), event types \(instance.sendProbe ? "traced" : "inferred"))"
         }
-        return (session.finish(), source)
+        let result = session.finish()
+        var frames: [String: [FrameReport]] = [:]
+        for (k, r) in session.reports { frames[ObserveResult.Client.key(crtc: Int(k.crtc), file: String(k.file, radix: 16))] = r }
+        return (result, source, frames)
     }
+}
+
+extension ObserveResult.Client {
+    /// The key of a client's frames in ``ObserveSettings/run()``'s `frames`.
+    static func key(crtc: Int, file: String) -> String { "\(crtc)/\(file)" }
+    var key: String { Self.key(crtc: crtc, file: file) }
 }
 
 extension ObserveResult {

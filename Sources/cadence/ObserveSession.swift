@@ -29,6 +29,11 @@ final class ObserveSession {
     private let clientsRoot: String?
     /// The debugfs client of each drm_file (nil: none matched), looked up at its first flip.
     private var identities: [UInt64: DRMClient?] = [:]
+    /// The largest drop event of each client, in refreshes.
+    private var largest: [ClientKey: Int] = [:]
+    /// Every flip's report per client, kept only when ``keepReports`` (validate's windows).
+    var keepReports = false
+    private(set) var reports: [ClientKey: [FrameReport]] = [:]
 
     init(onlyCRTC: Int32?, expectRate: Double?, displays: ObservedDisplays, logPath: String?, csvPath: String?, metricsTextfile: String?,
          clientsRoot: String? = nil) throws {
@@ -135,12 +140,14 @@ final class ObserveSession {
                 var c = clients[key] ?? { order.append(key); return ObservedCadence(fixedInterval: fixed) }()
                 let r = c.add(sequence: f.sequence, timestamp: f.timestamp, committedAt: f.committedAt, periodNs: period, crtc: UInt32(f.crtc))
                 clients[key] = c
+                if r.droppedRefreshes > largest[key, default: 0] { largest[key] = r.droppedRefreshes }
+                if keepReports { reports[key, default: []].append(r) }
                 let task = stream.tracker.tasks[f.file]
                 let name = clientName(f.file)
                 metrics.record(r, labels: labels(key), refreshHz: 1e9 / period, expectedInterval: c.expectedInterval)
                 let cause = r.cause?.rawValue ?? ""
                 write(&csv, "csv", "\(f.crtc),\(name),\(task?.pid ?? 0),\(f.sequence),\(f.timestamp),\(f.committedAt ?? 0),\(r.intervalRefreshes),\(r.droppedRefreshes),\(r.hitch),\(cause),\(f.exact)")
-                write(&log, "log", #"{"record":"frame","kind":"observed","crtc":\#(f.crtc),"client":"\#(jsonEscape(name))","pid":\#(task?.pid ?? 0),"file":"\#(String(f.file, radix: 16))","sequence":\#(f.sequence),"flipNs":\#(f.timestamp),"commitNs":\#(f.committedAt ?? 0),"deliveredNs":\#(f.deliveredAt),"intervalNs":\#(r.interval),"intervalRefreshes":\#(r.intervalRefreshes),"expectedRefreshes":\#(c.expectedInterval),"droppedRefreshes":\#(r.droppedRefreshes),"hitchNs":\#(r.hitch),"cause":\#(r.cause.map { "\"\($0.rawValue)\"" } ?? "null"),"exact":\#(f.exact)}"#)
+                write(&log, "log", #"{"record":"frame","kind":"observed","crtc":\#(f.crtc),"client":"\#(jsonEscape(name))","pid":\#(task?.pid ?? 0),"file":"\#(String(f.file, radix: 16))","sequence":\#(f.sequence),"flipNs":\#(f.timestamp),"commitNs":\#(f.committedAt ?? 0),"deliveredNs":\#(f.deliveredAt),"intervalNs":\#(r.interval),"intervalRefreshes":\#(r.intervalRefreshes),"expectedRefreshes":\#(c.expectedInterval),"targetNs":\#(r.targetTime),"targetSequence":\#(r.targetSequence),"droppedRefreshes":\#(r.droppedRefreshes),"hitchNs":\#(r.hitch),"cause":\#(r.cause.map { "\"\($0.rawValue)\"" } ?? "null"),"exact":\#(f.exact)}"#)
             }
         }
     }
@@ -215,7 +222,7 @@ final class ObserveSession {
             result.clients.append(.init(crtc: Int(key.crtc), connector: displays.connector(key.crtc), client: clientName(key.file),
                                         pid: id.map { Int($0.pid) } ?? task.map { Int($0.pid) }, file: String(key.file, radix: 16),
                                         nameSource: id != nil ? "debugfs" : "trace", master: id?.master,
-                                        expectedRefreshes: c.expectedInterval, summary: s))
+                                        expectedRefreshes: c.expectedInterval, largestDropEvent: largest[key] ?? 0, summary: s))
         }
         result.cpuSeconds = Self.cpuSeconds()
         result.cpuObservingSeconds = cpuObserving
