@@ -51,6 +51,7 @@ extension ValidateCommand {
                 throw CLIFailure("\(refused.joined(separator: ", ")) cannot be used with --observe (it judges another program's flips; Cadence draws nothing)")
             }
             guard let d = options.duration else { throw CLIFailure("--observe needs --duration S (seconds > 0)") }
+            guard d.isFinite, d > 0, d <= 86_400 else { throw CLIFailure("--duration must be seconds > 0") }
             if let r = expectRate, !(r.isFinite && r > 0 && r <= 1000) { throw CLIFailure("--expect-rate must be a rate in Hz > 0") }
             if let c = client, c.isEmpty { throw CLIFailure("--client must name a process") }
             criteria = try self.criteria()
