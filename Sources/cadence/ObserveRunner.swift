@@ -42,6 +42,7 @@ struct ObserveSettings {
             onlyCRTC: onlyCRTC, expectRate: expectRate, displays: displays, logPath: log, csvPath: csv,
             metricsTextfile: metricsTextfile, clientsRoot: fromTrace == nil ? DRMClients.defaultRoot : nil)
         session.keepReports = keepFrames
+        if fromTrace == nil { session.rereadDevice = device }
         var endpoint: MetricsEndpoint?
         if let port = metricsPort {
             let metrics = session.metrics

@@ -11,7 +11,10 @@ final class ObserveSession {
     let metrics = FrameMetrics()
     private let onlyCRTC: Int32?
     private let expectRate: Double?
-    private let displays: ObservedDisplays
+    private var displays: ObservedDisplays
+    /// The card to read again when a client starts flipping on a CRTC it did not drive at the
+    /// start (live only: a saved trace's machine is not this one).
+    var rereadDevice: String?
     private var stream = TraceStream()
     private var events: [FlipTracker.Event] = []
     private var fits: [Int32: RunningLinearFit] = [:]
@@ -137,6 +140,9 @@ final class ObserveSession {
                 let key = ClientKey(crtc: f.crtc, file: f.file)
                 let period = periodNs(f.crtc)
                 let fixed = expectRate.map { ObservedCadence.interval(rateHz: $0, refreshHz: 1e9 / period) }
+                if clients[key] == nil, let path = rereadDevice, (displays.byCRTC[f.crtc]?.refreshHz ?? 0) <= 0 {
+                    displays = ObservedDisplays(devicePath: path)
+                }
                 var c = clients[key] ?? { order.append(key); return ObservedCadence(fixedInterval: fixed) }()
                 let r = c.add(sequence: f.sequence, timestamp: f.timestamp, committedAt: f.committedAt, periodNs: period, crtc: UInt32(f.crtc))
                 clients[key] = c
