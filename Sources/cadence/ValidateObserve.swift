@@ -113,7 +113,7 @@ extension ValidateCommand {
         summary.incompleteOutputs = incomplete
         try options.printSummary(summary)
         var results = try judge(criteria, summary: summary, frames: settings.keepFrames ? outcome.frames[picked.key] ?? [] : nil,
-                                hardwareVBlank: true, measuredRefreshHz: measured, largestDropEvent: picked.largestDropEvent,
+                                hardwareVBlank: measured != nil, measuredRefreshHz: measured, largestDropEvent: picked.largestDropEvent,
                                 junitFile: junitFile)
         if measured == nil {
             for i in results.indices where results[i].name == "refresh-tolerance" && !results[i].passed {

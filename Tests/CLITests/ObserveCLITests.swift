@@ -109,6 +109,14 @@ import Testing
             "wrote o.csv (\(try FileManager.default.attributesOfItem(atPath: dir + "/o.csv")[.size] as! Int) bytes)",
             "62 frames, 4 dropped refreshes in 2 events, 2 frames marked",
         ])
+        // A saved trace names clients from the trace only (debugfs is this machine's, not the trace's).
+        let json = try cadence(["observe", "--from-trace", Self.trace, "--json"], in: dir)
+        let obj = try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any]
+        let clients = try #require(obj?["clients"] as? [[String: Any]])
+        #expect(clients.map { $0["client"] as? String } == ["(kernel)", "cadence"])
+        #expect(clients.map { $0["nameSource"] as? String } == ["trace", "trace"])
+        #expect(clients.map { $0["largestDropEvent"] as? Int } == [0, 3])
+        #expect(clients.allSatisfy { $0["master"] == nil })
         let png = try #require(FileManager.default.contents(atPath: dir + "/o.png"))
         #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]))
         let k = try cadence(["report", "o.jsonl", "--output", "k.svg", "--client", "(kernel)"], in: dir)

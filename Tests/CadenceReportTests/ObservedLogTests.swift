@@ -65,6 +65,19 @@ import Testing
         #expect(partial.mostFlips()!.log.records.count == 62)
     }
 
+    @Test func logsWithoutTargets() throws {
+        // Logs written before targetNs/targetSequence: the target is the flip less its hitch.
+        let text = String(decoding: Self.data, as: UTF8.self)
+        let stripped = text.replacingOccurrences(of: #","targetNs":\d+,"targetSequence":\d+"#, with: "", options: .regularExpression)
+        #expect(stripped != text && !stripped.contains("targetNs"))
+        let c = try #require(try ObservedLog.parse(Data(stripped.utf8), name: "f").mostFlips())
+        let s = LogAnalysis.summary(of: c.log)
+        #expect(s.droppedRefreshes == 4 && s.dropEvents == 2 && s.presented == 62)
+        let late = c.log.records.filter { $0.droppedRefreshes > 0 }
+        #expect(late.map { $0.flipNs - $0.intent.targetTimeNs } == late.map(\.hitchNs))
+        #expect(late.map { $0.sequence - $0.intent.targetSequence } == [1, 3])
+    }
+
     @Test func telling() throws {
         #expect(ObservedLog.isObserveLog(Self.data))
         #expect(!ObservedLog.isObserveLog(Data(#"{"record":"run","version":1}"#.utf8)))
