@@ -60,13 +60,27 @@ public final class DRMDevice {
     /// The path it was opened from.
     public let path: String
 
+    /// Closes `fd` another way than close(2) (a seat's device: libseat_close_device first).
+    private let closer: (() -> Void)?
+
     init(sys: DRMSystem, path: String) throws {
         self.sys = sys
         self.path = path
         fd = try retrying("open", path) { try sys.open(path) }
+        closer = nil
     }
 
-    deinit { sys.close(fd) }
+    /// Adopts `fd`, already open on `path` (by a seat); `closer` releases it in deinit.
+    init(sys: DRMSystem, path: String, adopting fd: Int32, closer: @escaping () -> Void) {
+        self.sys = sys
+        self.path = path
+        self.fd = fd
+        self.closer = closer
+    }
+
+    deinit {
+        if let closer { closer() } else { sys.close(fd) }
+    }
 
     /// Opens the device node at `path` read-write.
     public static func open(path: String) throws -> DRMDevice {

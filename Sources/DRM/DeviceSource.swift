@@ -23,3 +23,11 @@ public struct DeviceSource {
         DeviceSource(discover: { device.cardNodes }, open: { try DRMDevice.open(path: $0, fake: device) })
     }
 }
+
+extension DeviceSource {
+    /// The kernel's /dev/dri/card* nodes, opened through a seat session (libseat) instead of
+    /// open(2): the user needs no permission on the node, and the seat hands DRM master over.
+    public static func seat(_ session: SeatSession) -> DeviceSource {
+        DeviceSource(discover: { DRMDevice.discover() }, open: { try session.openDevice($0) })
+    }
+}

@@ -37,7 +37,9 @@ public struct DRMError: Error, Equatable, Sendable, CustomStringConvertible {
         case 22: return "EINVAL"
         case 25: return "ENOTTY"
         case 28: return "ENOSPC"
+        case 61: return "ENODATA"
         case 95: return "EOPNOTSUPP"
+        case 111: return "ECONNREFUSED"
         default: return "errno \(e.rawValue)"
         }
     }

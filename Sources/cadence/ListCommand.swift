@@ -31,6 +31,8 @@ struct ListCommand: ParsableCommand {
     @Flag(name: .long, help: "Print one JSON object.")
     var json = false
 
+    @OptionGroup var sessionOptions: SessionOptions
+
     func run() throws {
         try exitTwoOnError("list") { try execute() }
     }
@@ -43,11 +45,12 @@ struct ListCommand: ParsableCommand {
             paths = DRMDevice.discover()
             if paths.isEmpty { throw CLIFailure("no DRM device found: /dev/dri has no card* nodes") }
         }
+        let source = try sessionOptions.source(command: "list")
         var reports: [JSON] = []
         var failures: [CLIFailure] = []
         for path in paths {
             do {
-                let dev = try openDevice(path)
+                let dev = try openDevice(path, source: source)
                 let report = try DeviceReport(dev)
                 if json { reports.append(report.json) } else { print(report.text, terminator: "") }
                 for w in report.fasterModeWarnings { printError("warning: \(path): " + w) }
@@ -220,8 +223,8 @@ struct DeviceReport {
 // MARK: - Shared by list and measure
 
 /// Opens `path`, turning the usual failures into one clear line.
-func openDevice(_ path: String) throws -> DRMDevice {
-    try selecting { try OutputSelection.open(path) }
+func openDevice(_ path: String, source: DeviceSource = .live) throws -> DRMDevice {
+    try selecting { try OutputSelection.open(path, source: source) }
 }
 
 /// Runs `body`, turning an ``OutputSelectionError`` into a ``CLIFailure``.

@@ -65,6 +65,8 @@ struct MeasureCommand: ParsableCommand {
     @Flag(name: .long, help: "Print one JSON object.")
     var json = false
 
+    @OptionGroup var sessionOptions: SessionOptions
+
     @Flag(name: .long, help: "Print every flip event (sequence, kernel timestamp, receipt latency) to stderr.")
     var trace = false
 
@@ -83,7 +85,8 @@ struct MeasureCommand: ParsableCommand {
             throw CLIFailure("invalid --api '\(api)': expected atomic, legacy or auto")
         }
         let path = try selecting { try OutputSelection.devicePath(device) }
-        let dev = try selecting { try OutputSelection.open(path) }
+        let devices = try sessionOptions.source(command: "measure")
+        let dev = try selecting { try OutputSelection.open(path, source: devices) }
         let driver = try describing(path) { try dev.version() }
         let selection = try selecting { try OutputSelection.select(device: dev, connector: connector, mode: mode) }
         let conn = selection.connector

@@ -100,6 +100,7 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Print the summary as one JSON object.")
     var json = false
     @OptionGroup var outputs: RunOutputOptions
+    @OptionGroup var sessionOptions: SessionOptions
 
     func run() throws {
         try exitTwoOnError("run") { try execute() }
@@ -115,9 +116,10 @@ struct RunCommand: ParsableCommand {
 
     /// Runs to the end (or SIGINT/SIGTERM/SIGHUP) and returns the summary; outputs are complete and the
     /// display is closed (CRTC restored) when it returns. `validate` runs this too.
-    func pace(source: DeviceSource = .live, purpose: BackendChoice.Purpose = .run,
+    func pace(source: DeviceSource? = nil, purpose: BackendChoice.Purpose = .run,
               onRun: ((PacingRun, RunOutputs) -> Void)? = nil) throws -> RunSummary {
         let config = try makeConfiguration()
+        let source = try source ?? sessionOptions.source(command: purpose == .validate ? "validate" : "run")
         let sceneRenderer: SceneRenderer?
         if scene == "solid" {
             guard !hud else { throw CLIFailure("--hud needs a scene; --scene solid draws plain colours only") }

@@ -102,7 +102,7 @@ struct ValidateCommand: ParsableCommand {
 
     func run() throws {
         if observe || client != nil || expectRate != nil || fromTrace != nil { return try executeObserved() }
-        try execute(source: .live)
+        try execute(source: nil)
     }
 
     /// The criteria from the options (throws a one-line error for bad values).
@@ -125,7 +125,7 @@ struct ValidateCommand: ParsableCommand {
 
     /// Runs and judges; `source` is where DRM devices come from (tests pass a fake), and
     /// `onRun` sees the run before it starts (tests script faults there).
-    func execute(source: DeviceSource, onRun: ((PacingRun) -> Void)? = nil) throws {
+    func execute(source: DeviceSource?, onRun: ((PacingRun) -> Void)? = nil) throws {
         let junitFile: LineFile?
         var outputs: RunOutputs? = nil
         var observed = PanelExpectations.Observed()
