@@ -66,6 +66,13 @@ public enum BackendEvent: Equatable, Sendable {
     /// A submitted frame (or the display itself, when `frame` is nil) failed. After
     /// `.failed(frame: nil, .deviceLost)` the backend accepts nothing more.
     case failed(frame: FrameID?, BackendFailure)
+    /// The display was taken away (a seat session disabled: VT switched away) at `at`. Frames
+    /// in flight have resolved or never will; the backend accepts no flips until
+    /// `.sessionResumed`.
+    case sessionPaused(at: Nanoseconds)
+    /// The display is back at `at` with the mode restored (a full modeset); `vblank` is the
+    /// latest vblank, from which accounting starts again.
+    case sessionResumed(at: Nanoseconds, vblank: VBlank)
 }
 
 /// A CPU-writable XRGB8888 pixel surface: the cached shadow buffer a frame is drawn into.

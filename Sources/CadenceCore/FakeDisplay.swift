@@ -48,6 +48,9 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
     private var stallUntil: Nanoseconds = .min
     /// End of a ``FakeFault/processStopped(atVBlank:by:)`` stop begun during the current advance.
     private var stoppedUntil: Nanoseconds = .min
+    /// Scripted session pauses done so far, and when the current one ends (nil: active).
+    private var sessionPausesDone = 0
+    private var sessionResumeAt: Nanoseconds? = nil
 
     // Events waiting for delivery, ascending by time.
     private var outbox: [(at: Nanoseconds, event: BackendEvent)] = []
@@ -131,7 +134,7 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
         let index = submissions
         submissions += 1
         if gone { throw BackendFailure.deviceLost("fake display removed") }
-        if pending != nil { throw BackendFailure.busy }
+        if pending != nil || sessionResumeAt != nil { throw BackendFailure.busy }
         if faults.contains(.busy(submission: index)) { throw BackendFailure.busy }
         pending = (frame, clockNow, index)
         if vrrRange != nil || !configuration.hasHardwareVBlank { nextVBlankTime = computeNextVBlankTime() }
@@ -392,6 +395,32 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
             default: break
             }
         }
+        scriptSession(at: t, vblank: vb, deliver: deliver)
         nextVBlankTime = gone ? Nanoseconds.max : computeNextVBlankTime()
+    }
+
+    /// ``FakeFault/sessionPaused(after:for:)``: pauses at the first vblank past its time (a flip
+    /// still pending is dropped with its event) and resumes at the first vblank past its end.
+    private func scriptSession(at t: Nanoseconds, vblank vb: VBlank, deliver: Nanoseconds) {
+        if let end = sessionResumeAt {
+            if t >= end {
+                sessionResumeAt = nil
+                enqueue(.sessionResumed(at: t, vblank: vb), at: deliver)
+            }
+            return
+        }
+        var k = 0
+        for f in faults {
+            guard case .sessionPaused(let after, let d) = f else { continue }
+            defer { k += 1 }
+            guard k == sessionPausesDone else { continue }
+            guard t >= configuration.startTime &+ after else { return }
+            sessionPausesDone += 1
+            sessionResumeAt = t &+ d
+            pending = nil
+            vblankRequests.removeAll(keepingCapacity: true)
+            enqueue(.sessionPaused(at: t), at: deliver)
+            return
+        }
     }
 }

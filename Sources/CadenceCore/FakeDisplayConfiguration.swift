@@ -27,6 +27,12 @@ public enum FakeFault: Equatable, Sendable {
     /// ``FakeDisplay/finish(frame:)`` call number `finish` (counted from 0) takes `cost` ns
     /// instead of ``FakeDisplayConfiguration/copyCost``: a slow copy into the scanout buffer.
     case slowCopy(finish: Int, cost: Nanoseconds)
+    /// The seat session is paused (VT switched away) at the first vblank `after` ns past
+    /// ``FakeDisplayConfiguration/startTime`` and resumed at the first vblank `for` ns later, as
+    /// libseat's disable and enable do: a flip not yet latched at the pause never completes, the
+    /// display takes no flip in between, and the resume restores the mode. Several pauses run
+    /// in the order given.
+    case sessionPaused(after: Nanoseconds, for: Nanoseconds)
 }
 
 /// How the fake display's clock relates to real time.

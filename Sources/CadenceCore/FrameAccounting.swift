@@ -161,6 +161,13 @@ public struct RunSummary: Codable, Equatable, Sendable {
     /// run.jsonl: 812 frames, no end line (cannot write run.jsonl: No space left on device)");
     /// absent when every output is complete (and always in a log's end line).
     public var incompleteOutputs: [String]? = nil
+    /// Seat-session gaps (VT switched away and back): how many, absent when none. Nothing inside
+    /// a gap counts as dropped; ``durationSeconds`` includes the gaps, ``measuredRateHz`` does not
+    /// (with gaps it is 1 / the mean interval between shown frames; no interval spans a gap).
+    public var sessionGaps: Int? = nil
+    /// Total time of the session gaps in seconds (absent when none; a gap still open at the
+    /// end counts up to the end).
+    public var sessionGapSeconds: Double? = nil
 
     /// Builds the summary from accounting totals.
     public init(accounting a: FrameAccounting, backend: String, refreshHz: Double, vrr: ClosedRange<Double>?, effectiveRateHz: Double, latency: Int, endReason: String) {

@@ -56,7 +56,41 @@ extension FramePacer {
             case .other:
                 failHead(id, cause: .flipLate)
             }
+        case .sessionPaused(let at):
+            guard sessionPausedAt == nil else { return }
+            sessionPausedAt = at
+            flushForPause()
+            onSessionChange?(SessionChange(event: .paused, timeNs: at))
+        case .sessionResumed(let at, let vb):
+            guard let since = sessionPausedAt else { return }
+            sessionPausedAt = nil
+            // Accounting starts again from the first vblank after the resume: nothing before it
+            // is a previous shown frame, an intended refresh or a grid residual.
+            if vb.sequence >= lastVBlank.sequence { lastVBlank = vb }
+            havePresented = false
+            intendedSince = nil
+            discardedSinceTime = nil
+            outstandingRequest = nil
+            retryAfterBusy = false
+            gridAnchored = false
+            uncertainty.reset()
+            for l in links { l.needsReanchor = true; l.pushedBy = nil }
+            onSessionChange?(SessionChange(event: .resumed, timeNs: at, gapNs: Swift.max(0, at &- since)))
         }
+    }
+
+    /// The session went away: every frame not yet shown completes as discarded with cause
+    /// ``DropCause/sessionPaused`` (no refresh counts as dropped).
+    func flushForPause() {
+        inFlight = false
+        while count > 0 {
+            var r = ring[head]
+            r.outcome = .discarded
+            r.cause = .sessionPaused
+            complete(r)
+        }
+        intendedSince = nil
+        discardedSinceTime = nil
     }
 
     /// Completes the head frame as failed with `cause` when it is submission `id`.

@@ -6,7 +6,7 @@ extension FramePacer {
     // MARK: Submission
 
     func trySubmit() throws {
-        while count > 0 && !inFlight && deviceLost == nil {
+        while sessionPausedAt == nil && count > 0 && !inFlight && deviceLost == nil {
             var r = ring[head]
             if vrrRange == nil {
                 if case .afterMinimumDuration(let d) = r.intent, havePresented {

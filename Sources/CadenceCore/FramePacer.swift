@@ -76,6 +76,10 @@ public final class FramePacer {
     var drawables: [FrameID: Drawable] = [:]
     var spareDrawables: [Drawable] = []
     var nextDrawableID: UInt64 = 0
+    /// When the session was paused (``BackendEvent/sessionPaused(at:)``), nil while active.
+    public internal(set) var sessionPausedAt: Nanoseconds? = nil
+    /// Called at each session pause and resume (log writers hook here).
+    public var onSessionChange: ((SessionChange) -> Void)?
 
     public init(backend: any DisplayBackend) throws {
         self.backend = backend
@@ -258,6 +262,8 @@ public final class FramePacer {
             presentedInCallback = slot
             presentedCopyEnd = copyEnd
         }
+        // Made while the session is away (the pause came in during its callback): never shown.
+        if sessionPausedAt != nil { flushForPause() }
         try trySubmit()
         return id
     }
@@ -268,6 +274,11 @@ public final class FramePacer {
     /// (or `deadline`), and account for what completed.
     public func runOnce(until deadline: Nanoseconds) throws {
         if deviceLost != nil { return }
+        if sessionPausedAt != nil {
+            // Nothing is drawn or submitted while the session is away: wait for it to come back.
+            _ = try waitAndHandleEvents(until: deadline)
+            return
+        }
         try refreshLastVBlank()
         try trySubmit()
         if heldUpInSubmit {
@@ -295,6 +306,7 @@ public final class FramePacer {
         var turns = 0
         while count > 0 && deviceLost == nil && backend.now() < deadline && turns < maxTurns {
             turns += 1
+            if sessionPausedAt != nil { flushForPause(); break }
             try refreshLastVBlank()
             try trySubmit()
             checkCompletionTimeout()

@@ -49,6 +49,9 @@ public enum DropCause: String, Codable, Sendable, CaseIterable {
     case busy
     /// The device went away.
     case deviceLost = "device-lost"
+    /// The seat session was paused (VT switched away) before the frame could be shown: it was
+    /// waiting or its flip never completed. Not a drop: no refresh inside a session gap counts.
+    case sessionPaused = "session-paused"
 
     /// Position in `allCases` (without building the array).
     var index: Int {
@@ -59,6 +62,7 @@ public enum DropCause: String, Codable, Sendable, CaseIterable {
         case .flipLate: return 3
         case .busy: return 4
         case .deviceLost: return 5
+        case .sessionPaused: return 6
         }
     }
 }

@@ -133,6 +133,8 @@ public struct RunStatus: Equatable, Sendable {
     public var droppedRefreshes: Int
     public var dropEvents: Int
     public var hitchTimeRatio: Double
+    /// True while the seat session is paused (VT switched away).
+    public var sessionPaused = false
 
     public init(elapsedSeconds: Double, fps: Double, effectiveRateHz: Double, droppedRefreshes: Int, dropEvents: Int, hitchTimeRatio: Double) {
         self.elapsedSeconds = elapsedSeconds
@@ -162,6 +164,11 @@ public final class PacingRun {
     public var onStatus: ((RunStatus) -> Void)?
     /// Called at each rate switch of ``RunConfiguration/adapt`` (log writers hook here).
     public var onRateSwitch: ((RateSwitch) -> Void)?
+    /// Called at each seat-session pause and resume (log writers hook here).
+    public var onSessionChange: ((SessionChange) -> Void)?
+    /// Session gaps so far (resumed ones) and their total time in ns.
+    public private(set) var sessionGaps = 0
+    public private(set) var sessionGapTotal: Nanoseconds = 0
     /// The switches the rate adaptation made so far.
     public private(set) var rateSwitches: [RateSwitch] = []
     public private(set) var accounting: FrameAccounting
@@ -198,6 +205,13 @@ public final class PacingRun {
             self.accounting.add(r)
             self.onFrame?(r)
             self.adapt(after: r)
+        }
+        pacer.onSessionChange = { [unowned self] c in
+            if c.event == .resumed {
+                self.sessionGaps += 1
+                self.sessionGapTotal &+= c.gapNs ?? 0
+            }
+            self.onSessionChange?(c)
         }
     }
 
@@ -266,6 +280,17 @@ public final class PacingRun {
         var s = RunSummary(accounting: accounting, backend: backend.name, refreshHz: 1e9 / pacer.refreshInterval,
                            vrr: pacer.vrrRange, effectiveRateHz: intendedRateHz, latency: effectiveLatency, endReason: endReason)
         if adapter != nil { s.rateSwitches = rateSwitches.count }
+        var gaps = sessionGaps, total = sessionGapTotal
+        if let since = pacer.sessionPausedAt {
+            gaps += 1
+            total &+= Swift.max(0, backend.now() &- since)
+        }
+        if gaps > 0 {
+            s.sessionGaps = gaps
+            s.sessionGapSeconds = Double(total) / 1e9
+            // The rate measured over the intervals between shown frames (none spans a gap).
+            if s.intervalMs.mean > 0 { s.measuredRateHz = 1e3 / s.intervalMs.mean }
+        }
         return s
     }
 
@@ -278,9 +303,11 @@ public final class PacingRun {
         }
         let seconds = Double(now &- lastStatusTime) / 1e9
         let shown = accounting.presented - lastStatusPresented
-        onStatus(RunStatus(elapsedSeconds: Double(now &- (firstTarget ?? now)) / 1e9, fps: Double(shown) / seconds,
-                           effectiveRateHz: intendedRateHz, droppedRefreshes: accounting.droppedRefreshes,
-                           dropEvents: accounting.dropEvents, hitchTimeRatio: accounting.hitchTimeRatio))
+        var status = RunStatus(elapsedSeconds: Double(now &- (firstTarget ?? now)) / 1e9, fps: Double(shown) / seconds,
+                               effectiveRateHz: intendedRateHz, droppedRefreshes: accounting.droppedRefreshes,
+                               dropEvents: accounting.dropEvents, hitchTimeRatio: accounting.hitchTimeRatio)
+        status.sessionPaused = pacer.sessionPausedAt != nil
+        onStatus(status)
         lastStatusPresented = accounting.presented
         lastStatusTime = now
     }

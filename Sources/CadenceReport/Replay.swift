@@ -343,6 +343,8 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
                 if let id = id, pending?.id == id { pending = nil }
             case .vblank(let vb):
                 requests.removeAll { $0 == vb.sequence }
+            case .sessionPaused, .sessionResumed:
+                break
             }
             events.append(e)
             n += 1
