@@ -133,6 +133,11 @@ public final class RunLogWriter {
         try file.write(line: [UInt8](try encoder.encode(rateSwitch)))
     }
 
+    /// Writes a seat-session pause or resume (a `"record":"session"` line).
+    public func write(_ session: SessionChange) throws {
+        try file.write(line: [UInt8](try encoder.encode(session)))
+    }
+
     /// Writes a context line (temperature, frequency).
     public func write(_ context: ContextRecord) throws {
         try file.write(line: [UInt8](try encoder.encode(context)))

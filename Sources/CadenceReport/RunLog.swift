@@ -103,6 +103,8 @@ public struct RunLog: Sendable {
     public var records: [FrameRecord]
     /// `{"record":"rate-switch",…}` lines (`RateSwitch`), in order.
     public var rateSwitches: [RateSwitch] = []
+    /// `{"record":"session",…}` lines (`SessionChange`: seat session paused/resumed), in order.
+    public var sessions: [SessionChange] = []
     public var end: RunLogEnd?
     /// The context records (temperature, frequency), in log order; empty in older logs.
     public var context: [ContextRecord] = []
@@ -174,6 +176,11 @@ public struct RunLog: Sendable {
                     if log.end != nil { throw Invalid("\(name): line \(number): rate switch after the end record") }
                     do { log.rateSwitches.append(try decoder.decode(RateSwitch.self, from: d)) } catch {
                         throw Invalid("\(name): line \(number): malformed rate-switch record")
+                    }
+                case "session":
+                    if log.end != nil { throw Invalid("\(name): line \(number): session record after the end record") }
+                    do { log.sessions.append(try decoder.decode(SessionChange.self, from: d)) } catch {
+                        throw Invalid("\(name): line \(number): malformed session record")
                     }
                 case "context":
                     if log.end != nil { throw Invalid("\(name): line \(number): context record after the end record") }

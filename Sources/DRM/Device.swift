@@ -62,19 +62,24 @@ public final class DRMDevice {
 
     /// Closes `fd` another way than close(2) (a seat's device: libseat_close_device first).
     private let closer: (() -> Void)?
+    /// The seat session the device was opened through (nil: opened directly). Its
+    /// ``SeatSession/fileDescriptor`` must be serviced while the device is in use.
+    public let seat: SeatSession?
 
     init(sys: DRMSystem, path: String) throws {
         self.sys = sys
         self.path = path
         fd = try retrying("open", path) { try sys.open(path) }
         closer = nil
+        seat = nil
     }
 
     /// Adopts `fd`, already open on `path` (by a seat); `closer` releases it in deinit.
-    init(sys: DRMSystem, path: String, adopting fd: Int32, closer: @escaping () -> Void) {
+    init(sys: DRMSystem, path: String, adopting fd: Int32, seat: SeatSession?, closer: @escaping () -> Void) {
         self.sys = sys
         self.path = path
         self.fd = fd
+        self.seat = seat
         self.closer = closer
     }
 

@@ -142,6 +142,14 @@ public final class KMSOutput {
         restored = false
     }
 
+    /// The session lost the device (a seat disabled: DRM master is gone): a flip whose event
+    /// never came is forgotten, and nothing is restored until ``modeset(framebuffer:)`` runs
+    /// again (the seat's new owner has the CRTC).
+    public func sessionLost() {
+        flipPending = false
+        isModeSet = false
+    }
+
     /// Queues a flip to `framebuffer` at the next vblank with a completion event carrying
     /// `userData` (atomic NONBLOCK | PAGE_FLIP_EVENT, or drmModePageFlip).
     public func flip(to framebuffer: FramebufferID, userData: UInt64) throws {

@@ -133,6 +133,15 @@ public final class SeatSession {
         }
     }
 
+    /// True when a ``SeatEvent/disabled`` is waiting in ``takeEvents()``, after reading the seat's
+    /// messages for up to `timeoutMilliseconds`. seatd takes DRM master away before it sends the
+    /// disable, so a flip refused with EACCES may be this, not a lost device.
+    public func disablePending(timeoutMilliseconds: Int32 = 50) -> Bool {
+        if queue.events.last == .disabled { return true }
+        _ = try? dispatch(timeoutMilliseconds: timeoutMilliseconds)
+        return queue.events.last == .disabled
+    }
+
     /// The events received since the last call, oldest first; updates ``isActive``.
     public func takeEvents() -> [SeatEvent] {
         let events = queue.events
@@ -159,7 +168,10 @@ public final class SeatSession {
         if id < 0 || fd < 0 {
             throw DRMError(call: "libseat_open_device", object: path, errno: Errno(rawValue: errno == 0 ? EIO : errno))
         }
-        return DRMDevice(sys: LiveDRM.shared, path: path, adopting: fd) { [self] in
+        let handle = handle
+        return DRMDevice(sys: LiveDRM.shared, path: path, adopting: fd, seat: self) { [self] in
+            // `self` captured: the seat stays open until its last device is closed.
+            _ = self
             libseat_close_device(handle, id)
             _ = Glibc.close(fd)
         }

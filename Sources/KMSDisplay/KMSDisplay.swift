@@ -35,15 +35,17 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     /// Buffers besides the one on screen and the one in flight.
     public var queueCapacity: Int { swapchain.buffers.count - 2 }
 
-    private var finished: [(frame: FrameID, buffer: Int)] = []
-    private var inFlight: (frame: FrameID, buffer: Int)?
-    private var widener: SequenceWidener
-    private var last: VBlank
-    private var requested: [UInt64] = []
-    private var softwareRequests: [UInt64] = []
-    private var immediate: [BackendEvent] = []
-    private var drmEvents: [DRMEvent] = []
-    private var lost: String?
+    var finished: [(frame: FrameID, buffer: Int)] = []
+    var inFlight: (frame: FrameID, buffer: Int)?
+    var widener: SequenceWidener
+    var last: VBlank
+    var requested: [UInt64] = []
+    var softwareRequests: [UInt64] = []
+    var immediate: [BackendEvent] = []
+    var drmEvents: [DRMEvent] = []
+    var lost: String?
+    /// True between a seat's disable and its enable (KMSDisplay+Seat.swift): no flips.
+    var sessionPaused = false
 
     /// Tags sequence-event user data so it is never mistaken for a frame id.
     static let vblankTag: UInt64 = 1 << 63
@@ -108,6 +110,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
 
     /// Restores what the CRTC showed before (waiting for a pending flip). Also done in deinit.
     public func close() throws {
+        if sessionPaused { output.sessionLost() }
         do { try output.restore() } catch let e as DRMError { throw Self.failure(e) }
     }
 
@@ -117,7 +120,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
 
     public func lastVBlank() throws -> VBlank {
         if let lost { throw BackendFailure.deviceLost(lost) }
-        if hasHardwareVBlank {
+        if hasHardwareVBlank && !sessionPaused {
             do {
                 let v = try output.currentVBlank()
                 let seq = v.sequence > 0xffff_ffff ? v.sequence : widener.widen(UInt32(truncatingIfNeeded: v.sequence))
@@ -145,7 +148,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
 
     public func submit(frame: FrameID) throws {
         if let lost { throw BackendFailure.deviceLost(lost) }
-        if output.flipPending || inFlight != nil { throw BackendFailure.busy }
+        if output.flipPending || inFlight != nil || sessionPaused { throw BackendFailure.busy }
         guard let k = finished.firstIndex(where: { $0.frame == frame }) else {
             throw BackendFailure.other("frame \(frame) was submitted without finish(frame:)")
         }
@@ -153,6 +156,10 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
         do {
             try output.flip(to: swapchain.buffers[entry.buffer].framebuffer, userData: frame)
         } catch let e as DRMError {
+            // The seat took DRM master away before telling us: a pause, reported by the next wait.
+            if e.errno.rawValue == 13 || e.errno.rawValue == 1, let seat = device.seat, seat.disablePending() {
+                throw BackendFailure.busy
+            }
             throw fail(e)
         }
         // Frames finished before this one will never be shown: free their buffers.
@@ -163,6 +170,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
 
     public func requestVBlank(after sequence: UInt64) throws {
         if let lost { throw BackendFailure.deviceLost(lost) }
+        if sessionPaused { return }
         guard hasHardwareVBlank else {
             let current = softwareVBlank(at: now())
             if current.sequence > sequence {
@@ -199,7 +207,16 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
                 return
             }
             if let lost { throw BackendFailure.deviceLost(lost) }
+            if let seat = device.seat {
+                if serviceSeat(seat, into: &events) { return }
+                if sessionPaused {
+                    waitForSeat(seat, until: deadline, into: &events)
+                    return
+                }
+            }
             var wake = deadline
+            // A seat's messages are read between waits: wake at least every 10 ms for them.
+            if device.seat != nil { wake = min(wake, now() &+ Self.seatPollNs) }
             if !hasHardwareVBlank, let r = softwareRequests.min() {
                 wake = min(wake, softwareVBlankTime(r + 1))
             }
@@ -215,6 +232,22 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
             }
             let received = now()
             let before = events.count
+            translate(received: received, into: &events)
+            if !hasHardwareVBlank && !softwareRequests.isEmpty {
+                let current = softwareVBlank(at: received)
+                var due = false
+                softwareRequests.removeAll { r in
+                    if current.sequence > r { due = true; return true }
+                    return false
+                }
+                if due { events.append(.vblank(current)) }
+            }
+            if events.count > before || received >= deadline || interrupted { return }
+        }
+    }
+
+    /// Turns the DRM events read into ``drmEvents`` into backend events.
+    func translate(received: Nanoseconds, into events: inout [BackendEvent]) {
             for e in drmEvents {
                 switch e.kind {
                 case .flipComplete:
@@ -242,17 +275,6 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
                     events.append(.vblank(vb))
                 }
             }
-            if !hasHardwareVBlank && !softwareRequests.isEmpty {
-                let current = softwareVBlank(at: received)
-                var due = false
-                softwareRequests.removeAll { r in
-                    if current.sequence > r { due = true; return true }
-                    return false
-                }
-                if due { events.append(.vblank(current)) }
-            }
-            if events.count > before || received >= deadline || interrupted { return }
-        }
     }
 
     package func spin(until deadline: Nanoseconds) { device.busyWait(until: deadline) }
@@ -274,7 +296,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     }
 
     /// Maps a DRM error to a ``BackendFailure``; a lost device stays lost.
-    private func fail(_ e: DRMError) -> BackendFailure {
+    func fail(_ e: DRMError) -> BackendFailure {
         let f = Self.failure(e)
         if case .deviceLost(let why) = f { lost = why }
         return f

@@ -273,6 +273,9 @@ struct RunCommand: ParsableCommand {
         if !s.causes.isEmpty {
             print("causes            " + s.causes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: "  "))
         }
+        if let n = s.sessionGaps, let t = s.sessionGapSeconds {
+            print("session gaps      \(n)  (\(f(t)) s away; no drops counted inside)")
+        }
         print("end               \(s.endReason)  (\(f(s.durationSeconds)) s shown, \(f(s.measuredRateHz)) Hz measured)")
         for o in s.incompleteOutputs ?? [] { print("INCOMPLETE        \(o)") }
     }

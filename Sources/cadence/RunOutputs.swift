@@ -107,6 +107,18 @@ final class RunOutputs {
         run.onFrame = { [unowned self] r in self.frame(r) }
         run.onStatus = { [unowned self] s in self.status(s) }
         run.onRateSwitch = { [unowned self] s in self.rateSwitch(s) }
+        run.onSessionChange = { [unowned self] c in self.sessionChange(c) }
+    }
+
+    /// A seat session paused or resumed: one stderr line (unless quiet) and a log record.
+    private func sessionChange(_ c: SessionChange) {
+        if !quiet {
+            StandardStreams.errorLine(c.event == .paused
+                ? "session paused (VT switched away): no frames until it comes back"
+                : String(format: "session resumed after %.3f s: mode restored, pacing again", Double(c.gapNs ?? 0) / 1e9))
+        }
+        guard let l = log, !logStopped else { return }
+        do { try l.write(c) } catch { logFailed(error) }
     }
 
     private func rateSwitch(_ s: RateSwitch) {
@@ -179,7 +191,11 @@ final class RunOutputs {
 
     /// The live status line.
     static func statusLine(_ s: RunStatus) -> String {
-        String(format: "[%7.1f s] %6.1f fps  effective %.3f Hz  dropped %d refreshes in %d events  hitch %.2f ms/s",
+        if s.sessionPaused {
+            return String(format: "[%7.1f s] session paused (VT switched away)  dropped %d refreshes in %d events before it",
+                          s.elapsedSeconds, s.droppedRefreshes, s.dropEvents)
+        }
+        return String(format: "[%7.1f s] %6.1f fps  effective %.3f Hz  dropped %d refreshes in %d events  hitch %.2f ms/s",
                s.elapsedSeconds, s.fps, s.effectiveRateHz, s.droppedRefreshes, s.dropEvents, s.hitchTimeRatio)
     }
 

@@ -1,0 +1,53 @@
+# Guest side of tools/vm/seat.sh (busybox sh, root). Writes NAME.rc/.out/.err/.jsonl, the seatd
+# log and the debugfs CRTC state snapshots to /out.
+up() { cut -d' ' -f1 /proc/uptime; }
+mount -t debugfs none /sys/kernel/debug 2>/dev/null
+state=/sys/kernel/debug/dri/0/state
+crtc_state() {
+    awk '/^plane\[/ { p = ($0 ~ /plane-0/) } p && /fb=|allocated by/ { print }
+         /^crtc\[/ { c = 1 } c && /enable=|active=|mode:/ { print } /^connector/ { c = 0 }' "$state" | grep -v self_refresh
+}
+wait_running() {
+    i=0
+    while ! grep -q 'allocated by = cadence' "$state" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+    sleep 1
+}
+overruns() { dmesg | grep -c 'vblank timer overrun'; }
+crtc_state >/out/crtc_idle.txt
+cat /sys/class/tty/tty0/active >/out/vt_before.txt
+
+# No seat daemon yet: --session seat refuses (one line, exit 2); auto falls back to direct.
+cadence run --session seat --backend kms --scene solid --duration 1 --quiet >/out/noseat.out 2>/out/noseat.err
+echo $? >/out/noseat.rc
+cadence run --session auto --backend kms --scene solid --duration 1 --quiet --json >/out/auto_direct.out 2>/out/auto_direct.err
+echo $? >/out/auto_direct.rc
+
+seatd -l info >/out/seatd.log 2>&1 &
+seatd_pid=$!
+i=0; while [ ! -S /run/seatd.sock ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+
+# Through seatd, as a user in the seatd socket's group would (root here).
+cadence run --session auto --backend kms --scene solid --duration 1 --quiet --json >/out/auto_seat.out 2>/out/auto_seat.err
+echo $? >/out/auto_seat.rc
+cadence list --session seat --json >/out/list_seat.out 2>/out/list_seat.err
+echo $? >/out/list_seat.rc
+
+# A VT switch mid-run: chvt 2 (the seat disables the session), 2 s later chvt 1 (enabled).
+before=$(overruns)
+cadence run --session seat --backend kms --scene solid --duration 8 --log /out/vt.jsonl --json >/out/vt.out 2>/out/vt.err &
+pid=$!
+wait_running
+crtc_state >/out/vt_during.txt
+sleep 1
+t0=$(up); chvt 2; sleep 0.5; crtc_state >/out/vt_away.txt; cat /sys/class/tty/tty0/active >/out/vt_away_active.txt
+sleep 1.5; chvt 1; t1=$(up)
+sleep 1
+crtc_state >/out/vt_back.txt
+wait $pid
+echo $? >/out/vt.rc
+echo "$t0 $t1" >/out/vt.t
+echo $(( $(overruns) - before )) >/out/vt.overruns
+sleep 0.3
+crtc_state >/out/vt_after.txt
+cat /sys/class/tty/tty0/active >/out/vt_after_active.txt
+kill $seatd_pid; wait $seatd_pid 2>/dev/null
