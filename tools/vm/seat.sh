@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Seat sessions on a real kernel (issue 10, item 1): one vkms VM (tools/vm/run.sh) with the
+# host's seatd copied in; the guest side is tools/vm/seat_guest.sh, the checks seat_check.py.
+#   - no seat daemon: `run --session seat` is one stderr line and exit 2; `run --session auto`
+#     falls back to direct access with one notice line and runs (exit 0);
+#   - seatd started: `run --session auto` says it uses seat0 through seatd; `list --session seat`
+#     works;
+#   - `run --session seat` with `chvt 2`, then `chvt 1` 2 s later: the run goes on and exits 0;
+#     seatd logs the disable acknowledged; the log has a session paused and a resumed record, the
+#     summary one session gap of about 2 s; no frame is shown inside the gap, no drop is counted
+#     across it (the first frame after the resume drops at most what its own render costs);
+#     flips resume on the same CRTC with kernel sequences that kept counting through the gap
+#     (sequence delta = timestamp delta / refresh, ±1); cadence's framebuffer is back on the
+#     plane after the resume, fbcon's after the exit (debugfs), and VT 1 is active again.
+#
+# Usage: tools/vm/seat.sh [--bin PATH/TO/cadence] [--keep DIR]
+#   --bin     cadence binary (default: `swift build -c release --product cadence`)
+#   --keep    keep outputs in DIR (default: a temp dir, removed on success)
+# Prints PASS/FAIL per check and `N passed, N failed`; exits non-zero on any failure.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+. "$here/common.sh"
+while (($#)); do vm_common_option "$@"; shift "$vm_used"; done
+
+t0=$(date +%s)
+vm_prologue seat release
+seatd_bin=$(command -v seatd || true)
+[ -n "$seatd_bin" ] || seatd_bin=/usr/sbin/seatd
+[ -x "$seatd_bin" ] || { echo "seat.sh: seatd is not installed (apt-get install seatd)" >&2; exit 2; }
+
+out="$work/vkms"
+rm -rf "$out"; mkdir -p "$out"
+status=0
+echo "== vkms: booting the VM"
+"$here/run.sh" --driver vkms --timeout 300 --bin "$bin" --bin "$seatd_bin" --file "$here/seat_guest.sh:/seat_guest.sh" \
+    --out-dir "$out" --console "$out/console.log" -v -- sh /seat_guest.sh \
+    || { echo "seat.sh: VM failed (rc $?)" >&2; status=1; }
+[ "$status" = 0 ] && { python3 "$here/seat_check.py" "$out" || status=1; }
+echo "seat wall time: $(( $(date +%s) - t0 )) s"
+if [ "$status" = 0 ] && [ -z "$keep" ]; then rm -rf "$work"; elif [ "$status" != 0 ]; then echo "outputs kept in $work"; fi
+exit "$status"

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Host-side checks of tools/vm/seat.sh: seat_check.py OUTDIR."""
+import json, os, sys
+
+out = sys.argv[1]
+passed = failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    print(("PASS " if ok else "FAIL ") + f"seat: {name}" + (f"  ({detail})" if detail != "" else ""))
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+
+
+def text(name):
+    try:
+        return open(os.path.join(out, name), errors="replace").read()
+    except OSError:
+        return ""
+
+
+def rc(name):
+    try:
+        return int(text(name + ".rc"))
+    except ValueError:
+        return None
+
+
+def lines(name):
+    return [l for l in text(name).splitlines() if l.strip()]
+
+
+def summary(name):
+    ls = lines(name + ".out")
+    try:
+        return json.loads(ls[-1]) if ls else {}
+    except ValueError:
+        return {}
+
+
+def plane(name):
+    """(fb id, allocated by) of the primary plane in a debugfs snapshot."""
+    fb = who = None
+    for l in lines(name):
+        l = l.strip()
+        if l.startswith("fb="):
+            fb = l[3:]
+        elif l.startswith("allocated by ="):
+            who = l.split("=", 1)[1].strip()
+    return fb, who
+
+
+# No seat daemon.
+err = lines("noseat.err")
+check("--session seat without seatd: exit 2, one stderr line naming the seat",
+      rc("noseat") == 2 and len(err) == 1 and "no seat answered" in err[0] and "seatd" in err[0], err)
+check("--session seat without seatd: nothing on stdout", text("noseat.out") == "")
+err = lines("auto_direct.err")
+check("--session auto without seatd: exit 0, one notice line (direct access)",
+      rc("auto_direct") == 0 and len(err) == 1 and "session: direct access" in err[0], err)
+check("--session auto without seatd: ran on kms", summary("auto_direct").get("backend") == "kms")
+
+# seatd running.
+err = lines("auto_seat.err")
+check("--session auto with seatd: exit 0, one notice line (seat0 through seatd)",
+      rc("auto_seat") == 0 and len(err) == 1 and "seat0 through seatd" in err[0], err)
+check("--session auto with seatd: ran on kms", summary("auto_seat").get("backend") == "kms")
+try:
+    devices = json.loads(text("list_seat.out")).get("devices", [])
+except ValueError:
+    devices = []
+check("list --session seat: exit 0, card0 listed", rc("list_seat") == 0 and len(devices) == 1, text("list_seat.err").strip())
+
+# The VT switch.
+check("chvt 2 made VT 2 active, the run's exit made VT 1 active again",
+      text("vt_away_active.txt").strip() == "tty2" and text("vt_after_active.txt").strip() == "tty1")
+check("run through the VT switch: exit 0", rc("vt") == 0, text("vt.err").strip().splitlines()[-3:])
+seatd = text("seatd.log")
+check("seatd disabled the client and got the acknowledgement", "Disabling client" in seatd and "Disabled client" in seatd)
+header, frames, sessions, end = None, [], [], None
+for l in lines("vt.jsonl"):
+    try:
+        d = json.loads(l)
+    except ValueError:
+        continue
+    kind = d.get("record")
+    if kind == "run":
+        header = d
+    elif kind == "session":
+        sessions.append(d)
+    elif kind == "end":
+        end = d
+    elif "frame" in d:
+        frames.append(d)
+s = summary("vt")
+events = [x.get("event") for x in sessions]
+check("the log has a session paused then a resumed record", events == ["paused", "resumed"], events)
+t = [float(x) for x in text("vt.t").split()] or [0, 0]
+gap = s.get("sessionGapSeconds") or 0
+switch = t[1] - t[0] if len(t) == 2 else 0
+check("the summary has one session gap as long as the VT was away (±0.5 s)",
+      s.get("sessionGaps") == 1 and abs(gap - switch) <= 0.5, f"gap {gap:.3f} s, chvt 2→1 {switch:.3f} s")
+check("the end line has the same gap", (end or {}).get("summary", {}).get("sessionGaps") == 1)
+if len(sessions) == 2:
+    p, r = sessions[0]["timeNs"], sessions[1]["timeNs"]
+    shown = [f for f in frames if f.get("outcome") in ("onTime", "on-time", "late") and f.get("flipNs", 0) > 0]
+    inside = [f["frame"] for f in shown if p < f["flipNs"] < r]
+    check("no frame shown inside the gap", not inside, inside[:5])
+    before = [f for f in shown if f["flipNs"] <= p]
+    after = [f for f in shown if f["flipNs"] >= r]
+    check("frames shown before and after the gap", len(before) > 10 and len(after) > 10, f"{len(before)} before, {len(after)} after")
+    if before and after:
+        a, b = before[-1], after[0]
+        refresh = header["refreshIntervalNs"] if header else 16_666_667
+        crtcs = {f.get("crtc") for f in after}
+        check("flips resume on the same CRTC", crtcs == {header.get("crtc") if header else None}, crtcs)
+        expected = (b["flipNs"] - a["flipNs"]) / refresh
+        delta = b["sequence"] - a["sequence"]
+        check("kernel sequences kept counting through the gap (Δseq = Δt / refresh ±1)",
+              abs(delta - expected) <= 1, f"Δseq {delta}, Δt/refresh {expected:.2f}")
+        gap_refreshes = (r - p) / refresh
+        check("no drops counted across the gap (first frame after it < 1/4 of the gap's refreshes)",
+              b.get("droppedRefreshes", 0) < gap_refreshes / 4, f"{b.get('droppedRefreshes')} vs gap {gap_refreshes:.0f}")
+        check("no interval spans the gap", all(f.get("intervalNs", 0) < (r - p) for f in after))
+    paused = [f["frame"] for f in frames if f.get("cause") == "session-paused"]
+    check("frames not shown at the pause (≤ 2) are marked session-paused", len(paused) <= 2, paused)
+err = text("vt.err")
+check("stderr says the session paused and resumed", "session paused" in err and "session resumed" in err)
+fb_during, who_during = plane("vt_during.txt")
+fb_back, who_back = plane("vt_back.txt")
+fb_idle, who_idle = plane("crtc_idle.txt")
+fb_after, who_after = plane("vt_after.txt")
+check("cadence's framebuffer is on the plane again after the resume", who_back == "cadence", f"{fb_back} by {who_back}")
+check("fbcon's framebuffer is back after the exit (same mode)",
+      who_after == "[fbcon]" and fb_after == fb_idle and
+      [l for l in lines("vt_after.txt") if "mode:" in l] == [l for l in lines("crtc_idle.txt") if "mode:" in l],
+      f"{fb_after} by {who_after} (idle: {fb_idle} by {who_idle})")
+print(f"overruns during the VT run: {text('vt.overruns').strip()}; summary: dropped {s.get('droppedRefreshes')} "
+      f"in {s.get('dropEvents')} events, causes {s.get('causes')}")
+print(f"seat: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
