@@ -106,6 +106,9 @@ public final class SeatSession {
         var start = timespec()
         clock_gettime(CLOCK_MONOTONIC, &start)
         _ = takeEvents()
+        // libseat's noop backend (a seat that opens nodes with open(2)) never sends an enable:
+        // it is always usable.
+        if backend == "noop" { isActive = true }
         while !isActive && left > 0 {
             _ = try dispatch(timeoutMilliseconds: Int32(min(left, 100)))
             _ = takeEvents()

@@ -38,6 +38,7 @@ struct ListCommand: ParsableCommand {
     }
 
     private func execute() throws {
+        let source = try sessionOptions.source(command: "list")
         let paths: [String]
         if let device {
             paths = [device]
@@ -45,7 +46,6 @@ struct ListCommand: ParsableCommand {
             paths = DRMDevice.discover()
             if paths.isEmpty { throw CLIFailure("no DRM device found: /dev/dri has no card* nodes") }
         }
-        let source = try sessionOptions.source(command: "list")
         var reports: [JSON] = []
         var failures: [CLIFailure] = []
         for path in paths {

@@ -84,8 +84,8 @@ struct MeasureCommand: ParsableCommand {
         guard let modesetAPI = ModesetAPI(rawValue: api) else {
             throw CLIFailure("invalid --api '\(api)': expected atomic, legacy or auto")
         }
-        let path = try selecting { try OutputSelection.devicePath(device) }
         let devices = try sessionOptions.source(command: "measure")
+        let path = try selecting { try OutputSelection.devicePath(device) }
         let dev = try selecting { try OutputSelection.open(path, source: devices) }
         let driver = try describing(path) { try dev.version() }
         let selection = try selecting { try OutputSelection.select(device: dev, connector: connector, mode: mode) }

@@ -11,7 +11,9 @@
 #     across it (the first frame after the resume drops at most what its own render costs);
 #     flips resume on the same CRTC with kernel sequences that kept counting through the gap
 #     (sequence delta = timestamp delta / refresh, ±1); cadence's framebuffer is back on the
-#     plane after the resume, fbcon's after the exit (debugfs), and VT 1 is active again.
+#     plane after the resume, fbcon's after the exit (debugfs), and VT 1 is active again;
+#   - uid nobody on a `chmod 600` card with seatd's socket owned by nobody (as a seat group
+#     grants): `--session direct` is refused (exit 2, one line), `--session seat` runs (exit 0).
 #
 # Usage: tools/vm/seat.sh [--bin PATH/TO/cadence] [--keep DIR]
 #   --bin     cadence binary (default: `swift build -c release --product cadence`)

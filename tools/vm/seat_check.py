@@ -138,6 +138,15 @@ check("fbcon's framebuffer is back after the exit (same mode)",
       who_after == "[fbcon]" and fb_after == fb_idle and
       [l for l in lines("vt_after.txt") if "mode:" in l] == [l for l in lines("crtc_idle.txt") if "mode:" in l],
       f"{fb_after} by {who_after} (idle: {fb_idle} by {who_idle})")
+# A normal user through the seat.
+err = lines("user_direct.err")
+check("as nobody on a chmod 600 card, --session direct: exit 2, one line (permission)",
+      rc("user_direct") == 2 and len(err) == 1 and "ermission" in err[0], err)
+err = lines("user_seat.err")
+check("as nobody, --session seat through seatd: exit 0 on kms, stderr empty",
+      rc("user_seat") == 0 and summary("user_seat").get("backend") == "kms" and not err, err)
+check("fbcon's framebuffer is back after nobody's run", plane("user_after.txt")[1] == "[fbcon]", plane("user_after.txt"))
+
 print(f"overruns during the VT run: {text('vt.overruns').strip()}; summary: dropped {s.get('droppedRefreshes')} "
       f"in {s.get('dropEvents')} events, causes {s.get('causes')}")
 print(f"seat: {passed} passed, {failed} failed")

@@ -51,3 +51,20 @@ sleep 0.3
 crtc_state >/out/vt_after.txt
 cat /sys/class/tty/tty0/active >/out/vt_after_active.txt
 kill $seatd_pid; wait $seatd_pid 2>/dev/null
+
+# A normal user (nobody) who may not open the card (chmod 600) but may use the seat (seatd's
+# socket owned by nobody, as a 'seat' group would grant): direct access is refused, the seat works.
+rm -f /run/seatd.sock
+seatd -u nobody -l info >/out/seatd_user.log 2>&1 &
+seatd_pid=$!
+i=0; while [ ! -S /run/seatd.sock ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+mode=$(stat -c %a /dev/dri/card0)
+chmod 600 /dev/dri/card0
+su -s /bin/sh nobody -c '/bin/cadence run --session direct --backend kms --scene solid --duration 1 --quiet --json' >/out/user_direct.out 2>/out/user_direct.err
+echo $? >/out/user_direct.rc
+su -s /bin/sh nobody -c '/bin/cadence run --session seat --backend kms --scene solid --duration 1 --quiet --json' >/out/user_seat.out 2>/out/user_seat.err
+echo $? >/out/user_seat.rc
+chmod "$mode" /dev/dri/card0
+kill $seatd_pid; wait $seatd_pid 2>/dev/null
+sleep 0.3
+crtc_state >/out/user_after.txt
