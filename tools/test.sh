@@ -7,7 +7,8 @@
 # kernel in qemu (TCG) and runs the real-kernel integration tests on vkms, bochs and
 # virtio-gpu (and a VM without any DRM card), then the pacing and validate checks
 # (tools/vm/pacing.sh, tools/vm/validate.sh) and `cadence observe` (tools/vm/observe.sh) on vkms
-# and the fault checks (tools/vm/faults.sh) on all three drivers with a release build. The unit
+# and the fault checks (tools/vm/faults.sh) on all three drivers, then seat sessions through seatd
+# with a VT switch mid-run (tools/vm/seat.sh) on vkms, with a release build. The unit
 # tests also run under AddressSanitizer and ThreadSanitizer (own build directories, .build-asan
 # and .build-tsan), and every libFuzzer target (tools/fuzz) runs 30 s. Each step prints its wall
 # time.
@@ -156,4 +157,7 @@ took "VM pacing + validate"
 echo "== VM fault checks (vkms, bochs, virtio-gpu; the release build)"
 tools/vm/faults.sh --bin "$release_bin" || vm_rc=1
 took "VM faults"
+echo "== VM seat sessions (vkms, seatd, chvt mid-run; the release build)"
+tools/vm/seat.sh --bin "$release_bin" || vm_rc=1
+took "VM seat"
 exit "$vm_rc"
