@@ -144,6 +144,19 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
             clock = Swift.max(first.wakeNs, time(of: startSequence))
         }
         outbox.reserveCapacity(16)
+        // Seat-session gaps (`{"record":"session"}` lines) are replayed where they were.
+        var pausedAt: Nanoseconds? = nil
+        for c in log.sessions {
+            switch c.event {
+            case .paused:
+                pausedAt = c.timeNs
+                enqueue(.sessionPaused(at: c.timeNs), at: c.timeNs, order: 2)
+            case .resumed where pausedAt != nil:
+                pausedAt = nil
+                enqueue(.sessionResumed(at: c.timeNs, vblank: vblank(atOrBefore: c.timeNs)), at: c.timeNs, order: 2)
+            default: break
+            }
+        }
     }
 
     deinit { pixelBase.deallocate() }
@@ -294,6 +307,7 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
                 } else {
                     divergences += 1
                 }
+            case .discarded where r.cause == .sessionPaused: kind = 3
             case .discarded: kind = 1
             case .failed: kind = 2
             case .unconfirmed: kind = 3
@@ -343,7 +357,9 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
                 if let id = id, pending?.id == id { pending = nil }
             case .vblank(let vb):
                 requests.removeAll { $0 == vb.sequence }
-            case .sessionPaused, .sessionResumed:
+            case .sessionPaused:
+                pending = nil
+            case .sessionResumed:
                 break
             }
             events.append(e)

@@ -32,8 +32,55 @@ import Testing
             f.faults = [.busy(submission: 150)]
             return f
         }()))
+        for latency in [1, 2] {
+            out.append(("session paused 1 s at 2 s, latency \(latency)", config(frames: 400, latency: latency), {
+                var f = FakeDisplayConfiguration()
+                f.faults = [.sessionPaused(after: 2_000_000_000, for: 1_000_000_000)]
+                return f
+            }()))
+        }
         return out
     }()
+
+    /// A log with a session gap keeps its `session` records (in order, with the gap), and the
+    /// replay places the gap where it was (the summary's gap fields included).
+    @Test func sessionRecordsAreReadAndReplayed() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var f = FakeDisplayConfiguration()
+        f.faults = [.sessionPaused(after: 1_000_000_000, for: 500_000_000), .sessionPaused(after: 3_000_000_000, for: 250_000_000)]
+        let (path, recorded) = try recordRun(config(frames: 300), fake: f, in: dir)
+        let log = try RunLog.read(path: path)
+        #expect(log.sessions.map(\.event) == [.paused, .resumed, .paused, .resumed])
+        #expect(log.sessions[1].gapNs == log.sessions[1].timeNs - log.sessions[0].timeNs)
+        #expect(recorded.sessionGaps == 2 && recorded.droppedRefreshes == 0)
+        let result = try Replay.run(log)
+        #expect(result.replayed.sessionGaps == 2)
+        #expect(result.replayed.sessionGapSeconds == recorded.sessionGapSeconds)
+        #expect(result.differences == [])
+    }
+
+    @Test func aSessionRecordAfterTheEndIsRefused() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (path, _) = try recordRun(config(frames: 30), in: dir)
+        let extra = #"{"event":"paused","record":"session","timeNs":1,"version":1}"# + "\n"
+        let h = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        h.seekToEndOfFile()
+        h.write(Data(extra.utf8))
+        try h.close()
+        #expect(throws: (any Error).self) { _ = try RunLog.read(path: path) }
+        let bad = dir + "/bad.jsonl"
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        try ([lines[0], #"{"record":"session","version":1,"event":"sideways","timeNs":1}"#] + lines.dropFirst()).joined(separator: "\n")
+            .write(toFile: bad, atomically: true, encoding: .utf8)
+        do {
+            _ = try RunLog.read(path: bad)
+            Issue.record("a malformed session record was accepted")
+        } catch {
+            #expect("\(error)".contains("line 2: malformed session record"), "\(error)")
+        }
+    }
 
     @Test(arguments: 0..<cases.count)
     func replayReproducesTheRecordedSummary(_ i: Int) throws {

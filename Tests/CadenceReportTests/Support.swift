@@ -19,6 +19,7 @@ func recordRun(_ config: RunConfiguration, fake: FakeDisplayConfiguration = .ini
     try writer.begin(RunLogHeader(backend: display, configuration: config))
     run.onFrame = { try? writer.write(FrameRecord($0)) }
     run.onRateSwitch = { try? writer.write($0) }
+    run.onSessionChange = { try? writer.write($0) }
     let summary = try run.run()
     try writer.end(summary)
     return (path, summary)
