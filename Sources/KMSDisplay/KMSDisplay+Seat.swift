@@ -1,8 +1,8 @@
 import CadenceCore
 import DRM
 
-/// A display opened through a seat session (`--session seat`): the seat's disable (VT switched
-/// away) and enable (back) become ``BackendEvent/sessionPaused(at:)`` and
+/// A display whose device was opened through a seat session (`DeviceSource.seat`): the seat's
+/// disable (VT switched away) and enable (back) become ``BackendEvent/sessionPaused(at:)`` and
 /// ``BackendEvent/sessionResumed(at:vblank:)``.
 ///
 /// On a disable the flip in flight is given up to 100 ms to complete (its event is reported as
