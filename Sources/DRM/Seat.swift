@@ -67,15 +67,22 @@ public final class SeatSession {
         var failures: [(backend: String, errno: Errno)] = []
         for backend in tried {
             do {
-                let session = try openOne(backend: backend, setEnvironment: preset == nil)
+                let session = try openLock.withLock { try openOne(backend: backend, setEnvironment: preset == nil) }
                 try session.waitForEnable(timeoutMilliseconds: timeoutMilliseconds)
                 return session
             } catch let e as SeatError {
                 failures.append((backend, e.failures.first?.errno ?? Errno(rawValue: EIO)))
+            } catch let e as DRMError {
+                // The connection failed while waiting for the enable (libseat_dispatch).
+                failures.append((backend, e.errno))
             }
         }
         throw SeatError(failures: failures)
     }
+
+    /// libseat 0.7 takes its backend only from `LIBSEAT_BACKEND`: opens through this process are
+    /// serialised so that two never set it at once.
+    private static let openLock = SeatOpenLock()
 
     private static func openOne(backend: String, setEnvironment: Bool) throws -> SeatSession {
         let queue = EventQueue()
@@ -196,5 +203,27 @@ public struct SeatError: Error, Sendable, CustomStringConvertible {
                 : "\(f.backend): \(f.errno.description) (\(DRMError.symbol(f.errno)))"
         }
         return "no seat answered (\(parts.joined(separator: "; ")))"
+    }
+}
+
+/// A process-wide mutex (pthread) around setting `LIBSEAT_BACKEND` and opening a seat.
+final class SeatOpenLock: @unchecked Sendable {
+    private let m: UnsafeMutablePointer<pthread_mutex_t>
+
+    init() {
+        m = .allocate(capacity: 1)
+        m.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(m, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(m)
+        m.deallocate()
+    }
+
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(m)
+        defer { pthread_mutex_unlock(m) }
+        return try body()
     }
 }

@@ -5,7 +5,7 @@ import Testing
 /// The libseat wrapper without a seat daemon: libseat's `noop` backend (a seat that is always
 /// enabled and opens nodes with open(2)) stands in for seatd; an unknown backend name is a seat
 /// that does not answer. (The real seatd, with VT switches, is tools/vm/seat.sh.)
-@Suite struct SeatTests {
+@Suite(.serialized) struct SeatTests {
     @Test func noopSeatOpensEnabledAndOpensNodes() throws {
         let seat = try SeatSession.open(backends: ["noop"], timeoutMilliseconds: 1000)
         #expect(seat.backend == "noop")

@@ -138,6 +138,18 @@ check("fbcon's framebuffer is back after the exit (same mode)",
       who_after == "[fbcon]" and fb_after == fb_idle and
       [l for l in lines("vt_after.txt") if "mode:" in l] == [l for l in lines("crtc_idle.txt") if "mode:" in l],
       f"{fb_after} by {who_after} (idle: {fb_idle} by {who_idle})")
+# The run ends while its VT is away.
+s = summary("away_end")
+check("a run ending while its VT is away: exit 0, completed, the open gap in its summary",
+      rc("away_end") == 0 and s.get("endReason") == "completed" and s.get("sessionGaps") == 1
+      and (s.get("sessionGapSeconds") or 0) > 0.5, f"rc {rc('away_end')}, {s.get('endReason')}, gaps {s.get('sessionGaps')} {s.get('sessionGapSeconds')}")
+check("... and the console shows on VT 1 afterwards (fbcon's framebuffer, same mode)",
+      plane("away_end_back.txt")[1] == "[fbcon]" and text("away_end_active.txt").strip() == "tty1"
+      and [l for l in lines("away_end_back.txt") if "mode:" in l] == [l for l in lines("crtc_idle.txt") if "mode:" in l],
+      f"{plane('away_end_back.txt')}, {text('away_end_active.txt').strip()}")
+check("seatd never asserted (clients leaving, paused or not)", "Assertion" not in text("seatd.log"),
+      [l for l in lines("seatd.log") if "Assertion" in l])
+
 # A normal user through the seat.
 err = lines("user_direct.err")
 check("as nobody on a chmod 600 card, --session direct: exit 2, one line (permission)",
@@ -147,7 +159,8 @@ check("as nobody, --session seat through seatd: exit 0 on kms, stderr empty",
       rc("user_seat") == 0 and summary("user_seat").get("backend") == "kms" and not err, err)
 check("fbcon's framebuffer is back after nobody's run", plane("user_after.txt")[1] == "[fbcon]", plane("user_after.txt"))
 
-print(f"overruns during the VT run: {text('vt.overruns').strip()}; summary: dropped {s.get('droppedRefreshes')} "
-      f"in {s.get('dropEvents')} events, causes {s.get('causes')}")
+s = summary("vt")
+print(f"overruns during the VT run: {text('vt.overruns').strip()}; its summary: dropped {s.get('droppedRefreshes')} "
+      f"in {s.get('dropEvents')} events, causes {s.get('causes')}, gap {s.get('sessionGapSeconds')} s")
 print(f"seat: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

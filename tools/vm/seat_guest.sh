@@ -50,6 +50,20 @@ echo $(( $(overruns) - before )) >/out/vt.overruns
 sleep 0.3
 crtc_state >/out/vt_after.txt
 cat /sys/class/tty/tty0/active >/out/vt_after_active.txt
+
+# The run ends while its VT is away: it ends on time (exit 0) with the open gap in its summary,
+# gives the device back to the seat, and once VT 1 is back the console shows again.
+cadence run --session seat --backend kms --scene solid --duration 4 --log /out/away_end.jsonl --json --quiet >/out/away_end.out 2>/out/away_end.err &
+pid=$!
+wait_running
+chvt 2
+wait $pid
+echo $? >/out/away_end.rc
+crtc_state >/out/away_end_away.txt
+chvt 1
+sleep 0.5
+crtc_state >/out/away_end_back.txt
+cat /sys/class/tty/tty0/active >/out/away_end_active.txt
 kill $seatd_pid; wait $seatd_pid 2>/dev/null
 
 # A normal user (nobody) who may not open the card (chmod 600) but may use the seat (seatd's
