@@ -3,8 +3,8 @@
 # host's seatd copied in; the guest side is tools/vm/seat_guest.sh, the checks seat_check.py.
 #   - no seat daemon: `run --session seat` is one stderr line and exit 2; `run --session auto`
 #     falls back to direct access with one notice line and runs (exit 0);
-#   - seatd started: `run --session auto` says it uses seat0 through seatd; `list --session seat`
-#     works;
+#   - seatd started: `run --session auto` says it uses seat0 through seatd; `list`, `measure` and
+#     `validate` with `--session seat` work;
 #   - `run --session seat` with `chvt 2`, then `chvt 1` 2 s later: the run goes on and exits 0;
 #     seatd logs the disable acknowledged; the log has a session paused and a resumed record, the
 #     summary one session gap of about 2 s; no frame is shown inside the gap, no drop is counted

@@ -74,6 +74,12 @@ except ValueError:
     devices = []
 check("list --session seat: exit 0, card0 listed", rc("list_seat") == 0 and len(devices) == 1, text("list_seat.err").strip())
 
+m = summary("measure_seat")
+check("measure --session seat: exit 0, flips measured", rc("measure_seat") == 0 and (m.get("flips") or 0) > 60,
+      f"rc {rc('measure_seat')}, flips {m.get('flips')}, {text('measure_seat.err').strip()}")
+check("validate --session seat: PASS, exit 0", rc("validate_seat") == 0 and "PASS" in text("validate_seat.out") + text("validate_seat.err"),
+      (text("validate_seat.out") + text("validate_seat.err")).strip().splitlines()[-2:])
+
 # The VT switch.
 check("chvt 2 made VT 2 active, the run's exit made VT 1 active again",
       text("vt_away_active.txt").strip() == "tty2" and text("vt_after_active.txt").strip() == "tty1")

@@ -31,6 +31,10 @@ cadence run --session auto --backend kms --scene solid --duration 1 --quiet --js
 echo $? >/out/auto_seat.rc
 cadence list --session seat --json >/out/list_seat.out 2>/out/list_seat.err
 echo $? >/out/list_seat.rc
+cadence measure --session seat --duration 2 --json >/out/measure_seat.out 2>/out/measure_seat.err
+echo $? >/out/measure_seat.rc
+cadence validate --session seat --backend kms --scene solid --duration 2 --max-dropped 100000 >/out/validate_seat.out 2>/out/validate_seat.err
+echo $? >/out/validate_seat.rc
 
 # A VT switch mid-run: chvt 2 (the seat disables the session), 2 s later chvt 1 (enabled).
 before=$(overruns)
