@@ -70,6 +70,8 @@ struct RunCommand: ParsableCommand {
     var fakeDriftPPM: Double = 0
     @Option(name: .customLong("fake-clock"), help: "Fake clock: virtual (as fast as possible) or wall (real time).")
     var fakeClock: String = "virtual"
+    @Option(name: .customLong("fake-session-pause"), help: "AT:FOR[,…] in seconds: the fake display's seat session is paused at AT for FOR (a VT switch away and back).")
+    var fakeSessionPause: String?
 
     @Option(help: "Frame-rate range MIN:MAX:PREFERRED in Hz (0 = unconstrained).")
     var rate: String?
@@ -221,6 +223,16 @@ struct RunCommand: ParsableCommand {
         case "virtual": c.clock = .virtual
         case "wall": c.clock = .wall
         default: throw CLIFailure("--fake-clock must be virtual or wall")
+        }
+        if let spec = fakeSessionPause {
+            for part in spec.split(separator: ",", omittingEmptySubsequences: false) {
+                let p = part.split(separator: ":", omittingEmptySubsequences: false)
+                guard p.count == 2, let at = Double(p[0]), let d = Double(p[1]), at.isFinite, d.isFinite,
+                      at >= 0, d > 0, at <= 86_400, d <= 86_400 else {
+                    throw CLIFailure("--fake-session-pause '\(spec)' must be AT:FOR[,…] in seconds (AT ≥ 0, FOR > 0)")
+                }
+                c.faults.append(.sessionPaused(after: Nanoseconds((at * 1e9).rounded()), for: Nanoseconds((d * 1e9).rounded())))
+            }
         }
         if surface {
             c.surfaceWidth = 1280

@@ -110,13 +110,12 @@ final class RunOutputs {
         run.onSessionChange = { [unowned self] c in self.sessionChange(c) }
     }
 
-    /// A seat session paused or resumed: one stderr line (unless quiet) and a log record.
+    /// A seat session paused or resumed: one stderr line (also with --quiet: an event, not the
+    /// live status line) and a log record.
     private func sessionChange(_ c: SessionChange) {
-        if !quiet {
-            StandardStreams.errorLine(c.event == .paused
-                ? "session paused (VT switched away): no frames until it comes back"
-                : String(format: "session resumed after %.3f s: mode restored, pacing again", Double(c.gapNs ?? 0) / 1e9))
-        }
+        StandardStreams.errorLine(c.event == .paused
+            ? "session paused (VT switched away): no frames until it comes back"
+            : String(format: "session resumed after %.3f s: mode restored, pacing again", Double(c.gapNs ?? 0) / 1e9))
         guard let l = log, !logStopped else { return }
         do { try l.write(c) } catch { logFailed(error) }
     }

@@ -70,6 +70,34 @@ import Testing
         #expect(r.err.isEmpty, "\(r.err)")
     }
 
+    /// The fake display's scripted session pause through the CLI: a stderr line at the pause and
+    /// at the resume, the gap in the JSON summary and in the log, no drops, and `replay` of the
+    /// log reproduces the summary.
+    @Test func aScriptedPauseOnTheFakeDisplay() throws {
+        let dir = NSTemporaryDirectory() + "cadence-session-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cadence(["run", "--backend", "fake", "--scene", "solid", "--duration", "5", "--fake-session-pause", "1:2,3.5:0.5",
+                             "--json", "--quiet", "--log", "run.jsonl"], in: dir)
+        #expect(r.status == 0, "\(r.err)")
+        let err = lines(r.err)
+        #expect(err.count == 4 && err[0].hasPrefix("session paused") && err[1].hasPrefix("session resumed after 2.0")
+                && err[3].hasPrefix("session resumed after 0.5"), "\(r.err)")
+        let s = try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any]
+        #expect(s?["sessionGaps"] as? Int == 2)
+        #expect(abs((s?["sessionGapSeconds"] as? Double ?? 0) - 2.5) <= 2.0 / 60, "\(String(describing: s?["sessionGapSeconds"]))")
+        #expect(s?["droppedRefreshes"] as? Int == 0)
+        let log = try String(contentsOfFile: dir + "/run.jsonl", encoding: .utf8)
+        let events = lines(log).filter { $0.contains(#""record":"session""#) }
+        #expect(events.count == 4 && events[0].contains(#""event":"paused""#) && events[1].contains(#""gapNs":"#), "\(events)")
+        let replay = try cadence(["replay", "run.jsonl"], in: dir)
+        #expect(replay.status == 0 && replay.out.contains("equals the recorded one"), "\(replay.out)\(replay.err)")
+        let text = try cadence(["run", "--backend", "fake", "--scene", "solid", "--duration", "3", "--fake-session-pause", "1:1", "--quiet"], in: dir)
+        #expect(lines(text.out).contains { $0.hasPrefix("session gaps      1  (1.000 s away") }, "\(text.out)")
+        let bad = try cadence(["run", "--backend", "fake", "--fake-session-pause", "1"], in: dir)
+        #expect(bad.status == 2 && lines(bad.err) == ["cadence run: --fake-session-pause '1' must be AT:FOR[,…] in seconds (AT ≥ 0, FOR > 0)"], "\(bad.err)")
+    }
+
     /// In-process: the opener probes once and keeps the answer.
     @Test func theOpenerProbesOnce() throws {
         var probes = 0
