@@ -13,7 +13,8 @@
 #     (sequence delta = timestamp delta / refresh, ±1); cadence's framebuffer is back on the
 #     plane after the resume, fbcon's after the exit (debugfs), and VT 1 is active again;
 #   - a run whose duration ends while its VT is away: exit 0, the open gap in its summary, fbcon
-#     back on VT 1 afterwards; seatd never asserts;
+#     back on VT 1 afterwards; SIGINT while the VT is away: exit 0 within 1 s, endReason stopped,
+#     the end line written, fbcon back; seatd never asserts;
 #   - uid nobody on a `chmod 600` card with seatd's socket owned by nobody (as a seat group
 #     grants): `--session direct` is refused (exit 2, one line), `--session seat` runs (exit 0).
 #

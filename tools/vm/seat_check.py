@@ -153,6 +153,14 @@ check("... and the console shows on VT 1 afterwards (fbcon's framebuffer, same m
       plane("away_end_back.txt")[1] == "[fbcon]" and text("away_end_active.txt").strip() == "tty1"
       and [l for l in lines("away_end_back.txt") if "mode:" in l] == [l for l in lines("crtc_idle.txt") if "mode:" in l],
       f"{plane('away_end_back.txt')}, {text('away_end_active.txt').strip()}")
+s = summary("away_int")
+t = [float(x) for x in text("away_int.t").split()] or [0, 0]
+took = t[1] - t[0] if len(t) == 2 else -1
+end_line = [l for l in lines("away_int.jsonl") if '"record":"end"' in l]
+check("SIGINT while the VT is away: exit 0 within 1 s, endReason stopped, the end line written",
+      rc("away_int") == 0 and s.get("endReason") == "stopped" and 0 <= took < 1 and len(end_line) == 1,
+      f"rc {rc('away_int')}, {s.get('endReason')}, {took:.2f} s, end lines {len(end_line)}")
+check("... and the console shows on VT 1 afterwards", plane("away_int_back.txt")[1] == "[fbcon]", plane("away_int_back.txt"))
 check("seatd never asserted (clients leaving, paused or not)", "Assertion" not in text("seatd.log"),
       [l for l in lines("seatd.log") if "Assertion" in l])
 

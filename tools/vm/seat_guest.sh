@@ -68,6 +68,18 @@ chvt 1
 sleep 0.5
 crtc_state >/out/away_end_back.txt
 cat /sys/class/tty/tty0/active >/out/away_end_active.txt
+
+# SIGINT while the VT is away: the run stops at once (exit 0, endReason stopped, end line).
+cadence run --session seat --backend kms --scene solid --duration 60 --log /out/away_int.jsonl --json --quiet >/out/away_int.out 2>/out/away_int.err &
+pid=$!
+wait_running
+chvt 2
+sleep 1
+t0=$(up); kill -INT $pid; wait $pid; echo $? >/out/away_int.rc; t1=$(up)
+echo "$t0 $t1" >/out/away_int.t
+chvt 1
+sleep 0.5
+crtc_state >/out/away_int_back.txt
 kill $seatd_pid; wait $seatd_pid 2>/dev/null
 
 # A normal user (nobody) who may not open the card (chmod 600) but may use the seat (seatd's
