@@ -54,7 +54,8 @@ public enum LogAnalysis {
         let refreshHz = log.header?.refreshHz ?? estimatedRefreshHz(log.records)
         let vrr = log.header?.vrrRangeHz.flatMap { $0.count == 2 ? $0[0]...$0[1] : nil }
         let effective = log.end?.summary.effectiveRateHz ?? log.records.last?.effectiveRateHz ?? refreshHz
-        let endReason = log.end?.summary.endReason ?? "unfinished (no end record)"
+        let endReason = log.end?.summary.endReason
+            ?? (log.rotated != nil ? "rotated (continued in the next file)" : "unfinished (no end record)")
         return RunSummary(accounting: acc, backend: log.header?.backend ?? "unknown", refreshHz: refreshHz, vrr: vrr,
                           effectiveRateHz: effective, latency: log.header?.latency ?? (log.records.first?.latency ?? 1),
                           endReason: endReason)

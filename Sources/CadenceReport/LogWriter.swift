@@ -105,42 +105,64 @@ public final class LineFile {
 /// Writes a run log: the ``RunLogHeader`` line, one ``FrameRecord`` line per frame as it
 /// completes, ``ContextRecord`` lines, and the ``RunLogEnd`` line. Every line reaches the file at once (see ``LineFile``),
 /// so the log is never more than the frame in progress behind the run.
+///
+/// With a ``LogRotation`` the log moves to a new file at a line boundary before one would pass
+/// the size limit (see ``RotatingLineFile``): the file left behind ends with a ``LogRotated``
+/// line, and the new one starts with the same header and a ``LogContinuation`` line, so
+/// `report` and `replay` read each file on its own.
 public final class RunLogWriter {
-    public let file: LineFile
+    public let file: RotatingLineFile
     private let encoder: JSONEncoder
+    /// Frame records written, in all files.
     public private(set) var frames = 0
+    /// Frame records written before the current file.
+    public private(set) var framesBeforeSegment = 0
+    private var headerLine: [UInt8] = []
+    private var lastFrame: FrameRecord?
 
     /// Creates (truncating) `path`; throws a one-line ``LineFile/Failure``.
-    public init(path: String) throws {
-        file = try LineFile(path: path)
+    public init(path: String, rotation: LogRotation? = nil) throws {
+        file = try RotatingLineFile(path: path, rotation: rotation)
         encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        file.trailer = { [unowned self] segment in
+            let line = [UInt8](try self.encoder.encode(LogRotated(segment: segment, frames: self.frames - self.framesBeforeSegment)))
+            self.framesBeforeSegment = self.frames
+            return line
+        }
+        file.preamble = { [unowned self] segment in
+            let c = LogContinuation(segment: segment, framesBefore: self.frames, previous: self.lastFrame)
+            return [self.headerLine, [UInt8](try self.encoder.encode(c))]
+        }
     }
 
-    /// Writes the header (first line).
+    /// Writes the header (first line of every file).
     public func begin(_ header: RunLogHeader) throws {
-        try file.write(line: [UInt8](try encoder.encode(header)))
+        headerLine = [UInt8](try encoder.encode(header))
+        try file.write(line: headerLine, record: false, mayRotate: false)
     }
 
     /// Writes one frame.
     public func write(_ record: FrameRecord) throws {
         try file.write(line: [UInt8](try encoder.encode(record)))
         frames += 1
+        lastFrame = record
     }
 
     /// Writes one `--adapt` rate switch (a `"record":"rate-switch"` line).
     public func write(_ rateSwitch: RateSwitch) throws {
-        try file.write(line: [UInt8](try encoder.encode(rateSwitch)))
+        try file.write(line: [UInt8](try encoder.encode(rateSwitch)), record: false)
     }
 
     /// Writes a context line (temperature, frequency).
     public func write(_ context: ContextRecord) throws {
-        try file.write(line: [UInt8](try encoder.encode(context)))
+        try file.write(line: [UInt8](try encoder.encode(context)), record: false)
     }
 
     /// Writes the end line with the summary and closes the file.
     public func end(_ summary: RunSummary) throws {
-        try file.write(line: [UInt8](try encoder.encode(RunLogEnd(summary: summary))))
+        // Never rotated away from the frames it sums up.
+        try file.write(line: [UInt8](try encoder.encode(RunLogEnd(summary: summary))), record: false, mayRotate: false)
         file.close()
     }
 }

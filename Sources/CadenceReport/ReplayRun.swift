@@ -16,6 +16,8 @@ public struct ReplayResult: Sendable {
     public var records: [FrameRecord]
     /// The replayed `--adapt` rate switches.
     public var rateSwitches: [RateSwitch] = []
+    /// One line on what was replayed when it is not a whole run (a file of a rotated log).
+    public var note: String? = nil
 }
 
 /// Re-runs the pacing core on a recorded run's kernel timestamps.
@@ -26,6 +28,7 @@ public enum Replay {
         guard log.header != nil else {
             throw ReplayDisplay.Unreplayable(description: "the log has no run header (written by an older or foreign tool); it can be reported but not replayed")
         }
+        if let c = log.continuation { return try ReplaySegment.run(log, continuation: c) }
         try ReplayLimits.check(log)
         // Where the run started between two vblanks is not logged: try both starts, the likelier
         // first, and keep the one whose first frame is the recorded one (else the closer result).
@@ -36,10 +39,12 @@ public enum Replay {
             let r = try run(log, startBetweenVBlanks: between)
             let replayedFirst = r.records.min { $0.id < $1.id }
             if replayedFirst?.intent.targetSequence == first.intent.targetSequence && replayedFirst?.callbackNs == first.callbackNs {
-                return r
+                best = r
+                break
             }
             if best == nil || r.differences.count < best!.differences.count { best = r }
         }
+        if log.rotated != nil { best!.note = log.segmentDescription }
         return best!
     }
 

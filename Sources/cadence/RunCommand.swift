@@ -49,6 +49,8 @@ struct RunCommand: ParsableCommand {
               cadence run --backend fake --adapt --render-cost 100-199:20 --frames 400 --log adapt.jsonl
               cadence run --backend fake --min-duration 34 --frames 120
               cadence run --backend fake --fake-vrr 48:120 --rate 48:120:90 --frames 300
+              cadence run --duration 0 --log run.jsonl --log-max-size 10M --log-keep 5
+                                                           until stopped, rotating the log
             """)
 
     @Option(help: "Display: auto (kms; fake only when the machine has no DRM card), kms or fake.")
@@ -81,7 +83,7 @@ struct RunCommand: ParsableCommand {
     var latency: Int = 1
     @Option(parsing: .unconditional, help: "Stop after N frames.")
     var frames: Int?
-    @Option(parsing: .unconditional, help: "Stop after S seconds (default 5 when --frames is not given).")
+    @Option(parsing: .unconditional, help: "Stop after S seconds (default 5 when --frames is not given; 0 = until SIGINT/SIGTERM/SIGHUP).")
     var duration: Double?
     @Option(parsing: .unconditional, help: "Seed for the fake display's jitter.")
     var seed: UInt64 = 0
@@ -187,8 +189,9 @@ struct RunCommand: ParsableCommand {
         c.latency = latency
         c.frames = frames
         if let s = duration {
-            guard s.isFinite, s > 0, s <= 86_400 else { throw CLIFailure("--duration must be seconds > 0") }
-            c.duration = Nanoseconds((s * 1e9).rounded())
+            guard s.isFinite, s >= 0, s <= 86_400 else { throw CLIFailure("--duration must be 0 (until stopped) to 86400 seconds") }
+            // 0: until SIGINT/SIGTERM/SIGHUP (or --frames).
+            c.duration = s == 0 ? nil : Nanoseconds((s * 1e9).rounded())
         } else if frames == nil {
             c.duration = 5_000_000_000
         }

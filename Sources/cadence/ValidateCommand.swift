@@ -96,6 +96,9 @@ struct ValidateCommand: ParsableCommand {
         c.maxJitterMs = maxJitter
         c.minRateHz = minRate
         try c.validate()
+        if options.duration == 0 {
+            throw CLIFailure("--duration 0 (until stopped) is for run and observe: validate judges a window, give seconds > 0")
+        }
         if let w = warmup, !(w.isFinite && w >= 0 && w <= 86_400) { throw CLIFailure("--warmup must be seconds ≥ 0") }
         if let w = window, !(w.isFinite && w > 0 && w <= 86_400) { throw CLIFailure("--window must be seconds > 0") }
         if let w = window, let d = options.duration, d - (warmup ?? 0) < w {
