@@ -119,18 +119,24 @@ public final class RotatingLineFile {
 
     private func rotate(_ r: LogRotation) throws {
         do {
-            if let t = trailer {
-                try file.write(line: try t(segment))
-                linesWritten += 1
-            }
-            file.close()
             if r.keep == 0 {
+                // Nothing is kept: the trailer is not written (its counters still move on).
+                _ = try trailer?(segment)
+                file.close()
                 try Self.unlink(path)
             } else {
+                // Shift the names first: a refused rename leaves the current file as it was (it
+                // reads as a killed run's log). The open file follows its rename, so the trailer
+                // goes to the file now named PATH.1.
                 try Self.unlink(LogRotation.path(path, age: r.keep))
                 for age in stride(from: r.keep - 1, through: 0, by: -1) {
                     try Self.rename(LogRotation.path(path, age: age), LogRotation.path(path, age: age + 1))
                 }
+                if let t = trailer {
+                    try file.write(line: try t(segment))
+                    linesWritten += 1
+                }
+                file.close()
             }
             file = try LineFile(path: path)
             segment += 1

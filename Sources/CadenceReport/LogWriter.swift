@@ -118,7 +118,8 @@ public final class RunLogWriter {
     /// Frame records written before the current file.
     public private(set) var framesBeforeSegment = 0
     private var headerLine: [UInt8] = []
-    private var lastFrame: FrameRecord?
+    /// The last ``LogContinuation/carriedFrames`` frame records, for the next file's continuation line.
+    private var recent: [FrameRecord] = []
 
     /// Creates (truncating) `path`; throws a one-line ``LineFile/Failure``.
     public init(path: String, rotation: LogRotation? = nil) throws {
@@ -131,7 +132,7 @@ public final class RunLogWriter {
             return line
         }
         file.preamble = { [unowned self] segment in
-            let c = LogContinuation(segment: segment, framesBefore: self.frames, previous: self.lastFrame)
+            let c = LogContinuation(segment: segment, framesBefore: self.frames, carried: self.recent)
             return [self.headerLine, [UInt8](try self.encoder.encode(c))]
         }
     }
@@ -146,7 +147,10 @@ public final class RunLogWriter {
     public func write(_ record: FrameRecord) throws {
         try file.write(line: [UInt8](try encoder.encode(record)))
         frames += 1
-        lastFrame = record
+        if file.rotation != nil {
+            if recent.count == LogContinuation.carriedFrames { recent.removeFirst() }
+            recent.append(record)
+        }
     }
 
     /// Writes one `--adapt` rate switch (a `"record":"rate-switch"` line).

@@ -3,23 +3,31 @@ import Foundation
 
 /// Replay of a later file of a rotated run log (one with a ``LogContinuation``).
 ///
-/// The file starts in the middle of a run, and the pacing core's state at that point is not in
-/// the log: the frames in flight and the display link's phase, the ε window (the last 64 vblank
-/// residuals), the previous shown frame that the first frame's interval, dropped refreshes and
-/// hitch count from, the content clock of `--content-rate` (its t0 and frame number), the
-/// previous presentation `--min-duration` counts from, and `--adapt`'s rate and window. A
-/// `PacingRun` cannot be started in that state, so the replay starts the file as a fresh run
-/// at its first frame (frames and ids renumbered from 0, `--inject-late` shifted with them) and
-/// compares the accounting of the frames after the first `latency + 1`, which hold the state
-/// that crossed the cut. With `--content-rate`, `--min-duration` or `--adapt` the later frames
-/// depend on that state too and may differ; the note says so.
+/// The file starts in the middle of a run, and a `PacingRun` cannot be started in the middle:
+/// the replay starts a fresh run at the first frame the continuation line carries from the
+/// file before (frames and ids renumbered from 0, `--inject-late` shifted with them), so that
+/// those frames, played again and not compared, rebuild what the pacer held at the cut — the
+/// frames in flight, the display link's phase, the previous shown frame that the first frame's
+/// interval, dropped refreshes and hitch count from, the previous presentation
+/// `--min-duration` counts from. Then every frame of this file is compared, frame by frame
+/// (vblank, kernel timestamp, outcome, dropped refreshes) and as a summary.
+///
+/// Some of the state is not rebuilt that way, and a replay of a file of such a run may differ
+/// (its note names which): `--content-rate`'s content clock (its t0 is the first frame's
+/// target, which a fresh run takes from its own first frame), `--adapt`'s rate and window
+/// (a fresh run starts at the preferred rate), the display link's phase after a late frame at
+/// latency ≥ 2 (see ``heldBack(_:header:)``), and ε, the window of the last 64 vblank
+/// residuals, refilled from the carried frames only (a jittery display's ε can differ, which
+/// moves `present(at:)` and `--min-duration` decisions that fall within ε of a vblank).
 enum ReplaySegment {
     static func run(_ log: RunLog, continuation c: LogContinuation) throws -> ReplayResult {
-        guard var header = log.header, let first = log.records.min(by: { $0.frame < $1.frame }) else {
+        guard var header = log.header, let firstOwn = log.records.min(by: { $0.frame < $1.frame }) else {
             throw ReplayDisplay.Unreplayable(description: "the log has no run header or no frames")
         }
-        let base = first.frame
-        let idShift = first.id &- 1
+        let carried = c.carried.filter { $0.frame < firstOwn.frame }
+        let start = carried.first ?? firstOwn
+        let base = start.frame
+        let idShift = start.id &- 1
         var inj: [String: Int] = [:]
         for (k, v) in header.injectLate { if let f = Int(k), f >= base { inj[String(f - base)] = v } }
         header.injectLate = inj
@@ -30,7 +38,7 @@ enum ReplaySegment {
             }
         }
         header.frames = header.frames.map { Swift.max(1, $0 - base) }
-        var records = log.records
+        var records = carried + log.records
         for i in records.indices {
             records[i].frame -= base
             records[i].id &-= idShift
@@ -44,34 +52,52 @@ enum ReplaySegment {
             return t
         }
         var result = try Replay.run(fresh)
-        // Back to the run's numbering (for --log-out).
-        for i in result.records.indices {
-            result.records[i].frame += base
-            result.records[i].id &+= idShift
+        // Back to the run's numbering (for --log-out), this file's frames only.
+        result.records = result.records.compactMap { r in
+            var t = r
+            t.frame += base
+            t.id &+= idShift
+            return t.frame >= firstOwn.frame ? t : nil
         }
-        let skip = header.latency + 1
-        let compared = { (rs: [FrameRecord]) in RunLog(header: header, records: rs.filter { $0.frame >= base + skip }, end: nil) }
-        let recorded = compared(log.records), replayed = compared(result.records)
+        let own = { (rs: [FrameRecord]) in RunLog(header: log.header, records: rs, end: nil) }
         var differences = result.differences.filter { $0.hasPrefix("the replay stalled") }
-        if recorded.records.isEmpty {
-            differences.append("the segment has only \(log.records.count) frames, all of them before the compared ones")
-        } else {
-            differences += LogAnalysis.differences(LogAnalysis.summary(of: replayed), LogAnalysis.summary(of: recorded))
+        let replayedByFrame = Dictionary(result.records.map { ($0.frame, $0) }, uniquingKeysWith: { a, _ in a })
+        let differing = log.records.filter { r in
+            guard let p = replayedByFrame[r.frame] else { return true }
+            return p.sequence != r.sequence || p.flipNs != r.flipNs || p.outcome != r.outcome || p.droppedRefreshes != r.droppedRefreshes
         }
-        result.recorded = LogAnalysis.summary(of: recorded)
-        result.replayed = LogAnalysis.summary(of: replayed)
+        if let f = differing.first {
+            differences.append("\(differing.count) of \(log.records.count) frames differ (the first: frame \(f.frame))")
+        }
+        result.recorded = LogAnalysis.summary(of: own(log.records))
+        result.replayed = LogAnalysis.summary(of: own(result.records))
+        differences += LogAnalysis.differences(result.replayed, result.recorded)
         result.differences = differences
         var stateful: [String] = []
         if header.contentRateHz != nil { stateful.append("--content-rate") }
-        if header.minDurationNs != nil { stateful.append("--min-duration") }
         if header.adapt == true { stateful.append("--adapt") }
-        let last = log.records.map(\.frame).max() ?? base
-        var note = "segment \(c.segment) of a rotated log (frames \(base)–\(last)): replayed as a fresh run from frame \(base), "
-            + "since the pacer's state at the cut is not in the log; frames \(base)–\(base + skip - 1) are not compared"
+        if let r = carried.first ?? log.records.first, heldBack(r, header: header) {
+            stateful.append("the display link held back by a late frame at latency \(r.latency) (its callbacks fire \(r.latency - 1) frames before their target, a fresh run's \(r.latency))")
+        }
+        let last = log.records.map(\.frame).max() ?? firstOwn.frame
+        var note = "segment \(c.segment) of a rotated log (frames \(firstOwn.frame)–\(last)): replayed from frame \(base), "
+            + "the \(carried.count) frames before it carried from the previous file to rebuild the pacer's state at the cut"
         if !stateful.isEmpty {
-            note += ", and with \(stateful.joined(separator: ", ")) later frames may differ too"
+            note += "; with \(stateful.joined(separator: " and ")) that state is not all in the log, so frames may differ"
         }
         result.note = note
         return result
+    }
+
+    /// True when `r`'s callback fired fewer than its latency frames before its target: after a
+    /// frame that missed at latency ≥ 2, the link's back-pressure held its callbacks a refresh
+    /// longer, and they stay in that phase. A `PacingRun` always starts a link `latency` frames
+    /// ahead, and nothing in its API starts it in the held phase.
+    static func heldBack(_ r: FrameRecord, header: RunLogHeader) -> Bool {
+        guard header.vrrRangeHz == nil, r.latency >= 2, r.callbackNs > 0, r.intent.targetTimeNs > r.callbackNs,
+              r.effectiveRateHz > 0 else { return false }
+        let refreshes = (Double(r.intent.targetTimeNs &- r.callbackNs) / header.refreshIntervalNs).rounded()
+        let perFrame = Swift.max(1, (header.refreshHz / r.effectiveRateHz).rounded())
+        return refreshes < Double(r.latency) * perFrame
     }
 }

@@ -12,23 +12,19 @@ public struct LogContinuation: Codable, Equatable, Sendable {
     public var segment: Int
     /// Frame records written in the earlier files.
     public var framesBefore: Int
-    /// The last frame record of the file before: its frame number, vblank sequence, kernel
-    /// flip timestamp (0 when it was not shown) and outcome (absent when there was none).
-    public var previousFrame: Int?
-    public var previousSequence: UInt64?
-    public var previousFlipNs: Int64?
-    public var previousOutcome: FrameOutcome?
-    /// The frame rate the display link ran at (an `--adapt` run may have switched).
-    public var effectiveRateHz: Double?
+    /// The last frame records of the file before (up to ``carriedFrames``), not counted as this
+    /// file's frames: what a replay of this file starts from, so that the frames in flight
+    /// and the display link's phase at the cut are played again before this file's first frame.
+    public var carried: [FrameRecord]
 
-    public init(segment: Int, framesBefore: Int, previous: FrameRecord?) {
+    /// Frame records carried into the next file's continuation line: latency 3 keeps up to 3
+    /// frames in the pipeline; 8 also covers the two frames a replay's start cannot place.
+    public static let carriedFrames = 8
+
+    public init(segment: Int, framesBefore: Int, carried: [FrameRecord]) {
         self.segment = segment
         self.framesBefore = framesBefore
-        previousFrame = previous?.frame
-        previousSequence = previous?.sequence
-        previousFlipNs = previous?.flipNs
-        previousOutcome = previous?.outcome
-        effectiveRateHz = previous?.effectiveRateHz
+        self.carried = carried
     }
 }
 
