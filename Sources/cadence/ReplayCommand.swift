@@ -77,7 +77,7 @@ struct ReplayCommand: ParsableCommand {
             let s = result.replayed
             let f = { (v: Double) in String(format: "%.3f", v) }
             print("replayed          \(runLog.records.count) logged frames of a \(runLog.header?.backend ?? "?") run at \(f(s.refreshHz)) Hz")
-            if let n = result.note { print("segment           \(n)") }
+            if let n = result.note { print("file              \(n)") }
             print("frames            \(s.frames)  presented \(s.presented) (on time \(s.onTime), late \(s.late))  discarded \(s.discarded)")
             print("dropped           \(s.droppedRefreshes) refreshes in \(s.dropEvents) events  hitch \(f(s.hitchTimeRatio)) ms/s")
             print("interval ms       mean \(f(s.intervalMs.mean))  p50 \(f(s.intervalMs.p50))  p99 \(f(s.intervalMs.p99))  max \(f(s.intervalMs.max))")

@@ -3,7 +3,8 @@
 # the VM (tools/vm/run.sh) on vkms, bochs and virtio-gpu, plus bad-input and device-error
 # cases (no permission, another DRM master: exit 2 with the reason, never the fake display),
 # and on a VM with no DRM driver at all (`none`: run falls back to the fake display and says
-# so, validate exits 2), and checks the results (tools/vm/integration_check.py). One VM boot
+# so, validate exits 2), a long run on vkms whose log rotates (each file through report), and
+# checks the results (tools/vm/integration_check.py). One VM boot
 # per driver: a guest script runs every case and writes <case>.out/.err/.rc/.time into a
 # shared directory.
 #
@@ -152,6 +153,19 @@ if [ "$driver" = vkms ]; then
     held bad_other_master 60 cadence measure --duration 1
     held bad_run_other_master 60 cadence run --duration 1
     held bad_validate_other_master 60 cadence validate --duration 1 --max-dropped 0
+    # Long runs: --duration 0 until SIGTERM, the log rotating at 64K with 3 earlier files kept;
+    # then report (and replay, information only) on every file on its own.
+    cadence run --duration 0 --scene solid --quiet --json --log /out/rot.jsonl --log-max-size 64K --log-keep 3 \
+        </dev/null >/out/rot_run.out 2>/out/rot_run.err &
+    rotpid=$!
+    n=0
+    until [ -f /out/rot.jsonl.3 ] && grep -q '"segment":5' /out/rot.jsonl 2>/dev/null || [ $n -ge 600 ]; do n=$((n+1)); sleep 0.1; done
+    kill -TERM $rotpid; wait $rotpid; echo $? >/out/rot_run.rc
+    for f in rot.jsonl rot.jsonl.1 rot.jsonl.2 rot.jsonl.3 rot.jsonl.4; do
+        [ -f /out/$f ] || continue
+        run "report_$f" 120 cadence report /out/$f --output /tmp/$f.svg
+        run "replay_$f" 300 cadence replay /out/$f
+    done
 fi
 if [ "$driver" = virtio ]; then
     run bad_disconnected 60 cadence measure --connector Virtual-2 --duration 1
