@@ -376,7 +376,7 @@ def check_rotation(root):
         with open(path, "rb") as f:
             data = f.read()
         lines = data.rstrip(b"\n").split(b"\n")
-        frames = sum(1 for l in lines if not l.startswith(b'{"record"') and b'"outcome"' in l)
+        frames = sum(1 for l in lines if "record" not in json.loads(l))
         total += frames
         result("vkms %s: under 64 KiB but for its last line" % name,
                len(data) - len(lines[-1]) - 1 <= 64 * 1024, "%d bytes" % len(data))
