@@ -25,6 +25,12 @@ public enum Replay {
     /// Replays `log`: the run's configuration (from the header) drives a `PacingRun` on a
     /// ``ReplayDisplay``; each frame's rendering ends when it ended in the recording.
     public static func run(_ log: RunLog) throws -> ReplayResult {
+        try run(log, adjust: { _ in })
+    }
+
+    /// Replays `log` with its configuration changed by `adjust` (a later file of a rotated
+    /// log: the content clock it picks up).
+    static func run(_ log: RunLog, adjust: (inout RunConfiguration) -> Void) throws -> ReplayResult {
         guard log.header != nil else {
             throw ReplayDisplay.Unreplayable(description: "the log has no run header (written by an older or foreign tool); it can be reported but not replayed")
         }
@@ -36,7 +42,7 @@ public enum Replay {
         let woke = first.wakeNs &- first.callbackNs > clampedNanoseconds(LogAnalysis.refreshIntervalNs(log) / 8)
         var best: ReplayResult? = nil
         for between in [woke, !woke] {
-            let r = try run(log, startBetweenVBlanks: between)
+            let r = try run(log, startBetweenVBlanks: between, adjust: adjust)
             let replayedFirst = r.records.min { $0.id < $1.id }
             if replayedFirst?.intent.targetSequence == first.intent.targetSequence && replayedFirst?.callbackNs == first.callbackNs {
                 best = r
@@ -48,10 +54,11 @@ public enum Replay {
         return best!
     }
 
-    static func run(_ log: RunLog, startBetweenVBlanks: Bool) throws -> ReplayResult {
+    static func run(_ log: RunLog, startBetweenVBlanks: Bool, adjust: (inout RunConfiguration) -> Void = { _ in }) throws -> ReplayResult {
         let header = log.header!
         let display = try ReplayDisplay(log: log, startBetweenVBlanks: startBetweenVBlanks)
         var config = header.configuration
+        adjust(&config)
         // Never longer than the recording plus a second: a log the pacer cannot follow ends as
         // a replay that differs, not as one that runs forever.
         let lastEvent = log.records.map { Swift.max($0.wakeNs, $0.renderEndNs, $0.commitNs, $0.flipNs, $0.receivedNs) }.max() ?? 0

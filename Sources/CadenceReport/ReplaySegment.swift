@@ -9,12 +9,12 @@ import Foundation
 /// those frames, played again and not compared, rebuild what the pacer held at the cut — the
 /// frames in flight, the display link's phase, the previous shown frame that the first frame's
 /// interval, dropped refreshes and hitch count from, the previous presentation
-/// `--min-duration` counts from. Then every frame of this file is compared, frame by frame
+/// `--min-duration` counts from; `--content-rate`'s content clock is picked up from the first
+/// carried frame's requested time. Then every frame of this file is compared, frame by frame
 /// (vblank, kernel timestamp, outcome, dropped refreshes) and as a summary.
 ///
 /// Some of the state is not rebuilt that way, and a replay of a file of such a run may differ
-/// (its note names which): `--content-rate`'s content clock (its t0 is the first frame's
-/// target, which a fresh run takes from its own first frame), `--adapt`'s rate and window
+/// (its note names which): `--adapt`'s rate and window
 /// (a fresh run starts at the preferred rate), the display link's phase after a late frame at
 /// latency ≥ 2 (see ``heldBack(_:header:)``), and ε, the window of the last 64 vblank
 /// residuals, refilled from the carried frames only (a jittery display's ε can differ, which
@@ -51,7 +51,14 @@ enum ReplaySegment {
             t.afterFrame -= base
             return t
         }
-        var result = try Replay.run(fresh)
+        // --content-rate: content frame n was due at t0 + n/rate; the fresh run picks the clock
+        // up at the first carried frame (t0 from its requested time, exactly as the run computed it).
+        var clock: ContentClock? = nil
+        if let rate = header.contentRateHz, start.intent.kind == "at" || start.intent.kind == "at-nearest",
+           let requested = start.intent.requestedTimeNs {
+            clock = ContentClock(start: requested &- Nanoseconds((Double(base) * 1e9 / rate).rounded()), firstFrame: base)
+        }
+        var result = try Replay.run(fresh, adjust: { $0.contentClock = clock })
         // Back to the run's numbering (for --log-out), this file's frames only.
         result.records = result.records.compactMap { r in
             var t = r
@@ -74,7 +81,7 @@ enum ReplaySegment {
         differences += LogAnalysis.differences(result.replayed, result.recorded)
         result.differences = differences
         var stateful: [String] = []
-        if header.contentRateHz != nil { stateful.append("--content-rate") }
+        if header.contentRateHz != nil && clock == nil { stateful.append("--content-rate") }
         if header.adapt == true { stateful.append("--adapt") }
         if let r = carried.first ?? log.records.first, heldBack(r, header: header) {
             stateful.append("the display link held back by a late frame at latency \(r.latency) (its callbacks fire \(r.latency - 1) frames before their target, a fresh run's \(r.latency))")
