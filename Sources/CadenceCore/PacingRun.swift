@@ -81,6 +81,12 @@ public struct RunConfiguration: Equatable, Sendable {
         if !(1...3).contains(latency) { throw Invalid(.latency, "must be 1, 2 or 3") }
         if let f = frames, f <= 0 { throw Invalid(.frames, "must be positive") }
         if let d = duration, d <= 0 { throw Invalid(.duration, "must be positive") }
+        if let c = contentClock {
+            // Content frame times stay within 2^62 ns (146 years) of t0.
+            guard c.firstFrame >= 0, Double(c.firstFrame) * 1e9 / (contentRate ?? 1) < 4.6e18 else {
+                throw Invalid(.contentRate, "clock's first frame \(c.firstFrame) is out of range")
+            }
+        }
         if minimumDuration != nil && contentRate != nil { throw Invalid(.minimumDurationAndContentRate, "cannot be combined") }
         for (f, k) in injectLate.sorted(by: { $0.key < $1.key }) where f < 0 || k < 1 || k > Self.maxInjectedLateness {
             throw Invalid(.injectLate, "of frame \(f) by \(k) refreshes: the frame must be ≥ 0 and the refreshes 1 to \(Self.maxInjectedLateness)")

@@ -55,8 +55,8 @@ enum ReplaySegment {
         // up at the first carried frame (t0 from its requested time, exactly as the run computed it).
         var clock: ContentClock? = nil
         if let rate = header.contentRateHz, start.intent.kind == "at" || start.intent.kind == "at-nearest",
-           let requested = start.intent.requestedTimeNs {
-            clock = ContentClock(start: requested &- Nanoseconds((Double(base) * 1e9 / rate).rounded()), firstFrame: base)
+           let requested = start.intent.requestedTimeNs, Double(base) * 1e9 / rate < Double(ReplayLimits.maxTime) {
+            clock = ContentClock(start: requested &- clampedNanoseconds((Double(base) * 1e9 / rate).rounded()), firstFrame: base)
         }
         var result = try Replay.run(fresh, adjust: { $0.contentClock = clock })
         // Back to the run's numbering (for --log-out), this file's frames only.

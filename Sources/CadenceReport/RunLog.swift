@@ -191,8 +191,16 @@ public struct RunLog: Sendable {
                     do { log.continuation = try decoder.decode(LogContinuation.self, from: d) } catch {
                         throw Invalid("\(name): line \(number): malformed continuation record")
                     }
-                    if let c = log.continuation, !(2...Int(1 << 40)).contains(c.segment) || c.framesBefore < 0 {
-                        throw Invalid("\(name): line \(number): continuation record: segment \(c.segment) is out of range")
+                    if let c = log.continuation {
+                        if !(2...Int(1 << 40)).contains(c.segment) || !(0...maxIndex).contains(c.framesBefore) {
+                            throw Invalid("\(name): line \(number): continuation record: segment \(c.segment) or framesBefore \(c.framesBefore) is out of range")
+                        }
+                        if c.carried.count > 64 { throw Invalid("\(name): line \(number): continuation record carries \(c.carried.count) frames (at most 64)") }
+                        for r in c.carried {
+                            if let field = Self.outOfRange(r) {
+                                throw Invalid("\(name): line \(number): carried frame record field \(field) is out of range")
+                            }
+                        }
                     }
                 case "rotated":
                     guard log.end == nil, log.rotated == nil else { throw Invalid("\(name): line \(number): a rotated record after the end") }

@@ -41,7 +41,7 @@ struct ObserveCommand: ParsableCommand {
     @Option(help: "Write one JSON line per observed flip (kind \"observed\").") var log: String?
     @Option(help: "Write one CSV row per observed flip.") var csv: String?
     @Option(name: .customLong("log-max-size"), help: "Rotate the --log file before it grows past SIZE (10M, 512K, 1G or bytes; at least 64K): FILE, FILE.1, …") var logMaxSize: String?
-    @Option(name: .customLong("log-keep"), help: "With --log-max-size: keep N earlier files (default 5, 0 = only the current one).") var logKeep: Int?
+    @Option(name: .customLong("log-keep"), parsing: .unconditional, help: "With --log-max-size: keep N earlier files (default 5, 0 = only the current one).") var logKeep: Int?
     @Flag(help: "Print the summary as JSON.") var json = false
     @Option(help: "Serve Prometheus metrics at http://ADDRESS:PORT/metrics during the run.") var metricsPort: UInt16?
     @Option(help: "Address for --metrics-port.") var metricsAddress = "127.0.0.1"

@@ -185,4 +185,30 @@ import Testing
         let old = try String(contentsOfFile: path + ".1", encoding: .utf8)
         #expect(throws: RunLog.Invalid.self) { try RunLog.parse(Data((old + l[3] + "\n").utf8), name: "y") }
     }
+
+    /// A hostile continuation line (found by thinking like the fuzzer): carried frames out of
+    /// range are refused by the reader, and a replay of carried frames that do not fit the file
+    /// (a frame 2^53 − 1, a content clock at 0.1 Hz) ends as a difference, never a trap.
+    @Test func hostileContinuationIsRefused() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/run.jsonl"
+        var c = config(frames: 120)
+        c.contentRate = 24
+        _ = try recordRotated(c, path: path, rotation: LogRotation(maxBytes: 16 << 10, keep: 5))
+        var lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+        var cont = try JSONDecoder().decode(LogContinuation.self, from: Data(lines[1].utf8))
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.sortedKeys]
+        cont.carried[0].frame = 1 << 60
+        lines[1] = String(decoding: try enc.encode(cont), as: UTF8.self)
+        #expect(throws: RunLog.Invalid.self) { try RunLog.parse(Data(lines.joined(separator: "\n").utf8), name: "x") }
+        cont.carried[0].frame = (1 << 53) - 1
+        cont.carried[0].intent.requestedTimeNs = 1 << 61
+        lines[1] = String(decoding: try enc.encode(cont), as: UTF8.self)
+        var log = try RunLog.parse(Data(lines.joined(separator: "\n").utf8), name: "y")
+        log.header?.contentRateHz = 0.1
+        // Refused, or replayed as different: never a trap.
+        if let r = try? Replay.run(log) { #expect(!r.differences.isEmpty) }
+    }
 }
