@@ -54,9 +54,10 @@ public enum Replay {
         return best!
     }
 
-    static func run(_ log: RunLog, startBetweenVBlanks: Bool, adjust: (inout RunConfiguration) -> Void = { _ in }) throws -> ReplayResult {
+    static func run(_ log: RunLog, startBetweenVBlanks: Bool, adjust: (inout RunConfiguration) -> Void = { _ in },
+                    refreshesEarlier: UInt64 = 0) throws -> ReplayResult {
         let header = log.header!
-        let display = try ReplayDisplay(log: log, startBetweenVBlanks: startBetweenVBlanks)
+        let display = try ReplayDisplay(log: log, startBetweenVBlanks: startBetweenVBlanks, refreshesEarlier: refreshesEarlier)
         var config = header.configuration
         adjust(&config)
         // Never longer than the recording plus a second: a log the pacer cannot follow ends as

@@ -13,10 +13,10 @@ import Foundation
 /// carried frame's requested time. Then every frame of this file is compared, frame by frame
 /// (vblank, kernel timestamp, outcome, dropped refreshes) and as a summary.
 ///
-/// Some of the state is not rebuilt that way, and a replay of a file of such a run may differ
-/// (its note names which): `--adapt`'s rate and window
-/// (a fresh run starts at the preferred rate), the display link's phase after a late frame at
-/// latency ≥ 2 (see ``heldBack(_:header:)``), and ε, the window of the last 64 vblank
+/// A display link held back by a late frame at latency ≥ 2 is rebuilt by starting the replay
+/// earlier (see ``heldBack(_:header:)``). Some of the state is not rebuilt, and a replay of a
+/// file of such a run may differ (its note names which): `--adapt`'s rate and window
+/// (a fresh run starts at the preferred rate), and ε, the window of the last 64 vblank
 /// residuals, refilled from the carried frames only (a jittery display's ε can differ, which
 /// moves `present(at:)` and `--min-duration` decisions that fall within ε of a vblank).
 enum ReplaySegment {
@@ -58,7 +58,17 @@ enum ReplaySegment {
            let requested = start.intent.requestedTimeNs, Double(base) * 1e9 / rate < Double(ReplayLimits.maxTime) {
             clock = ContentClock(start: requested &- clampedNanoseconds((Double(base) * 1e9 / rate).rounded()), firstFrame: base)
         }
-        var result = try Replay.run(fresh, adjust: { $0.contentClock = clock })
+        let held = heldBack(start, header: header)
+        var result: ReplayResult
+        if held > 0 {
+            // The link was held back: a fresh link started `held` vblanks before the recorded
+            // callback aims its first frame at the recorded target, and the pipeline, as it
+            // fills, holds it back the same way.
+            try ReplayLimits.check(fresh)
+            result = try Replay.run(fresh, startBetweenVBlanks: false, adjust: { $0.contentClock = clock }, refreshesEarlier: held)
+        } else {
+            result = try Replay.run(fresh, adjust: { $0.contentClock = clock })
+        }
         // Back to the run's numbering (for --log-out), this file's frames only.
         result.records = result.records.compactMap { r in
             var t = r
@@ -83,12 +93,11 @@ enum ReplaySegment {
         var stateful: [String] = []
         if header.contentRateHz != nil && clock == nil { stateful.append("--content-rate") }
         if header.adapt == true { stateful.append("--adapt") }
-        if let r = carried.first ?? log.records.first, heldBack(r, header: header) {
-            stateful.append("the display link held back by a late frame at latency \(r.latency) (its callbacks fire \(r.latency - 1) frames before their target, a fresh run's \(r.latency))")
-        }
+        var how = ""
+        if held > 0 { how = "; its display link was held back \(held) refresh\(held == 1 ? "" : "es") by an earlier late frame, so the replay starts that much earlier" }
         let last = log.records.map(\.frame).max() ?? firstOwn.frame
         var note = "segment \(c.segment) of a rotated log (frames \(firstOwn.frame)–\(last)): replayed from frame \(base), "
-            + "the \(carried.count) frames before it carried from the previous file to rebuild the pacer's state at the cut"
+            + "the \(carried.count) frames before it carried from the previous file to rebuild the pacer's state at the cut" + how
         if !stateful.isEmpty {
             note += "; with \(stateful.joined(separator: " and ")) that state is not all in the log, so frames may differ"
         }
@@ -96,15 +105,17 @@ enum ReplaySegment {
         return result
     }
 
-    /// True when `r`'s callback fired fewer than its latency frames before its target: after a
-    /// frame that missed at latency ≥ 2, the link's back-pressure held its callbacks a refresh
-    /// longer, and they stay in that phase. A `PacingRun` always starts a link `latency` frames
-    /// ahead, and nothing in its API starts it in the held phase.
-    static func heldBack(_ r: FrameRecord, header: RunLogHeader) -> Bool {
+    /// How many refreshes fewer than its latency `r`'s callback fired before its target (0: none).
+    /// After a frame that missed at latency ≥ 2, the link's back-pressure holds its callbacks
+    /// back, and they stay in that phase; a fresh `PacingRun` starts a link `latency` frames
+    /// ahead, so a replay started this many vblanks before the recorded callback aims its first
+    /// frame at the recorded target.
+    static func heldBack(_ r: FrameRecord, header: RunLogHeader) -> UInt64 {
         guard header.vrrRangeHz == nil, r.latency >= 2, r.callbackNs > 0, r.intent.targetTimeNs > r.callbackNs,
-              r.effectiveRateHz > 0 else { return false }
+              r.effectiveRateHz > 0 else { return 0 }
         let refreshes = (Double(r.intent.targetTimeNs &- r.callbackNs) / header.refreshIntervalNs).rounded()
         let perFrame = Swift.max(1, (header.refreshHz / r.effectiveRateHz).rounded())
-        return refreshes < Double(r.latency) * perFrame
+        let ahead = Double(r.latency) * perFrame
+        return refreshes < ahead && refreshes >= 0 ? UInt64(ahead - refreshes) : 0
     }
 }
