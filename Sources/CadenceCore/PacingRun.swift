@@ -157,6 +157,15 @@ public struct RunStatus: Equatable, Sendable {
     public var droppedRefreshes: Int
     public var dropEvents: Int
     public var hitchTimeRatio: Double
+
+    public init(elapsedSeconds: Double, fps: Double, effectiveRateHz: Double, droppedRefreshes: Int, dropEvents: Int, hitchTimeRatio: Double) {
+        self.elapsedSeconds = elapsedSeconds
+        self.fps = fps
+        self.effectiveRateHz = effectiveRateHz
+        self.droppedRefreshes = droppedRefreshes
+        self.dropEvents = dropEvents
+        self.hitchTimeRatio = hitchTimeRatio
+    }
 }
 
 /// A complete scenario run (what `cadence run` does): one display link producing frames per ``RunConfiguration`` on a

@@ -21,6 +21,11 @@ struct ObserveCommand: ParsableCommand {
             intervals in refreshes and ms, dropped refreshes and drop events judged against
             --expect-rate or the client's dominant interval, and the hitch time ratio. Needs
             root (tracefs). Nothing flipping during the window: "no flips observed", exit 0.
+            Each client's process name and pid come from the DRM debugfs `clients` file
+            (matched by pid) when debugfs is mounted, else from the trace ("nameSource").
+            Once a second a status line (`run`'s format) for the client with the most flips
+            goes to stderr (--quiet: none). `cadence validate --observe` judges a client
+            against validate's thresholds; `cadence report` draws an observe log.
 
             Exit status: 0 observed (or nothing flipped), 2 usage, tracefs or permission
             error, 3 an output file is incomplete.
@@ -57,47 +62,27 @@ struct ObserveCommand: ParsableCommand {
         if crtc != nil && connector != nil { throw ValidationError("--crtc and --connector are exclusive") }
     }
 
+    @Flag(help: "No live status line on stderr.") var quiet = false
+
     func run() throws {
         try exitTwoOnError("observe") {
-            let displays = ObservedDisplays(devicePath: device)
-            var onlyCRTC = crtc.map { Int32($0) }
-            if let name = connector {
-                guard let c = displays.crtc(ofConnector: name) else {
-                    throw CLIFailure("connector \(name) is not driving a CRTC on \(device)")
-                }
-                onlyCRTC = c
-            }
-            let session = try ObserveSession(
-                onlyCRTC: onlyCRTC, expectRate: expectRate, displays: displays, logPath: log, csvPath: csv,
-                metricsTextfile: metricsTextfile,
-                logRotation: try RunOutputs.rotation(log: log, maxSize: logMaxSize, keep: logKeep))
-            var endpoint: MetricsEndpoint?
-            if let port = metricsPort {
-                let metrics = session.metrics
-                endpoint = try MetricsEndpoint(address: metricsAddress, port: port) { metrics.exposition() }
-            }
-            defer { endpoint?.stop() }
-            let source: String
-            if let path = fromTrace {
-                try session.replay(path: path)
-                source = path
-            } else {
-                let instance = try TraceInstance(root: tracefs ?? TraceInstance.findRoot())
-                defer { instance.remove() }
-                let stop = SignalStop()
-                defer { stop.remove() }
-                var copy: FileHandle?
-                if let path = saveTrace {
-                    guard FileManager.default.createFile(atPath: path, contents: nil), let h = FileHandle(forWritingAtPath: path) else {
-                        throw CLIFailure("cannot create \(path)")
-                    }
-                    copy = h
-                }
-                defer { try? copy?.close() }
-                try session.observe(instance, seconds: duration, copy: copy, stop: { stop.isRequested })
-                source = "\(instance.root) (instance \(instance.name); kprobes \(instance.kprobes ? "on" : "off"), event types \(instance.sendProbe ? "traced" : "inferred"))"
-            }
-            let result = session.finish()
+            var o = ObserveSettings()
+            o.device = device
+            o.crtc = crtc
+            o.connector = connector
+            o.duration = duration
+            o.expectRate = expectRate
+            o.log = log
+            o.csv = csv
+            o.metricsPort = metricsPort
+            o.metricsAddress = metricsAddress
+            o.metricsTextfile = metricsTextfile
+            o.fromTrace = fromTrace
+            o.tracefs = tracefs
+            o.saveTrace = saveTrace
+            o.logRotation = try RunOutputs.rotation(log: log, maxSize: logMaxSize, keep: logKeep)
+            o.statusLine = !quiet
+            let (result, source, _) = try o.run()
             if json {
                 let enc = JSONEncoder()
                 enc.outputFormatting = [.prettyPrinted, .sortedKeys]

@@ -18,8 +18,15 @@ struct ObserveResult: Codable {
         var pid: Int?
         /// The drm_file, as the kernel's pointer in hex (identifies the client within a boot).
         var file: String
+        /// Where `client` and `pid` come from: "debugfs" (the DRM debugfs `clients` file, matched
+        /// by pid) or "trace" (the traced task's comm and pid).
+        var nameSource: String
+        /// Whether the client's file is DRM master (debugfs only).
+        var master: Bool?
         /// The interval judged normal, in refreshes.
         var expectedRefreshes: Int
+        /// The most refreshes one drop event dropped.
+        var largestDropEvent: Int
         var summary: RunSummary
     }
     var durationSeconds = 0.0
@@ -52,7 +59,10 @@ struct ObserveResult: Codable {
         if noFlips { lines.append("no flips observed") }
         for c in clients {
             let s = c.summary
-            let who = c.pid.map { "\(c.client) (pid \($0))" } ?? c.client
+            var about = c.pid.map { ["pid \($0)"] } ?? []
+            if c.file != "0" { about.append("name from \(c.nameSource)") }
+            if c.master == true { about.append("DRM master") }
+            let who = about.isEmpty ? c.client : "\(c.client) (\(about.joined(separator: ", ")))"
             lines.append("client \(who) on crtc \(c.crtc): \(s.presented) flips, expected every \(c.expectedRefreshes) refresh\(c.expectedRefreshes == 1 ? "" : "es") (\(String(format: "%.4f", s.effectiveRateHz)) Hz), measured rate \(String(format: "%.4f", s.measuredRateHz)) Hz")
             lines.append("  dropped refreshes \(s.droppedRefreshes), drop events \(s.dropEvents), hitch \(String(format: "%.2f", s.hitchTimeRatio)) ms/s" + (s.causes.isEmpty ? "" : ", causes " + s.causes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))
             let units = s.intervalRefreshes.sorted { (Int($0.key.filter(\.isNumber)) ?? 0) < (Int($1.key.filter(\.isNumber)) ?? 0) }.map { "\($0.key)×\($0.value)" }.joined(separator: " ")

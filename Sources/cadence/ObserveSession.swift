@@ -11,7 +11,10 @@ final class ObserveSession {
     let metrics = FrameMetrics()
     private let onlyCRTC: Int32?
     private let expectRate: Double?
-    private let displays: ObservedDisplays
+    private var displays: ObservedDisplays
+    /// The card to read again when a client starts flipping on a CRTC it did not drive at the
+    /// start (live only: a saved trace's machine is not this one).
+    var rereadDevice: String?
     private var stream = TraceStream()
     private var events: [FlipTracker.Event] = []
     private var fits: [Int32: RunningLinearFit] = [:]
@@ -27,9 +30,19 @@ final class ObserveSession {
     private var started = Date()
     private var lastTextfile = Date()
     private var seconds = 0.0
+    /// The debugfs DRM directory the clients' process names come from (nil: the trace's only).
+    private let clientsRoot: String?
+    /// The debugfs client of each drm_file (nil: none matched), looked up at its first flip.
+    private var identities: [UInt64: DRMClient?] = [:]
+    /// The largest drop event of each client, in refreshes.
+    private var largest: [ClientKey: Int] = [:]
+    /// Every flip's report per client, kept only when ``keepReports`` (validate's windows).
+    var keepReports = false
+    private(set) var reports: [ClientKey: [FrameReport]] = [:]
 
     init(onlyCRTC: Int32?, expectRate: Double?, displays: ObservedDisplays, logPath: String?, csvPath: String?, metricsTextfile: String?,
-         logRotation: LogRotation? = nil) throws {
+         clientsRoot: String? = nil, logRotation: LogRotation? = nil) throws {
+        self.clientsRoot = clientsRoot
         self.onlyCRTC = onlyCRTC
         self.expectRate = expectRate
         self.displays = displays
@@ -50,10 +63,19 @@ final class ObserveSession {
         writeLog(header, record: false)
     }
 
+    /// Called about once a second while observing, with the status of ``statusClient`` (or
+    /// the client with the most flips); not called before any client flipped.
+    var onStatus: ((RunStatus) -> Void)?
+    /// The client (its name) the status line follows.
+    var statusClient: String?
+    private var lastStatus = Date()
+    private var lastStatusPresented: (key: ClientKey, presented: Int)?
+
     /// Reads the live trace until `seconds` pass (0: until `stop`) or `stop()`.
     /// `copy`: a file that gets the trace text as read (`--save-trace`, for `--from-trace`).
     func observe(_ instance: TraceInstance, seconds limit: Double, copy: FileHandle? = nil, stop: () -> Bool) throws {
         started = Date()
+        lastStatus = started
         stream = TraceStream(sendProbe: instance.sendProbe)
         cpuAtStart = Self.cpuSeconds()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 8)
@@ -70,9 +92,29 @@ final class ObserveSession {
                 feed(bytes)
             }
             if textfile != nil && Date().timeIntervalSince(lastTextfile) >= 10 { writeTextfile() }
+            if onStatus != nil && Date().timeIntervalSince(lastStatus) >= 1 { emitStatus() }
         }
         seconds = Date().timeIntervalSince(started)
         cpuObserving = Self.cpuSeconds() - cpuAtStart
+    }
+
+    /// The status of the followed client: `run`'s figures from its accounting so far.
+    private func emitStatus() {
+        let now = Date()
+        let seconds = now.timeIntervalSince(lastStatus)
+        lastStatus = now
+        let followed = order.filter { k in
+            (clients[k]?.accounting.presented ?? 0) > 0 && (statusClient.map { clientName(k.file) == $0 } ?? (k.file != 0))
+        }
+        guard let key = followed.max(by: { clients[$0]!.accounting.presented < clients[$1]!.accounting.presented }),
+              let c = clients[key], let onStatus else { return }
+        let a = c.accounting
+        let before = lastStatusPresented?.key == key ? lastStatusPresented!.presented : a.presented
+        lastStatusPresented = (key, a.presented)
+        let hz = 1e9 / periodNs(key.crtc)
+        onStatus(RunStatus(elapsedSeconds: now.timeIntervalSince(started), fps: Double(a.presented - before) / seconds,
+                           effectiveRateHz: hz / Double(c.expectedInterval), droppedRefreshes: a.droppedRefreshes,
+                           dropEvents: a.dropEvents, hitchTimeRatio: a.hitchTimeRatio))
     }
 
     private var cpuAtStart = 0.0
@@ -110,15 +152,20 @@ final class ObserveSession {
                 let key = ClientKey(crtc: f.crtc, file: f.file)
                 let period = periodNs(f.crtc)
                 let fixed = expectRate.map { ObservedCadence.interval(rateHz: $0, refreshHz: 1e9 / period) }
+                if clients[key] == nil, let path = rereadDevice, (displays.byCRTC[f.crtc]?.refreshHz ?? 0) <= 0 {
+                    displays = ObservedDisplays(devicePath: path)
+                }
                 var c = clients[key] ?? { order.append(key); return ObservedCadence(fixedInterval: fixed) }()
                 let r = c.add(sequence: f.sequence, timestamp: f.timestamp, committedAt: f.committedAt, periodNs: period, crtc: UInt32(f.crtc))
                 clients[key] = c
+                if r.droppedRefreshes > largest[key, default: 0] { largest[key] = r.droppedRefreshes }
+                if keepReports { reports[key, default: []].append(r) }
                 let task = stream.tracker.tasks[f.file]
                 let name = clientName(f.file)
                 metrics.record(r, labels: labels(key), refreshHz: 1e9 / period, expectedInterval: c.expectedInterval)
                 let cause = r.cause?.rawValue ?? ""
                 write(&csv, "csv", "\(f.crtc),\(name),\(task?.pid ?? 0),\(f.sequence),\(f.timestamp),\(f.committedAt ?? 0),\(r.intervalRefreshes),\(r.droppedRefreshes),\(r.hitch),\(cause),\(f.exact)")
-                writeLog(#"{"record":"frame","kind":"observed","crtc":\#(f.crtc),"client":"\#(jsonEscape(name))","pid":\#(task?.pid ?? 0),"file":"\#(String(f.file, radix: 16))","sequence":\#(f.sequence),"flipNs":\#(f.timestamp),"commitNs":\#(f.committedAt ?? 0),"deliveredNs":\#(f.deliveredAt),"intervalNs":\#(r.interval),"intervalRefreshes":\#(r.intervalRefreshes),"expectedRefreshes":\#(c.expectedInterval),"droppedRefreshes":\#(r.droppedRefreshes),"hitchNs":\#(r.hitch),"cause":\#(r.cause.map { "\"\($0.rawValue)\"" } ?? "null"),"exact":\#(f.exact)}"#)
+                writeLog(#"{"record":"frame","kind":"observed","crtc":\#(f.crtc),"client":"\#(jsonEscape(name))","pid":\#(task?.pid ?? 0),"file":"\#(String(f.file, radix: 16))","sequence":\#(f.sequence),"flipNs":\#(f.timestamp),"commitNs":\#(f.committedAt ?? 0),"deliveredNs":\#(f.deliveredAt),"intervalNs":\#(r.interval),"intervalRefreshes":\#(r.intervalRefreshes),"expectedRefreshes":\#(c.expectedInterval),"targetNs":\#(r.targetTime),"targetSequence":\#(r.targetSequence),"droppedRefreshes":\#(r.droppedRefreshes),"hitchNs":\#(r.hitch),"cause":\#(r.cause.map { "\"\($0.rawValue)\"" } ?? "null"),"exact":\#(f.exact)}"#)
             }
         }
     }
@@ -131,7 +178,17 @@ final class ObserveSession {
     }
 
     private func clientName(_ file: UInt64) -> String {
-        file == 0 ? "(kernel)" : stream.tracker.tasks[file]?.command ?? "file-\(String(file, radix: 16))"
+        file == 0 ? "(kernel)" : identity(file)?.command ?? stream.tracker.tasks[file]?.command ?? "file-\(String(file, radix: 16))"
+    }
+
+    /// The debugfs `clients` entry of the process that flips on `file`, matched by the traced
+    /// task's pid (or its thread group); read once per file, while the process is alive.
+    private func identity(_ file: UInt64) -> DRMClient? {
+        if let known = identities[file] { return known }
+        guard file != 0, let root = clientsRoot, let task = stream.tracker.tasks[file] else { return nil }
+        let found = DRMClients.match(pid: task.pid, tgid: DRMClients.threadGroup(of: task.pid), in: DRMClients.read(root: root))
+        identities[file] = .some(found)
+        return found
     }
 
     private func labels(_ k: ClientKey) -> FrameMetrics.Labels {
@@ -194,9 +251,11 @@ final class ObserveSession {
             let s = RunSummary(accounting: c.accounting, backend: "observed", refreshHz: hz, vrr: nil,
                                effectiveRateHz: hz / Double(c.expectedInterval), latency: 0, endReason: "completed")
             let task = stream.tracker.tasks[key.file]
+            let id = identity(key.file)
             result.clients.append(.init(crtc: Int(key.crtc), connector: displays.connector(key.crtc), client: clientName(key.file),
-                                        pid: task.map { Int($0.pid) }, file: String(key.file, radix: 16),
-                                        expectedRefreshes: c.expectedInterval, summary: s))
+                                        pid: id.map { Int($0.pid) } ?? task.map { Int($0.pid) }, file: String(key.file, radix: 16),
+                                        nameSource: id != nil ? "debugfs" : "trace", master: id?.master,
+                                        expectedRefreshes: c.expectedInterval, largestDropEvent: largest[key] ?? 0, summary: s))
         }
         result.cpuSeconds = Self.cpuSeconds()
         result.cpuObservingSeconds = cpuObserving

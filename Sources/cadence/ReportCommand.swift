@@ -11,7 +11,7 @@ struct ReportCommand: ParsableCommand {
         abstract: "Draw a run log as a picture: interval timeline, drops by cause, histogram (PNG, SVG or HTML).",
         usage: """
             cadence report <log> [--output <output>] [--size <size>] [--csv <csv>]
-                   [--allow-partial]
+                   [--allow-partial] [--client <client>]
             """,
         discussion: """
             The timeline plots the interval between shown frames against the frame
@@ -23,6 +23,10 @@ struct ReportCommand: ParsableCommand {
             units. PNG is drawn with Cadence's own rasterizer; HTML embeds the SVG with
             the summary and the list of drops. --csv converts the log to PresentMon-style
             CSV.
+
+            An observe log (`cadence observe --log`) is drawn the same way for one client:
+            --client COMM, or the one with the most flips; one line per client gives its
+            flips and drops, and one says which client was drawn.
 
             Exit status:
               0  written
@@ -36,7 +40,7 @@ struct ReportCommand: ParsableCommand {
               cadence report run.jsonl --output run.html --csv run.csv
             """)
 
-    @Argument(help: "A run log written by `cadence run --log`.")
+    @Argument(help: "A run log written by `cadence run --log` (or an observe log, `cadence observe --log`).")
     var log: String
     @Option(help: "Output picture: FILE.png, FILE.svg or FILE.html.")
     var output: String?
@@ -46,6 +50,8 @@ struct ReportCommand: ParsableCommand {
     var csv: String?
     @Flag(name: .customLong("allow-partial"), help: "Analyse a log whose last line was cut off (a killed run), dropping that line.")
     var allowPartial = false
+    @Option(help: "For an observe log: the client (process name) to draw; default: the one with the most flips.")
+    var client: String?
 
     func run() throws {
         try exitTwoOnError("report") { try execute() }
@@ -61,7 +67,7 @@ struct ReportCommand: ParsableCommand {
         guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), (480...8192).contains(w), (320...8192).contains(h) else {
             throw CLIFailure("--size '\(size)' must be WxH with 480 ≤ W ≤ 8192 and 320 ≤ H ≤ 8192")
         }
-        let runLog = try RunLog.read(path: log, allowPartialLastLine: allowPartial)
+        let runLog = try readLog()
         let chart = ReportChart(log: runLog, width: w, height: h)
         // Render everything first, then write: a failure leaves no partial output.
         var outputs: [(String, [UInt8])] = []
@@ -83,5 +89,25 @@ struct ReportCommand: ParsableCommand {
             print("wrote \(path) (\(bytes.count) bytes)")
         }
         print("\(runLog.records.count) frames, \(s.droppedRefreshes) dropped refreshes in \(s.dropEvents) events, \(chart.drops.count) frames marked\(runLog.segmentDescription.map { " (\($0))" } ?? (runLog.end == nil ? " (log has no end line: the run did not finish)" : ""))")
+    }
+
+    /// The run log, or for an observe log the chosen client's flips as a run log (printing
+    /// one line per client and which one is drawn).
+    private func readLog() throws -> RunLog {
+        guard let data = FileManager.default.contents(atPath: log), ObservedLog.isObserveLog(data) else {
+            if client != nil { throw CLIFailure("--client is for observe logs; \(log) is a run log") }
+            return try RunLog.read(path: log, allowPartialLastLine: allowPartial)
+        }
+        let observed = try ObservedLog.parse(data, name: log, allowPartialLastLine: allowPartial)
+        guard let chosen = observed.mostFlips(command: client) else {
+            throw CLIFailure("\(log): no client named '\(client ?? "")' (clients: \(Set(observed.clients.map(\.client)).sorted().joined(separator: ", ")))")
+        }
+        for c in observed.clients {
+            let s = LogAnalysis.summary(of: c.log)
+            print("client \(c.client) (pid \(c.pid), crtc \(c.crtc)): \(s.presented) flips, \(s.droppedRefreshes) dropped refreshes in \(s.dropEvents) events")
+        }
+        let why = client != nil ? "named by --client" : observed.clients.count > 1 ? "the most flips of \(observed.clients.count) clients" : "the only client"
+        print("drawing client \(chosen.client) (pid \(chosen.pid), crtc \(chosen.crtc)): \(why)")
+        return chosen.log
     }
 }

@@ -43,6 +43,15 @@ struct ValidateCommand: ParsableCommand {
             warm-up (a last part shorter than S counts only overall) and reports the
             worst window; a criterion passes only if it holds overall and in every window.
 
+            --observe judges what another program shows (a kiosk's own app) instead of
+            running: it observes the kernel's DRM trace events for --duration S (needs
+            root, as `cadence observe`), picks the client named by --client COMM or the
+            one with the most flips (one line says which), and judges its flips with the
+            same criteria, --warmup counting from its first flip. No flips: FAIL. Options
+            about what Cadence draws (--scene, --latency, --rate, --frames, --backend, …)
+            are refused with --observe; --device, --connector, --log, --csv, --json,
+            --quiet, --junit and --expect-rate (`observe`'s) apply.
+
             Exit status:
               0  every criterion passed
               1  a criterion failed, or the device was lost mid-run
@@ -58,6 +67,7 @@ struct ValidateCommand: ParsableCommand {
                   --max-dropped 0 --junit out.xml
               cadence validate --duration 10 --expect-monitor "DELL S2721DGF" \\
                   --expect-mode 2560x1440@144
+              sudo cadence validate --observe --duration 60 --max-dropped 0 --junit kiosk.xml
             """)
 
     @OptionGroup var options: RunCommand
@@ -81,8 +91,17 @@ struct ValidateCommand: ParsableCommand {
     var window: Double?
     @Option(help: "Write the verdict as JUnit XML to FILE (one test case per criterion).")
     var junit: String?
+    @Flag(help: "Judge another program's flips (as `cadence observe` sees them) instead of running; needs --duration.")
+    var observe = false
+    @Option(help: "With --observe: the client (process name) to judge; default: the one with the most flips.")
+    var client: String?
+    @Option(name: .customLong("expect-rate"), parsing: .unconditional, help: "With --observe: the rate the client is meant to flip at (Hz); default: its dominant interval.")
+    var expectRate: Double?
+    @Option(name: .customLong("from-trace"), help: ArgumentHelp("With --observe: analyse a saved trace instead of the live kernel (tests).", visibility: .hidden))
+    var fromTrace: String?
 
     func run() throws {
+        if observe || client != nil || expectRate != nil || fromTrace != nil { return try executeObserved() }
         try execute(source: .live)
     }
 
@@ -149,36 +168,50 @@ struct ValidateCommand: ParsableCommand {
             throw ExitCode(2)
         }
         try options.printSummary(summary)
-        var results: [CriterionResult]
-        if keepFrames {
-            let info = ValidationWindows.RunInfo(summary, hardwareVBlank: outputs?.hardwareVBlank ?? true)
-            let split = ValidationWindows(frames: frames, info: info, warmupNs: Int64(((warmup ?? 0) * 1e9).rounded()),
-                                          windowNs: window.map { Int64(($0 * 1e9).rounded()) })
-            var note = "judged            \(split.judgedFrames) frames"
-            if let w = warmup { note += " after a \(String(format: "%g", w)) s warm-up (\(split.warmupFrames) ignored)" }
-            if let w = window {
-                note += ", \(split.windows.count) windows of \(String(format: "%g", w)) s"
-                if split.remainderSeconds > 0 { note += " (the last \(String(format: "%.1f", split.remainderSeconds)) s only overall)" }
-            }
-            print(note)
-            if split.judgedFrames == 0 {
-                junitFile?.discard()
-                printError("cadence validate: no frames after the \(String(format: "%g", warmup ?? 0)) s warm-up: nothing to judge")
-                throw ExitCode(2)
-            }
-            if window != nil && split.windows.isEmpty {
-                junitFile?.discard()
-                printError("cadence validate: the run after the warm-up is shorter than one \(String(format: "%g", window!)) s window")
-                throw ExitCode(2)
-            }
-            results = split.judge(criteria)
-        } else {
-            results = criteria.evaluate(summary, measuredRefreshHz: outputs?.measuredRefreshHz, largestDropEvent: largestDropEvent)
-        }
+        var results = try judge(criteria, summary: summary, frames: keepFrames ? frames : nil,
+                                hardwareVBlank: outputs?.hardwareVBlank ?? true, measuredRefreshHz: outputs?.measuredRefreshHz,
+                                largestDropEvent: largestDropEvent, junitFile: junitFile)
         if summary.endReason.hasPrefix("device-lost") {
             results.append(CriterionResult(name: "device", passed: false, detail: "the device was lost mid-run (\(summary.endReason))"))
         }
         results += expect.evaluate(observed)
+        try verdict(results, summary: summary, junitFile: junitFile, started: started)
+    }
+
+    /// Judges `criteria` on the summary, or, when `frames` are given (--warmup/--window), on
+    /// the frames after the warm-up and in each window (printing the "judged" line).
+    /// Exits 2 when nothing is left to judge.
+    func judge(_ criteria: ValidationCriteria, summary: RunSummary, frames: [FrameReport]?, hardwareVBlank: Bool,
+               measuredRefreshHz: Double?, largestDropEvent: Int, junitFile: LineFile?) throws -> [CriterionResult] {
+        guard let frames else {
+            return criteria.evaluate(summary, measuredRefreshHz: measuredRefreshHz, largestDropEvent: largestDropEvent)
+        }
+        let info = ValidationWindows.RunInfo(summary, hardwareVBlank: hardwareVBlank)
+        let split = ValidationWindows(frames: frames, info: info, warmupNs: Int64(((warmup ?? 0) * 1e9).rounded()),
+                                      windowNs: window.map { Int64(($0 * 1e9).rounded()) })
+        var note = "judged            \(split.judgedFrames) frames"
+        if let w = warmup { note += " after a \(String(format: "%g", w)) s warm-up (\(split.warmupFrames) ignored)" }
+        if let w = window {
+            note += ", \(split.windows.count) windows of \(String(format: "%g", w)) s"
+            if split.remainderSeconds > 0 { note += " (the last \(String(format: "%.1f", split.remainderSeconds)) s only overall)" }
+        }
+        print(note)
+        if split.judgedFrames == 0 {
+            junitFile?.discard()
+            printError("cadence validate: no frames after the \(String(format: "%g", warmup ?? 0)) s warm-up: nothing to judge")
+            throw ExitCode(2)
+        }
+        if window != nil && split.windows.isEmpty {
+            junitFile?.discard()
+            printError("cadence validate: the run after the warm-up is shorter than one \(String(format: "%g", window!)) s window")
+            throw ExitCode(2)
+        }
+        return split.judge(criteria)
+    }
+
+    /// Prints one PASS/FAIL line per criterion (and the failed ones on stderr), writes the
+    /// JUnit file and the verdict line; throws exit 1 on a failure, 3 on an incomplete output.
+    func verdict(_ results: [CriterionResult], summary: RunSummary, junitFile: LineFile?, started: Date) throws {
         for r in results { print("\(r.passed ? "PASS" : "FAIL") \(r.name): \(r.detail)") }
         let failed = results.filter { !$0.passed }
         for r in failed { StandardStreams.errorLine("FAIL \(r.name): \(r.detail)") }

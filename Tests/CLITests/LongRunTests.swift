@@ -123,7 +123,8 @@ import Glibc
 
     /// observe's log rotates too (a synthetic trace of 1200 flips at 60 Hz through
     /// --from-trace): keep 2, each file starts with the observe header and a continuation line,
-    /// and the flips of the files are the last ones observed, in order.
+    /// `report` reads each one on its own, and the flips of the files are the last ones
+    /// observed, in order.
     @Test func observeLogRotates() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -153,6 +154,10 @@ import Glibc
                 sequences.append(obj["sequence"] as! Int)
             }
             #expect(l.last!.contains(name == "run.jsonl" ? #""record":"end""# : #""record":"rotated""#))
+            // report reads each file on its own, as the segment it is.
+            let rep = try cadence(["report", name, "--output", name + ".svg"], in: dir)
+            let flips = l.filter { $0.contains(#""kind":"observed""#) }.count
+            #expect(rep.status == 0 && rep.out.contains("\(flips) frames") && rep.out.contains("of a rotated log"), "\(rep.out) \(rep.err)")
         }
         #expect(sequences == Array((2199 - sequences.count + 1)...2199), "the newest flips, in order")
     }

@@ -9,7 +9,12 @@
 #   - nothing flipping: "no flips observed", exit 0; as uid nobody: one stderr line, exit 2;
 #   - tracefs clean (no instance, no kprobe left) after each run and after SIGINT;
 #   - `promtool check metrics` (Debian prometheus) on the --metrics-textfile output and on a
-#     scrape of /metrics taken during the modetest run, whose values equal the summary.
+#     scrape of /metrics taken during the modetest run, whose values equal the summary;
+#   - the clients' names from the DRM debugfs `clients` file: the flipping process' command,
+#     pid and DRM master flag (nameSource "debugfs");
+#   - `validate --observe`: PASS beside modetest (--max-dropped 0 --refresh-tolerance 0.5,
+#     JUnit), FAIL beside `cadence run --inject-late 60:1,150:3` (--max-dropped 3: 4 or more
+#     dropped), exit 2 and one line as uid nobody; `report` of an observe log writes the PNG.
 #
 # Usage: tools/vm/observe.sh [--bin PATH/TO/cadence] [--keep DIR]
 # Prints PASS/FAIL per check and `N passed, N failed`; exits non-zero on any failure.
@@ -57,8 +62,12 @@ for attempt in 1 2; do
     cadence observe --duration 9 --expect-rate 60 --log /out/obs_a$attempt.jsonl --save-trace /out/trace_a$attempt.txt --json >/out/obs_a$attempt.json 2>/out/obs_a$attempt.err &
     op=$!
     sleep 1.5
-    cadence run --backend kms --scene solid --frames 300 --inject-late 60:1,150:3 --log /out/app$attempt.jsonl --quiet >/out/app$attempt.out 2>/out/app$attempt.err
-    echo $? >/out/app$attempt.rc
+    cadence run --backend kms --scene solid --frames 300 --inject-late 60:1,150:3 --log /out/app$attempt.jsonl --quiet >/out/app$attempt.out 2>/out/app$attempt.err &
+    ap=$!
+    echo $ap >/out/app_pid$attempt.txt
+    sleep 1
+    cat /sys/kernel/debug/dri/0/clients >/out/clients_a$attempt.txt
+    wait $ap; echo $? >/out/app$attempt.rc
     wait $op; echo $? >/out/obs_a$attempt.rc
     clean a$attempt
     echo $attempt >/out/a_attempts.txt
@@ -85,6 +94,37 @@ for b in 1 2; do
     clean b$b
 done
 
+# (d) validate --observe beside modetest: PASS (twice at most: a loaded host can make modetest
+# itself miss a vblank).
+for d in 1 2; do
+    cadence validate --observe --duration 7 --max-dropped 0 --refresh-tolerance 0.5 --junit /out/vpass$d.xml \
+        --log /out/vpass$d.jsonl >/out/vpass$d.out 2>/out/vpass$d.err &
+    vp=$!
+    sleep 1
+    (sleep 5) | modetest -M vkms -v -s "$conn:1024x768" >/out/vmodetest$d.out 2>&1 &
+    mp=$!
+    sleep 1
+    pidof modetest >/out/vmodetest_pid$d.txt
+    sleep 3.5
+    kill $mp 2>/dev/null
+    wait $vp; echo $? >/out/vpass$d.rc
+    clean vpass$d
+    echo $d >/out/vpass_attempts.txt
+    [ "$(cat /out/vpass$d.rc)" = 0 ] && break
+done
+
+# (e) validate --observe beside cadence run --inject-late 60:1,150:3: FAIL on --max-dropped 3.
+cadence validate --observe --duration 8 --max-dropped 3 --quiet --junit /out/vfail.xml >/out/vfail.out 2>/out/vfail.err &
+vp=$!
+sleep 1.5
+cadence run --backend kms --scene solid --frames 300 --inject-late 60:1,150:3 --quiet >/out/vfail_app.out 2>&1 &
+echo $! >/out/vfail_app_pid.txt
+wait $!
+wait $vp; echo $? >/out/vfail.rc
+clean vfail
+# (e2) as uid nobody: one line, exit 2.
+su -s /bin/sh nobody -c '/bin/cadence validate --observe --duration 1 --max-dropped 0' >/out/vnobody.out 2>/out/vnobody.err; echo $? >/out/vnobody.rc
+
 # (c) SIGINT mid-run.
 cadence observe --duration 30 >/out/int.out 2>/out/int.err &
 op=$!
@@ -110,7 +150,7 @@ check() { # check NAME CONDITION-COMMAND...
 rc() { cat "$out/$1.rc"; }
 lines() { grep -c '' "$1" || true; }
 
-for t in idle nobody a1 a2 b1 b2 int; do
+for t in idle nobody a1 a2 b1 b2 vpass1 vpass2 vfail int; do
     [ -f "$out/tracefs_$t.txt" ] || continue
     check "tracefs clean after $t" cmp -s "$out/tracefs_boot.txt" "$out/tracefs_$t.txt"
 done
@@ -138,6 +178,33 @@ check "(b) scrape during the run answered" test "$(rc scrape1)" = 0
 check "(b) promtool check metrics: /metrics scrape" sh -c "promtool check metrics <'$out/scrape1.txt'"
 check "(b) textfile values equal the summary" python3 "$here/observe_check.py" metrics "$out/obs_b1.prom" "$out/obs_b1.json"
 check "(b) scrape values equal the summary" python3 "$here/observe_check.py" metrics "$out/scrape1.txt" "$out/obs_b1.json"
+
+echo "-- names from debugfs"
+head -n 3 "$out/clients_a1.txt" || true
+check "(a) names: cadence, the app's pid, DRM master, from debugfs" \
+    python3 "$here/observe_check.py" names "$out/obs_a1.json" cadence "$(cat "$out/app_pid1.txt")"
+check "(b) names: modetest from debugfs, DRM master" python3 "$here/observe_check.py" names "$out/obs_b1.json" modetest
+check "(b) live status line on stderr (run's format)" grep -Eq '^\[ *[0-9.]+ s\] +[0-9.]+ fps  effective [0-9.]+ Hz  dropped [0-9]+ refreshes in [0-9]+ events  hitch' "$out/obs_b1.err"
+
+echo "-- (d) validate --observe beside modetest"
+vd=$(cat "$out/vpass_attempts.txt")
+for d in $(seq 1 "$vd"); do echo "attempt $d (rc $(rc vpass$d)):"; grep -E '^(client|dropped|PASS|FAIL|validate)' "$out/vpass$d.out" || true; done
+check "(d) validate --observe PASS beside modetest (exit 0)" test "$(rc vpass$vd)" = 0
+check "(d) it judged modetest, named from debugfs" grep -q '^client            modetest (pid [0-9]*, name from debugfs' "$out/vpass$vd.out"
+check "(d) JUnit: 2 criteria, 0 failures" grep -q '<testsuites tests="2" failures="0"' "$out/vpass$vd.xml"
+echo "-- (e) validate --observe beside cadence run --inject-late 60:1,150:3 (rc $(rc vfail))"
+grep -E '^(client|dropped|PASS|FAIL|validate)' "$out/vfail.out" || true
+check "(e) validate --observe FAIL (exit 1) on --max-dropped 3" test "$(rc vfail)" = 1
+check "(e) it judged the app (cadence, its pid)" grep -q "^client            cadence (pid $(cat "$out/vfail_app_pid.txt"), name from debugfs" "$out/vfail.out"
+check "(e) the failure is max-dropped with 4 or more dropped refreshes" \
+    sh -c "grep -Eq '^FAIL max-dropped: dropped refreshes ([4-9]|[1-9][0-9]+) \(limit 3\)$' '$out/vfail.err' && test \$(grep -c '' '$out/vfail.err') = 1"
+echo "-- (e2) nobody (rc $(rc vnobody)): $(cat "$out/vnobody.err")"
+check "(e2) validate --observe as nobody: exit 2, one stderr line" sh -c "test $(rc vnobody) = 2 && test $(lines "$out/vnobody.err") = 1 && test ! -s '$out/vnobody.out'"
+echo "-- report of the observe logs"
+"$bin" report "$out/obs_a1.jsonl" --output "$out/obs_a1.png" >"$out/report_a1.out" 2>&1; echo $? >"$out/report_a1.rc"
+cat "$out/report_a1.out"
+check "report of observe log (a): exit 0, PNG written" sh -c "test $(rc report_a1) = 0 && head -c 4 '$out/obs_a1.png' | od -An -tx1 | grep -q '89 50 4e 47'"
+check "report of observe log (a): draws cadence with its drops" grep -Eq '^drawing client cadence \(pid [0-9]+, crtc 0\)' "$out/report_a1.out"
 
 echo "-- SIGINT (rc $(rc int))"
 check "sigint: exit 0 with a summary" sh -c "test $(rc int) = 0 && grep -q '^observe ' '$out/int.out'"

@@ -6,6 +6,8 @@
                                                    the kernel's sequences in that log show (see app())
   observe_check.py modetest OBSERVE.json MEASURE.json   0 drops, refresh within 0.01%
   observe_check.py metrics FILE.prom OBSERVE.json  metric values equal the summary
+  observe_check.py names OBSERVE.json COMMAND [PID]  the client with the most flips is COMMAND
+                                                   (and PID), named from debugfs, DRM master
 """
 import json
 import re
@@ -132,5 +134,20 @@ def metrics(prom, obs_json):
     return 1 if bad or not obs["clients"] else 0
 
 
+def names(obs_json, command, pid=None):
+    obs = json.load(open(obs_json))
+    clients = [c for c in obs["clients"] if c["file"] != "0"]
+    if not clients:
+        print(f"no client flipped ({[c['client'] for c in obs['clients']]})")
+        return 1
+    c = max(clients, key=lambda c: c["summary"]["presented"])
+    print(f"most flips: {c['client']} pid {c.get('pid')} nameSource {c.get('nameSource')} master {c.get('master')} "
+          f"({c['summary']['presented']} flips); want {command} pid {pid or 'any'}")
+    ok = c["client"] == command and c.get("nameSource") == "debugfs" and c.get("master") is True
+    if pid is not None:
+        ok = ok and str(c.get("pid")) == str(pid)
+    return 0 if ok else 1
+
+
 if __name__ == "__main__":
-    sys.exit({"app": app, "modetest": modetest, "metrics": metrics}[sys.argv[1]](*sys.argv[2:]))
+    sys.exit({"app": app, "modetest": modetest, "metrics": metrics, "names": names}[sys.argv[1]](*sys.argv[2:]))

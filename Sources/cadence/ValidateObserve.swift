@@ -1,0 +1,126 @@
+import ArgumentParser
+import CadenceCore
+import CadenceReport
+import Foundation
+
+/// `cadence validate --observe`: validate's criteria applied to another program's flips, as
+/// `cadence observe` accounts them (a kiosk gated on what its own app shows).
+extension ValidateCommand {
+    /// The options given that only make sense when Cadence draws (or judge a panel identity
+    /// read by driving it); `--observe` refuses them.
+    func drawingOptionsGiven() -> [String] {
+        let o = options
+        var used: [String] = []
+        if o.backend != "auto" { used.append("--backend") }
+        if o.mode != nil { used.append("--mode") }
+        if o.fakeRefresh != 60 { used.append("--fake-refresh") }
+        if o.fakeVRR != nil { used.append("--fake-vrr") }
+        if o.fakeJitterUs != 0 { used.append("--fake-jitter-us") }
+        if o.fakeDriftPPM != 0 { used.append("--fake-drift-ppm") }
+        if o.fakeClock != "virtual" { used.append("--fake-clock") }
+        if o.rate != nil { used.append("--rate") }
+        if o.minDuration != nil { used.append("--min-duration") }
+        if o.contentRate != nil { used.append("--content-rate") }
+        if o.latency != 1 { used.append("--latency") }
+        if o.frames != nil { used.append("--frames") }
+        if o.seed != 0 { used.append("--seed") }
+        if o.injectLate != nil { used.append("--inject-late") }
+        if o.renderCost != nil { used.append("--render-cost") }
+        if o.adapt { used.append("--adapt") }
+        if o.scene != "bar" { used.append("--scene") }
+        if o.hud { used.append("--hud") }
+        if o.outputs.summary != nil { used.append("--summary") }
+        if expect.monitor != nil { used.append("--expect-monitor") }
+        if expect.serial != nil { used.append("--expect-serial") }
+        if expect.mode != nil { used.append("--expect-mode") }
+        return used
+    }
+
+    /// Observes for --duration, picks the client, judges it; exit 0 pass, 1 fail (no flips
+    /// included), 2 usage or tracefs/permission error (one line).
+    func executeObserved() throws {
+        let started = Date()
+        let criteria: ValidationCriteria
+        var settings = ObserveSettings()
+        do {
+            guard observe else {
+                throw CLIFailure("\(client != nil ? "--client" : expectRate != nil ? "--expect-rate" : "--from-trace") needs --observe")
+            }
+            let refused = drawingOptionsGiven()
+            if !refused.isEmpty {
+                throw CLIFailure("\(refused.joined(separator: ", ")) cannot be used with --observe (it judges another program's flips; Cadence draws nothing)")
+            }
+            guard let d = options.duration else { throw CLIFailure("--observe needs --duration S (seconds > 0)") }
+            guard d.isFinite, d > 0, d <= 86_400 else { throw CLIFailure("--duration must be seconds > 0") }
+            if let r = expectRate, !(r.isFinite && r > 0 && r <= 1000) { throw CLIFailure("--expect-rate must be a rate in Hz > 0") }
+            if let c = client, c.isEmpty { throw CLIFailure("--client must name a process") }
+            criteria = try self.criteria()
+            if criteria.isEmpty {
+                throw ValidationCriteria.Invalid("give at least one threshold (--max-dropped, --max-drop-events, --max-drop-event, --refresh-tolerance, --max-jitter, --min-rate)")
+            }
+            settings.duration = d
+            settings.logRotation = try RunOutputs.rotation(log: options.log, maxSize: options.outputs.logMaxSize, keep: options.outputs.logKeep)
+        } catch {
+            StandardStreams.errorLine("cadence validate: \(String(describing: error))")
+            throw ExitCode(2)
+        }
+        settings.device = options.device ?? settings.device
+        settings.connector = options.connector
+        settings.expectRate = expectRate
+        settings.log = options.log
+        settings.csv = options.outputs.csv
+        settings.statusLine = !options.outputs.quiet
+        settings.statusClient = client
+        settings.fromTrace = fromTrace
+        settings.keepFrames = warmup != nil || window != nil
+        var junitFile: LineFile?
+        let outcome: (result: ObserveResult, source: String, frames: [String: [FrameReport]])
+        do {
+            junitFile = try junit.map { try LineFile(path: $0) }
+            outcome = try settings.run()
+        } catch {
+            junitFile?.discard()
+            StandardStreams.errorLine("cadence validate: \(String(describing: error))")
+            throw ExitCode(2)
+        }
+        let result = outcome.result
+        let crtcHz = result.crtcs.first?.refreshHz ?? 0
+        var incomplete = result.incompleteOutputs.isEmpty ? nil : result.incompleteOutputs
+        guard let picked = result.pick(command: client) else {
+            let flipping = result.clients.filter { $0.summary.presented > 0 }.map(\.client)
+            let why = client.map { "no flips observed from \($0)" + (flipping.isEmpty ? "" : " (flipping: \(flipping.joined(separator: ", ")))") }
+                ?? "no flips observed"
+            var empty = RunSummary(accounting: FrameAccounting(), backend: "observed", refreshHz: crtcHz, vrr: nil,
+                                   effectiveRateHz: crtcHz, latency: 0, endReason: "completed")
+            empty.durationSeconds = result.durationSeconds
+            empty.incompleteOutputs = incomplete
+            print("observed          \(String(format: "%.1f", result.durationSeconds)) s: \(why)")
+            try verdict([CriterionResult(name: "flips", passed: false, detail: "\(why) in \(String(format: "%.1f", result.durationSeconds)) s", value: .infinity)],
+                        summary: empty, junitFile: junitFile, started: started)
+            return
+        }
+        print(result.pickNote(picked, command: client))
+        // Nominal refresh: the CRTC's mode (when the card could be read); measured: the fit of
+        // every vblank on the CRTC (refresh-tolerance compares the two; without the mode it
+        // fails as not measured).
+        let crtc = result.crtcs.first { $0.crtc == picked.crtc }
+        var summary = picked.summary
+        var measured: Double?
+        if let mode = crtc?.modeRefreshHz, mode > 0, let c = crtc, c.refreshHz > 0 {
+            summary.refreshHz = mode
+            measured = c.refreshHz
+        }
+        if incomplete == nil && !result.incompleteOutputs.isEmpty { incomplete = result.incompleteOutputs }
+        summary.incompleteOutputs = incomplete
+        try options.printSummary(summary)
+        var results = try judge(criteria, summary: summary, frames: settings.keepFrames ? outcome.frames[picked.key] ?? [] : nil,
+                                hardwareVBlank: measured != nil, measuredRefreshHz: measured, largestDropEvent: picked.largestDropEvent,
+                                junitFile: junitFile)
+        if measured == nil {
+            for i in results.indices where results[i].name == "refresh-tolerance" && !results[i].passed {
+                results[i].detail = "the CRTC's nominal refresh is unknown (its mode could not be read from \(settings.device))"
+            }
+        }
+        try verdict(results, summary: summary, junitFile: junitFile, started: started)
+    }
+}
