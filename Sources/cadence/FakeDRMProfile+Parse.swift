@@ -10,6 +10,8 @@ extension FakeDRMProfile {
         "ASYNC_PAGE_FLIP": .asyncPageFlip, "ADDFB2_MODIFIERS": .addFB2Modifiers, "PAGE_FLIP_TARGET": .pageFlipTarget,
         "CRTC_IN_VBLANK_EVENT": .crtcInVBlankEvent,
     ]
+    /// DRM_MODE_CONNECTOR_WRITEBACK.
+    static let writebackConnectorType: UInt32 = 18
     /// Connector properties the fake device answers itself.
     static let builtinProperties: Set<String> = ["EDID", "DPMS", "CRTC_ID"]
 
@@ -42,6 +44,9 @@ extension FakeDRMProfile {
         var connectorEncoder: [(ConnectorID, UInt32)] = []
         for (i, c) in rawConnectors.enumerated() {
             guard let id = uint32(c["id"]), let type = uint32(c["type"]) else { throw ProfileError("connector \(i): no id or type") }
+            // drm_info sets the writeback client cap; the kernel hides writeback connectors from
+            // clients that do not, as Cadence does not.
+            if type == Self.writebackConnectorType { continue }
             typeCounts[type, default: 0] += 1
             let typeID = uint32(c["type_id"]) ?? typeCounts[type]!
             let name = "\(Connector.typeName(type))-\(typeID)"
@@ -61,6 +66,7 @@ extension FakeDRMProfile {
                                     edid: edid, sizeMM: size.0.flatMap { w in size.1.map { (w, $0) } }, properties: props))
             connectorEncoder.append((ConnectorID(id), uint32(c["encoder_id"]) ?? 0))
         }
+        guard !connectors.isEmpty else { throw ProfileError("\(node): no connectors (besides writeback ones)") }
         let encoders = try (dev["encoders"] as? [[String: Any]] ?? []).enumerated().map { i, e in
             guard let id = uint32(e["id"]) else { throw ProfileError("encoder \(i): no id") }
             return (Encoder(id: EncoderID(id), type: uint32(e["type"]) ?? 0, possibleCRTCs: uint32(e["possible_crtcs"]) ?? 1),

@@ -100,7 +100,7 @@ write("amdgpu-vrr", {
     }})
 
 edp = mode(148500, 1920, 2008, 2052, 2200, 1080, 1084, 1089, 1125, preferred=True)
-dp = [mode(586339, 2560, 2608, 2640, 2720, 1440, 1443, 1448, 1497, preferred=True),
+dp = [mode(586345, 2560, 2608, 2640, 2720, 1440, 1443, 1448, 1497, preferred=True),
       mode(241500, 2560, 2608, 2640, 2720, 1440, 1443, 1448, 1481)]
 write("two-crtc", {
     "cadence": {"description": "hand-made two-CRTC laptop with a dock: eDP-1 1920x1080@60 on CRTC 70, "
