@@ -175,7 +175,7 @@ extension FakeDRMDevice {
     func poll(_ fd: Int32, timeoutNs: Int64) throws -> Bool {
         try record("poll")
         let deadline = clock + max(0, timeoutNs)
-        if usesWallClock { return wallPoll(until: deadline) }
+        if usesWallClock { return try wallPoll(until: deadline) }
         guard let first = pending.map(\.readyAt).min(), first <= deadline else {
             clock = deadline
             return false
@@ -204,7 +204,10 @@ extension FakeDRMDevice {
     }
 
     func busyWait(until deadline: Int64) {
-        if usesWallClock { return wallSleep(until: deadline) }
+        if usesWallClock {
+            while !wallSleep(until: deadline) {}
+            return
+        }
         clock = max(clock, deadline)
     }
 }

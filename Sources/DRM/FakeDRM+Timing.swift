@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemPackage
 
 /// ``FakeDRMDevice``'s timing behaviour beyond the ideal grid: seeded timestamp jitter and the
 /// wall clock (``FakeDRMDevice/usesWallClock``), where waits sleep for real instead of jumping
@@ -26,20 +27,22 @@ extension FakeDRMDevice {
         clock = Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 
-    /// Sleeps until `deadline` (CLOCK_MONOTONIC) or a signal.
-    func wallSleep(until deadline: Int64) {
+    /// Sleeps until `deadline` (CLOCK_MONOTONIC); false when a signal ended the sleep early.
+    @discardableResult
+    func wallSleep(until deadline: Int64) -> Bool {
         syncWallClock()
-        guard deadline > clock else { return }
+        guard deadline > clock else { return true }
         var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-        _ = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil)
+        let rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil)
         syncWallClock()
+        return rc != EINTR
     }
 
     /// poll(2) on the wall clock: sleeps until the first pending event is readable or the
-    /// deadline (a signal ends the sleep early); true when an event is readable.
-    func wallPoll(until deadline: Int64) -> Bool {
+    /// deadline; true when an event is readable. A signal ends the sleep with EINTR, as poll's does.
+    func wallPoll(until deadline: Int64) throws -> Bool {
         let first = pending.map(\.readyAt).min() ?? Int64.max
-        wallSleep(until: min(deadline, first))
+        if !wallSleep(until: min(deadline, first)) && first > clock { throw Errno.interrupted }
         return first <= clock
     }
 }

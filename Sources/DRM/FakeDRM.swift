@@ -49,6 +49,7 @@ public final class FakeDRMDevice: DRMSystem {
     /// Event timestamps move by up to ± this much from the vblank grid (the same offset for a
     /// given CRTC and sequence every time it is read), drawn from ``jitterSeed``.
     public var vblankJitterNs: Int64 = 0
+    /// The seed of the timestamp jitter.
     public var jitterSeed: UInt64 = 0
     /// False (default): the virtual clock, which moves only when the code under test waits.
     /// True: CLOCK_MONOTONIC, and waits sleep for real. Set before the first call.

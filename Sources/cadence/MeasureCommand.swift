@@ -13,9 +13,9 @@ struct MeasureCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "measure", abstract: "Measure a panel's real refresh from kernel flip timestamps.",
         usage: """
-            cadence measure [--backend <backend>] [--device <device>] [--connector <connector>]
-                   [--mode <mode>] [--duration <duration>] [--allocator <allocator>]
-                   [--api <api>] [--json] [--trace]
+            cadence measure [--backend <backend>] [--device <device>]
+                   [--connector <connector>] [--mode <mode>] [--duration <duration>]
+                   [--allocator <allocator>] [--api <api>] [--json] [--trace]
             """,
         discussion: """
             Sets the mode, page-flips at every vblank for the duration and reports the
