@@ -23,7 +23,11 @@ struct ListCommand: ParsableCommand {
               cadence list                        every card
               cadence list --device /dev/dri/card1
               cadence list --json                 one JSON object: {"devices": [...]}
+              cadence list --backend fake-drm:amdgpu-vrr   a shipped fake DRM profile
             """)
+
+    @Option(name: .long, help: "kms (the /dev/dri cards; auto is the same) or fake-drm[:PROFILE] (a fake DRM device from a drm_info -j profile).")
+    var backend: String = "auto"
 
     @Option(name: .long, help: "A DRM card node (default: every /dev/dri/card*).")
     var device: String?
@@ -36,8 +40,20 @@ struct ListCommand: ParsableCommand {
     }
 
     private func execute() throws {
+        var source = DeviceSource.live
+        var profile: FakeDRMProfile?
+        if BackendChoice.isFakeDRM(backend) {
+            let p = try FakeDRMProfile.load(backend.hasPrefix("fake-drm:") ? String(backend.dropFirst(9)) : nil)
+            source = .fake(p.makeDevice(wallClock: false, seed: 0))
+            profile = p
+        } else if backend != "auto" && backend != "kms" {
+            throw CLIFailure("--backend must be auto, kms or fake-drm[:PROFILE]")
+        }
         let paths: [String]
-        if let device {
+        if let profile {
+            paths = [device ?? profile.node]
+            if !json { print("fake DRM device (simulator) from profile \(profile.path): \(profile.description)") }
+        } else if let device {
             paths = [device]
         } else {
             paths = DRMDevice.discover()
@@ -47,7 +63,7 @@ struct ListCommand: ParsableCommand {
         var failures: [CLIFailure] = []
         for path in paths {
             do {
-                let dev = try openDevice(path)
+                let dev = try openDevice(path, source: source)
                 let report = try DeviceReport(dev)
                 if json { reports.append(report.json) } else { print(report.text, terminator: "") }
                 for w in report.fasterModeWarnings { printError("warning: \(path): " + w) }
@@ -58,7 +74,10 @@ struct ListCommand: ParsableCommand {
                 failures.append(e)
             }
         }
-        if json { print(JSON.object([("devices", .array(reports))]).rendered) }
+        if json {
+            let sim: [(String, JSON)] = profile.map { [("backend", .string("fake-drm")), ("profile", .string($0.path))] } ?? []
+            print(JSON.object(sim + [("devices", .array(reports))]).rendered)
+        }
         if failures.count == paths.count {
             throw CLIFailure("no listable DRM device among \(paths.count) nodes")
         }
@@ -220,8 +239,8 @@ struct DeviceReport {
 // MARK: - Shared by list and measure
 
 /// Opens `path`, turning the usual failures into one clear line.
-func openDevice(_ path: String) throws -> DRMDevice {
-    try selecting { try OutputSelection.open(path) }
+func openDevice(_ path: String, source: DeviceSource = .live) throws -> DRMDevice {
+    try selecting { try OutputSelection.open(path, source: source) }
 }
 
 /// Runs `body`, turning an ``OutputSelectionError`` into a ``CLIFailure``.

@@ -23,6 +23,9 @@ struct RunCommand: ParsableCommand {
             virtual time; auto (the default) is kms, or the fake display when the machine
             has no DRM card at all (it says so in one line). A card that cannot be opened
             or mastered (no permission, another DRM master) is an error, not a fallback.
+            fake-drm[:PROFILE] runs the KMS code over a fake DRM device playing a drm_info
+            -j profile (a file, or a shipped name: vkms (default), bochs, virtio-gpu,
+            amdgpu-vrr, two-crtc); virtual time unless --fake-clock wall.
 
             --rate picks a divisor of the refresh (on 60 Hz: 60, 30, 20, 15, ...). Any
             rate inside a VRR range exists only on the fake display (--fake-vrr): KMS VRR
@@ -53,7 +56,7 @@ struct RunCommand: ParsableCommand {
                                                            until stopped, rotating the log
             """)
 
-    @Option(help: "Display: auto (kms; fake only when the machine has no DRM card), kms or fake.")
+    @Option(help: "Display: auto (kms; fake only when the machine has no DRM card), kms, fake or fake-drm[:PROFILE].")
     var backend: String = "auto"
     @Option(help: "DRM card node for --backend kms (default: the first /dev/dri/card*).")
     var device: String?
@@ -233,6 +236,7 @@ struct RunCommand: ParsableCommand {
     /// The display driver for the log header: the DRM driver's name and version, or "fake display".
     static func driverName(_ display: any DisplayBackend) -> String {
         guard let k = display as? KMSDisplay else { return display.name == "fake" ? "fake display" : display.name }
+        if let sim = k.device.simulatorName, let v = try? k.device.version() { return "\(v.name) \(v.versionString) (\(sim) profile)" }
         guard let v = try? k.device.version() else { return "unknown DRM driver" }
         return "\(v.name) \(v.versionString)"
     }

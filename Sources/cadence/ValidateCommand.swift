@@ -19,7 +19,8 @@ struct ValidateCommand: ParsableCommand {
             validate judges a real display: with --backend auto (the default) and no DRM
             card it exits 2; it judges the fake display (a simulator) only with
             --backend fake, and then says "fake display" in its summary, JUnit XML and
-            verdict line.
+            verdict line; --backend fake-drm[:PROFILE] (the KMS code over a fake DRM
+            device) likewise says "fake DRM device (simulator …)".
 
             How each criterion is measured:
               --max-dropped       dropped refreshes (stale refreshes while a new frame
@@ -224,7 +225,8 @@ struct ValidateCommand: ParsableCommand {
                 throw ExitCode(2)
             }
         }
-        let on = summary.backend == "fake" ? " on the fake display (a simulator, not a real panel)" : ""
+        let on = summary.backend == "fake" ? " on the fake display (a simulator, not a real panel)"
+            : JUnitReport.isSimulator(summary.backend) ? " on the fake DRM device (a simulator running the KMS code, not a real panel)" : ""
         print(failed.isEmpty ? "validate: PASS (\(results.count) criteria)\(on)" : "validate: FAIL (\(failed.count) of \(results.count) criteria)\(on)")
         if !failed.isEmpty { throw ExitCode(1) }
         if let code = StandardStreams.incompleteOutputStatus(summary.incompleteOutputs) { throw ExitCode(code) }

@@ -15,6 +15,8 @@
 #             runs on vkms (KMS) and in the VM without a card (the fake display)
 #   --driver  only these drivers (default: all four)
 #   --keep    keep the per-case outputs in DIR (default: a temp dir, removed on success)
+# On every driver `drm_info -j` (the host's drm-info, copied in) is captured and read back with
+# `cadence list --backend fake-drm:<capture>`: the same connectors and modes as `cadence list`.
 # Prints PASS/FAIL per check and `N passed, N failed`; exits non-zero on any failure.
 set -euo pipefail
 
@@ -112,6 +114,9 @@ expect=none
 run smoke 60 vblank-smoke --seconds 2 --expect $expect
 run list 120 cadence list
 run list_json 120 cadence list --json
+# The fake DRM backend reads this very device's drm_info -j capture as a profile.
+drm_info -j >/out/drm_info.json 2>/out/drm_info.err
+run profile_list 60 cadence list --backend fake-drm:/out/drm_info.json --json
 # Panel identity: the connector's EDID through the DRM property and through sysfs (vkms has
 # none; bochs and virtio-gpu carry QEMU's), and validate's --expect-* criteria.
 run edid_connector 60 cadence edid --connector Virtual-1 --json
@@ -185,7 +190,7 @@ for driver in "${drivers[@]}"; do
     [ "$driver" = virtio ] && extra=(--outputs 2)
     # vkms also measures with GBM buffers: Mesa's kms_swrast closure in the guest.
     [ "$driver" = vkms ] && extra=(--gbm)
-    "$here/run.sh" --driver "$driver" ${extra[@]+"${extra[@]}"} --timeout 900 --bin "$bin" --bin "$smoke" --bin "$example" \
+    "$here/run.sh" --driver "$driver" ${extra[@]+"${extra[@]}"} --timeout 900 --bin "$bin" --bin "$smoke" --bin "$example" --bin "$(command -v drm_info)" \
         --file "$work/guest.sh:/guest.sh" --out-dir "$out" --console "$out/console.log" \
         -v -- sh /guest.sh "$driver" || rc=$?
     echo "$rc" >"$out/vm.rc"

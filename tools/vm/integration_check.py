@@ -126,6 +126,29 @@ def check_list(driver, root):
                "all integers: %s" % sorted(set(rates))[:12])
 
 
+def check_profile(driver, root):
+    """`cadence list --backend fake-drm:<drm_info -j of this device>` lists what `cadence list`
+    lists on the real device: the same connector names, statuses and modes (exact refresh)."""
+    p = Case(root, "profile_list")
+    if not result("%s list --backend fake-drm:<guest drm_info -j> runs" % driver, p.rc == 0, p.brief()):
+        return
+    fake = parse_json("%s fake-drm list is JSON" % driver, p)
+    real = parse_json("%s list --json is JSON" % driver, Case(root, "list_json"))
+    if fake is None or real is None:
+        return
+
+    def shape(doc):
+        dev = doc["devices"][0]
+        return [(c["name"], c["status"], [(m["name"], m.get("refreshHz"), m.get("preferred")) for m in c["modes"]])
+                for c in dev["connectors"]]
+    got, want = shape(fake), shape(real)
+    modes = sum(len(c[2]) for c in want)
+    result("%s fake-drm profile lists the real connectors and modes (%d connectors, %d modes)"
+           % (driver, len(want), modes), got == want and modes > 0,
+           "fake-drm %s vs real %s" % (got[:2], want[:2]))
+    result("%s fake-drm list says simulator" % driver, fake.get("backend") == "fake-drm", str(fake.get("backend")))
+
+
 QEMU_EDID = {"name": "QEMU Monitor", "manufacturer": "RHT", "productCode": 4660}
 
 
@@ -415,6 +438,7 @@ def main(argv):
                                           else "no vblank: EOPNOTSUPP"),
                smoke.rc == 0, smoke.out.strip().replace("\n", " | ") + " " + smoke.brief(), info=True)
         check_list(driver, root)
+        check_profile(driver, root)
         check_identity(driver, root)
         if driver == "vkms":
             check_measure_hw(driver, root, "measure", "vkms measure 60", VKMS_1024x768_HZ)
