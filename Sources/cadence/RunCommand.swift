@@ -205,7 +205,25 @@ struct RunCommand: ParsableCommand {
         return c
     }
 
+    /// The fake display's timing options given on the command line (they shape only
+    /// `--backend fake`; a fake DRM device takes its timing from its profile).
+    func fakeDisplayTimingOptionsGiven() -> [String] {
+        var used: [String] = []
+        if fakeRefresh != 60 { used.append("--fake-refresh") }
+        if fakeVRR != nil { used.append("--fake-vrr") }
+        if fakeJitterUs != 0 { used.append("--fake-jitter-us") }
+        if fakeDriftPPM != 0 { used.append("--fake-drift-ppm") }
+        return used
+    }
+
     func makeFakeConfiguration(surface: Bool) throws -> FakeDisplayConfiguration {
+        let timing = fakeDisplayTimingOptionsGiven()
+        if !timing.isEmpty, backend == "kms" || BackendChoice.isFakeDRM(backend) {
+            let source = backend == "kms" ? "a real display has its own timing"
+                : "a fake DRM device takes its timing from its profile's \"cadence\" section"
+            let verb = timing.count == 1 ? "is" : "are"
+            throw CLIFailure("\(timing.joined(separator: ", ")) \(verb) for --backend fake only: \(source)")
+        }
         guard fakeRefresh.isFinite, fakeRefresh > 0, fakeRefresh <= 1000 else {
             throw CLIFailure("--fake-refresh must be a rate in Hz between 0 and 1000")
         }

@@ -13,10 +13,7 @@ extension ValidateCommand {
         var used: [String] = []
         if o.backend != "auto" { used.append("--backend") }
         if o.mode != nil { used.append("--mode") }
-        if o.fakeRefresh != 60 { used.append("--fake-refresh") }
-        if o.fakeVRR != nil { used.append("--fake-vrr") }
-        if o.fakeJitterUs != 0 { used.append("--fake-jitter-us") }
-        if o.fakeDriftPPM != 0 { used.append("--fake-drift-ppm") }
+        used += o.fakeDisplayTimingOptionsGiven()
         if o.fakeClock != "virtual" { used.append("--fake-clock") }
         if o.rate != nil { used.append("--rate") }
         if o.minDuration != nil { used.append("--min-duration") }

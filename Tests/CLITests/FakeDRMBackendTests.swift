@@ -185,6 +185,24 @@ import Testing
         #expect(Date().timeIntervalSince(start) >= 0.45, "30 frames at 60 Hz take half a second of wall time")
     }
 
+    /// The fake display's timing options would be silently ignored on a fake DRM device (or a
+    /// real display): they are refused in one line instead, and still accepted on `fake`.
+    @Test func fakeDisplayTimingOptionsAreRefusedOffTheFakeDisplay() throws {
+        let dir = try tempDir()
+        for cmd in [["run"], ["validate", "--max-dropped", "0"]] {
+            let r = try cadence(cmd + ["--backend", "fake-drm", "--fake-refresh", "144", "--frames", "10", "--quiet"], in: dir)
+            #expect(r.status == 2 && r.out.isEmpty, "\(cmd) \(r.err)")
+            #expect(r.err.split(separator: "\n").count == 1
+                    && r.err.contains("--fake-refresh is for --backend fake only: a fake DRM device takes its timing from its profile"),
+                    "\(cmd): \(r.err)")
+        }
+        let two = try cadence(["run", "--backend", "kms", "--fake-jitter-us", "5", "--fake-vrr", "48:120", "--frames", "10"], in: dir)
+        #expect(two.status == 2 && two.err.contains("--fake-vrr, --fake-jitter-us are for --backend fake only: a real display"),
+                "\(two.err)")
+        let fake = try cadence(["run", "--backend", "fake", "--fake-refresh", "144", "--frames", "10", "--quiet"], in: dir)
+        #expect(fake.status == 0 && fake.out.contains("refresh 144.000 Hz"), "\(fake.err)")
+    }
+
     @Test(arguments: [
         ("missing.json", nil as String?, "profile missing.json: no such file"),
         ("nope", nil, "no profile 'nope': not a file, and no nope.json in "),
