@@ -40,6 +40,9 @@ fi
 grep -E "^(✔|✘) Test run with|Executed .* tests" "$log" || tail -n 3 "$log"
 took "build + unit tests"
 
+echo "== systemd unit: systemd-analyze verify tools/systemd/cadence-observe.service (any warning fails)"
+tools/systemd/verify.sh "$(swift build --show-bin-path)/cadence"
+
 echo "== raster and scene tests once per kernel path (CADENCE_ISA)"
 # Every path this CPU has (the cadence binary lists them) is held to the same goldens; the
 # tests fail if the path asked for is not the one that ran.

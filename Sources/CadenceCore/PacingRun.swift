@@ -7,6 +7,9 @@ public struct RunConfiguration: Equatable, Sendable {
     public var minimumDuration: Nanoseconds? = nil
     /// Content frame n is presented at t0 + n/contentRate with `present(at:)` (Hz).
     public var contentRate: Double? = nil
+    /// Where ``contentRate``'s content clock stands when the run starts; nil (the usual start):
+    /// t0 is the first frame's target and frame n is content frame n.
+    public var contentClock: ContentClock? = nil
     /// Frame latency 1–3.
     public var latency: Int = 1
     /// Stop after this many frames.
@@ -78,6 +81,12 @@ public struct RunConfiguration: Equatable, Sendable {
         if !(1...3).contains(latency) { throw Invalid(.latency, "must be 1, 2 or 3") }
         if let f = frames, f <= 0 { throw Invalid(.frames, "must be positive") }
         if let d = duration, d <= 0 { throw Invalid(.duration, "must be positive") }
+        if let c = contentClock {
+            // Content frame times stay within 2^62 ns (146 years) of t0.
+            guard c.firstFrame >= 0, Double(c.firstFrame) * 1e9 / (contentRate ?? 1) < 4.6e18 else {
+                throw Invalid(.contentRate, "clock's first frame \(c.firstFrame) is out of range")
+            }
+        }
         if minimumDuration != nil && contentRate != nil { throw Invalid(.minimumDurationAndContentRate, "cannot be combined") }
         for (f, k) in injectLate.sorted(by: { $0.key < $1.key }) where f < 0 || k < 1 || k > Self.maxInjectedLateness {
             throw Invalid(.injectLate, "of frame \(f) by \(k) refreshes: the frame must be ≥ 0 and the refreshes 1 to \(Self.maxInjectedLateness)")
@@ -85,6 +94,21 @@ public struct RunConfiguration: Equatable, Sendable {
         for c in renderCost where c.first < 0 || (c.last.map { $0 < c.first } ?? false) || c.costNs < 0 {
             throw Invalid(.renderCost, "\(c): the first frame must be ≥ 0, the last ≥ the first and the cost ≥ 0 ms")
         }
+    }
+}
+
+/// A content clock picked up from another run (a replay of a later file of a rotated log):
+/// frame n of this run is content frame `firstFrame + n`, presented at
+/// `start + (firstFrame + n) / contentRate`.
+public struct ContentClock: Equatable, Sendable {
+    /// t0: when content frame 0 was due (display clock, ns).
+    public var start: Nanoseconds
+    /// The content frame this run's frame 0 is.
+    public var firstFrame: Int
+
+    public init(start: Nanoseconds, firstFrame: Int) {
+        self.start = start
+        self.firstFrame = firstFrame
     }
 }
 
@@ -322,9 +346,10 @@ public final class PacingRun {
         var intent = PresentIntent.nextOpportunity
         var target = u.timing.targetPresentationTimestamp
         if let rate = configuration.contentRate {
-            let t0 = contentStart ?? u.timing.targetPresentationTimestamp
+            let t0 = contentStart ?? configuration.contentClock?.start ?? u.timing.targetPresentationTimestamp
             contentStart = t0
-            let tn = t0 &+ Nanoseconds((Double(n) * 1e9 / rate).rounded())
+            let k = n &+ (configuration.contentClock?.firstFrame ?? 0)
+            let tn = t0 &+ Nanoseconds((Double(k) * 1e9 / rate).rounded())
             if pacer.vrrRange == nil {
                 // Not yet: a later callback will reach content frame n's vblank.
                 if pacer.sequence(at: tn) > u.targetSequence { return }

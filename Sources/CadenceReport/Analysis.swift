@@ -53,11 +53,28 @@ public enum LogAnalysis {
         for r in log.records { acc.add(FrameReport(record: r)) }
         let refreshHz = log.header?.refreshHz ?? estimatedRefreshHz(log.records)
         let vrr = log.header?.vrrRangeHz.flatMap { $0.count == 2 ? $0[0]...$0[1] : nil }
-        let effective = log.end?.summary.effectiveRateHz ?? log.records.last?.effectiveRateHz ?? refreshHz
-        let endReason = log.end?.summary.endReason ?? "unfinished (no end record)"
+        let effective = log.end?.summary.effectiveRateHz ?? intendedRateHz(log, refreshHz: refreshHz)
+        let endReason = log.end?.summary.endReason
+            ?? (log.rotated != nil ? "rotated (continued in the next file)" : "unfinished (no end record)")
         return RunSummary(accounting: acc, backend: log.header?.backend ?? "unknown", refreshHz: refreshHz, vrr: vrr,
                           effectiveRateHz: effective, latency: log.header?.latency ?? (log.records.first?.latency ?? 1),
                           endReason: endReason)
+    }
+
+    /// The rate frames were intended at when the log has no end line (a killed run, a file of a
+    /// rotated log), as the run computes it: the link's rate of the last frame, limited by
+    /// `--content-rate` or by what `--min-duration` allows (with ε at its 1 µs floor).
+    static func intendedRateHz(_ log: RunLog, refreshHz: Double) -> Double {
+        let link = log.records.last?.effectiveRateHz ?? refreshHz
+        guard let h = log.header else { return link }
+        if let c = h.contentRateHz { return Swift.min(c, link) }
+        if let d = h.minDurationNs, d > 0 {
+            if h.vrrRangeHz != nil { return Swift.min(link, 1e9 / Double(d)) }
+            let n = TimestampUncertainty.refreshes(forMinimumDuration: d, refreshInterval: h.refreshIntervalNs,
+                                                   epsilon: TimestampUncertainty.resolution)
+            return Swift.min(link, h.refreshHz / Double(n))
+        }
+        return link
     }
 
     /// Refresh estimated by a least-squares fit of kernel timestamp against vblank sequence.

@@ -129,11 +129,24 @@ public struct CriterionResult: Equatable, Sendable {
 
 /// JUnit XML for CI systems: one test suite "cadence.validate", one test case per criterion,
 /// a `<failure>` for each failed one, and the summary in `<system-out>`. The suite's `display`
-/// property says what was judged: "kms" or "fake display (simulator)".
+/// property says what was judged: "kms", "fake display (simulator)" or "fake DRM device
+/// (simulator: …)".
 public enum JUnitReport {
-    /// How a summary's backend is named to people: the fake display is never mistaken for a panel.
+    /// How a summary's backend is named to people: the simulators (the fake display; the KMS
+    /// code over the fake DRM device, "fake-drm" on virtual time, "fake-drm-wall" on the wall
+    /// clock) are never mistaken for a panel.
     public static func displayName(_ backend: String) -> String {
-        backend == "fake" ? "fake display (simulator)" : backend
+        switch backend {
+        case "fake": return "fake display (simulator)"
+        case "fake-drm": return "fake DRM device (simulator: KMS code, virtual time)"
+        case "fake-drm-wall": return "fake DRM device (simulator: KMS code, wall time)"
+        default: return backend
+        }
+    }
+
+    /// True when `backend` is a simulator, not a display.
+    public static func isSimulator(_ backend: String) -> Bool {
+        backend == "fake" || backend == "fake-drm" || backend == "fake-drm-wall"
     }
 
     public static func xml(_ results: [CriterionResult], summary: RunSummary, seconds: Double, suiteName: String = "cadence.validate") -> String {

@@ -105,47 +105,82 @@ public final class LineFile {
 /// Writes a run log: the ``RunLogHeader`` line, one ``FrameRecord`` line per frame as it
 /// completes, ``ContextRecord`` lines, and the ``RunLogEnd`` line. Every line reaches the file at once (see ``LineFile``),
 /// so the log is never more than the frame in progress behind the run.
+///
+/// With a ``LogRotation`` the log moves to a new file at a line boundary before one would pass
+/// the size limit (see ``RotatingLineFile``): the file left behind ends with a ``LogRotated``
+/// line, and the new one starts with the same header and a ``LogContinuation`` line, so
+/// `report` and `replay` read each file on its own.
 public final class RunLogWriter {
-    public let file: LineFile
+    public let file: RotatingLineFile
     private let encoder: JSONEncoder
+    /// Frame records written, in all files.
     public private(set) var frames = 0
+    /// Frame records written before the current file.
+    public private(set) var framesBeforeSegment = 0
+    private var headerLine: [UInt8] = []
+    /// The last ``LogContinuation/carriedFrames`` frame records, for the next file's continuation line.
+    private var recent: [FrameRecord] = []
+    /// Session records (seat pauses and resumes) since the oldest of ``recent``: repeated after
+    /// the next file's continuation line, so that a replay of that file knows of a gap among
+    /// the frames it carries.
+    private var recentSessions: [SessionChange] = []
 
     /// Creates (truncating) `path`; throws a one-line ``LineFile/Failure``.
-    public init(path: String) throws {
-        file = try LineFile(path: path)
+    public init(path: String, rotation: LogRotation? = nil) throws {
+        file = try RotatingLineFile(path: path, rotation: rotation)
         encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        file.trailer = { [unowned self] segment in
+            let line = [UInt8](try self.encoder.encode(LogRotated(segment: segment, frames: self.frames - self.framesBeforeSegment)))
+            self.framesBeforeSegment = self.frames
+            return line
+        }
+        file.preamble = { [unowned self] segment in
+            let c = LogContinuation(segment: segment, framesBefore: self.frames, carried: self.recent)
+            return [self.headerLine, [UInt8](try self.encoder.encode(c))] + (try self.recentSessions.map { [UInt8](try self.encoder.encode($0)) })
+        }
     }
 
-    /// Writes the header (first line).
+    /// Writes the header (first line of every file).
     public func begin(_ header: RunLogHeader) throws {
-        try file.write(line: [UInt8](try encoder.encode(header)))
+        headerLine = [UInt8](try encoder.encode(header))
+        try file.write(line: headerLine, record: false, mayRotate: false)
     }
 
     /// Writes one frame.
     public func write(_ record: FrameRecord) throws {
         try file.write(line: [UInt8](try encoder.encode(record)))
         frames += 1
+        if file.rotation != nil {
+            if recent.count == LogContinuation.carriedFrames { recent.removeFirst() }
+            recent.append(record)
+            if let oldest = recent.first, !recentSessions.isEmpty {
+                let since = oldest.callbackNs > 0 ? oldest.callbackNs : oldest.renderStartNs
+                recentSessions.removeAll { $0.timeNs < since }
+            }
+        }
     }
 
     /// Writes one `--adapt` rate switch (a `"record":"rate-switch"` line).
     public func write(_ rateSwitch: RateSwitch) throws {
-        try file.write(line: [UInt8](try encoder.encode(rateSwitch)))
+        try file.write(line: [UInt8](try encoder.encode(rateSwitch)), record: false)
     }
 
     /// Writes a seat-session pause or resume (a `"record":"session"` line).
     public func write(_ session: SessionChange) throws {
-        try file.write(line: [UInt8](try encoder.encode(session)))
+        try file.write(line: [UInt8](try encoder.encode(session)), record: false)
+        if file.rotation != nil { recentSessions.append(session) }
     }
 
     /// Writes a context line (temperature, frequency).
     public func write(_ context: ContextRecord) throws {
-        try file.write(line: [UInt8](try encoder.encode(context)))
+        try file.write(line: [UInt8](try encoder.encode(context)), record: false)
     }
 
     /// Writes the end line with the summary and closes the file.
     public func end(_ summary: RunSummary) throws {
-        try file.write(line: [UInt8](try encoder.encode(RunLogEnd(summary: summary))))
+        // Never rotated away from the frames it sums up.
+        try file.write(line: [UInt8](try encoder.encode(RunLogEnd(summary: summary))), record: false, mayRotate: false)
         file.close()
     }
 }

@@ -7,7 +7,8 @@ import Foundation
 /// The log is a `{"record":"observe","version":1}` line, one
 /// `{"record":"frame","kind":"observed",…}` line per flip (any client, in trace order) and, when
 /// the observation ended cleanly, an `{"record":"end","observe":{…}}` line with each client's
-/// summary.
+/// summary. A rotated log's later files have a `{"record":"continuation",…}` second line, and a
+/// file the observation went on from ends with `{"record":"rotated",…}` (each file reads alone).
 public struct ObservedLog: Sendable {
     /// One client's flips as a run log (header backend "observed", no context records).
     public struct Client: Sendable {
@@ -83,6 +84,10 @@ public struct ObservedLog: Sendable {
         var order: [String] = []
         var flips: [String: [Flip]] = [:]
         var end: End?
+        // A rotated observe log (`--log-max-size`): line 2 of a later file says which segment it
+        // is; a file the observation went on from ends with a rotated line instead of the end line.
+        var continuation: LogContinuation?
+        var rotated: LogRotated?
         for (i, line) in lines.enumerated() {
             let number = i + 1
             let isLast = number == lines.count && data.last != 0x0A
@@ -102,8 +107,18 @@ public struct ObservedLog: Sendable {
                 continue
             }
             switch record {
+            case "continuation":
+                guard number == 2, let k = obj["segment"] as? Int, k >= 2, let before = obj["framesBefore"] as? Int, before >= 0 else {
+                    throw RunLog.Invalid("\(name): line \(number): a continuation record not right after the observe header, or malformed")
+                }
+                continuation = LogContinuation(segment: k, framesBefore: before, carried: [])
+            case "rotated":
+                guard end == nil, rotated == nil, let k = obj["segment"] as? Int, let n = obj["frames"] as? Int else {
+                    throw RunLog.Invalid("\(name): line \(number): a rotated record after the end, or malformed")
+                }
+                rotated = LogRotated(segment: k, frames: n)
             case "frame":
-                if end != nil { throw RunLog.Invalid("\(name): line \(number): frame record after the end record") }
+                if end != nil || rotated != nil { throw RunLog.Invalid("\(name): line \(number): frame record after the end record") }
                 let f: Flip
                 do { f = try decoder.decode(Flip.self, from: Data(line)) } catch {
                     throw RunLog.Invalid("\(name): line \(number): malformed observed frame record")
@@ -112,7 +127,7 @@ public struct ObservedLog: Sendable {
                 if flips[key] == nil { order.append(key) }
                 flips[key, default: []].append(f)
             case "end":
-                guard end == nil else { throw RunLog.Invalid("\(name): line \(number): a second end record") }
+                guard end == nil, rotated == nil else { throw RunLog.Invalid("\(name): line \(number): a second end record") }
                 do { end = try decoder.decode(End.self, from: Data(line)) } catch {
                     throw RunLog.Invalid("\(name): line \(number): malformed end record")
                 }
@@ -125,7 +140,10 @@ public struct ObservedLog: Sendable {
         for key in order {
             let fs = flips[key]!
             let summary = end?.observe.clients.first { "\($0.crtc)/\($0.file)" == key }?.summary
-            clients.append(Self.client(fs, summary: summary))
+            var c = Self.client(fs, summary: summary)
+            c.log.continuation = continuation
+            c.log.rotated = rotated
+            clients.append(c)
         }
         return ObservedLog(clients: clients, complete: end != nil)
     }

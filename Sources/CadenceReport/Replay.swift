@@ -55,7 +55,13 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     /// A display playing back `log`. The log does not say where between two vblanks the run
     /// started: `startBetweenVBlanks` starts the clock half a refresh before the first callback's
     /// vblank (the first callback waits for it), otherwise at that callback's wake.
-    public init(log: RunLog, startBetweenVBlanks: Bool = false) throws {
+    public convenience init(log: RunLog, startBetweenVBlanks: Bool = false) throws {
+        try self.init(log: log, startBetweenVBlanks: startBetweenVBlanks, refreshesEarlier: 0)
+    }
+
+    /// `refreshesEarlier`: start that many vblanks before the first callback's (a later file of
+    /// a rotated log whose link was held back: its fresh link then aims at the recorded target).
+    init(log: RunLog, startBetweenVBlanks: Bool, refreshesEarlier: UInt64) throws {
         let recs = log.records
         refreshInterval = LogAnalysis.refreshIntervalNs(log)
         vrrRange = log.header?.vrrRangeHz.flatMap { $0.count == 2 ? $0[0]...$0[1] : nil }
@@ -140,6 +146,9 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
             // A VRR link starts at the time it was added, not at a vblank: start when it woke.
             while startSequence > 0 && time(of: startSequence) > first.wakeNs { startSequence -= 1 }
             clock = first.wakeNs
+        } else if refreshesEarlier > 0 && startSequence >= refreshesEarlier {
+            startSequence -= refreshesEarlier
+            clock = time(of: startSequence)
         } else {
             clock = Swift.max(first.wakeNs, time(of: startSequence))
         }
@@ -151,10 +160,16 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
             case .paused:
                 pausedAt = c.timeNs
                 enqueue(.sessionPaused(at: c.timeNs), at: c.timeNs, order: 2)
-            case .resumed where pausedAt != nil:
+            case .resumed:
+                // A rotated log's later file may hold the resume without its pause: the pause
+                // was `gapNs` before it.
+                if pausedAt == nil, let gap = c.gapNs {
+                    enqueue(.sessionPaused(at: c.timeNs &- gap), at: c.timeNs &- gap, order: 2)
+                } else if pausedAt == nil {
+                    continue
+                }
                 pausedAt = nil
                 enqueue(.sessionResumed(at: c.timeNs, vblank: vblank(atOrBefore: c.timeNs)), at: c.timeNs, order: 2)
-            default: break
             }
         }
     }

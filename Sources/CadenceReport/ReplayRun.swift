@@ -16,6 +16,8 @@ public struct ReplayResult: Sendable {
     public var records: [FrameRecord]
     /// The replayed `--adapt` rate switches.
     public var rateSwitches: [RateSwitch] = []
+    /// One line on what was replayed when it is not a whole run (a file of a rotated log).
+    public var note: String? = nil
 }
 
 /// Re-runs the pacing core on a recorded run's kernel timestamps.
@@ -23,9 +25,16 @@ public enum Replay {
     /// Replays `log`: the run's configuration (from the header) drives a `PacingRun` on a
     /// ``ReplayDisplay``; each frame's rendering ends when it ended in the recording.
     public static func run(_ log: RunLog) throws -> ReplayResult {
+        try run(log, adjust: { _ in })
+    }
+
+    /// Replays `log` with its configuration changed by `adjust` (a later file of a rotated
+    /// log: the content clock it picks up).
+    static func run(_ log: RunLog, adjust: (inout RunConfiguration) -> Void) throws -> ReplayResult {
         guard log.header != nil else {
             throw ReplayDisplay.Unreplayable(description: "the log has no run header (written by an older or foreign tool); it can be reported but not replayed")
         }
+        if let c = log.continuation { return try ReplaySegment.run(log, continuation: c) }
         try ReplayLimits.check(log)
         // Where the run started between two vblanks is not logged: try both starts, the likelier
         // first, and keep the one whose first frame is the recorded one (else the closer result).
@@ -33,20 +42,24 @@ public enum Replay {
         let woke = first.wakeNs &- first.callbackNs > clampedNanoseconds(LogAnalysis.refreshIntervalNs(log) / 8)
         var best: ReplayResult? = nil
         for between in [woke, !woke] {
-            let r = try run(log, startBetweenVBlanks: between)
+            let r = try run(log, startBetweenVBlanks: between, adjust: adjust)
             let replayedFirst = r.records.min { $0.id < $1.id }
             if replayedFirst?.intent.targetSequence == first.intent.targetSequence && replayedFirst?.callbackNs == first.callbackNs {
-                return r
+                best = r
+                break
             }
             if best == nil || r.differences.count < best!.differences.count { best = r }
         }
+        if log.rotated != nil { best!.note = log.segmentDescription }
         return best!
     }
 
-    static func run(_ log: RunLog, startBetweenVBlanks: Bool) throws -> ReplayResult {
+    static func run(_ log: RunLog, startBetweenVBlanks: Bool, adjust: (inout RunConfiguration) -> Void = { _ in },
+                    refreshesEarlier: UInt64 = 0) throws -> ReplayResult {
         let header = log.header!
-        let display = try ReplayDisplay(log: log, startBetweenVBlanks: startBetweenVBlanks)
+        let display = try ReplayDisplay(log: log, startBetweenVBlanks: startBetweenVBlanks, refreshesEarlier: refreshesEarlier)
         var config = header.configuration
+        adjust(&config)
         // Never longer than the recording plus a second: a log the pacer cannot follow ends as
         // a replay that differs, not as one that runs forever.
         let lastEvent = log.records.map { Swift.max($0.wakeNs, $0.renderEndNs, $0.commitNs, $0.flipNs, $0.receivedNs) }.max() ?? 0

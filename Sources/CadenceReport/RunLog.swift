@@ -108,6 +108,10 @@ public struct RunLog: Sendable {
     public var end: RunLogEnd?
     /// The context records (temperature, frequency), in log order; empty in older logs.
     public var context: [ContextRecord] = []
+    /// Line 2 of a rotated log's later files: which segment of the run this is (nil otherwise).
+    public var continuation: LogContinuation?
+    /// The last line of a rotated log's file that the run continued in the next one.
+    public var rotated: LogRotated?
     /// Bytes of an incomplete last line that was skipped (only with `allowPartialLastLine`).
     public var skippedPartialBytes: Int = 0
 
@@ -173,7 +177,7 @@ public struct RunLog: Sendable {
                         throw Invalid("\(name): line \(number): run header: refreshIntervalNs \(h.refreshIntervalNs) is out of range")
                     }
                 case "rate-switch":
-                    if log.end != nil { throw Invalid("\(name): line \(number): rate switch after the end record") }
+                    if log.end != nil || log.rotated != nil { throw Invalid("\(name): line \(number): rate switch after the end record") }
                     do { log.rateSwitches.append(try decoder.decode(RateSwitch.self, from: d)) } catch {
                         throw Invalid("\(name): line \(number): malformed rate-switch record")
                     }
@@ -183,12 +187,36 @@ public struct RunLog: Sendable {
                         throw Invalid("\(name): line \(number): malformed session record")
                     }
                 case "context":
-                    if log.end != nil { throw Invalid("\(name): line \(number): context record after the end record") }
+                    if log.end != nil || log.rotated != nil { throw Invalid("\(name): line \(number): context record after the end record") }
                     do { log.context.append(try decoder.decode(ContextRecord.self, from: d)) } catch {
                         throw Invalid("\(name): line \(number): malformed context record")
                     }
+                case "continuation":
+                    guard number == 2, log.header != nil else {
+                        throw Invalid("\(name): line \(number): a continuation record not right after the run header")
+                    }
+                    do { log.continuation = try decoder.decode(LogContinuation.self, from: d) } catch {
+                        throw Invalid("\(name): line \(number): malformed continuation record")
+                    }
+                    if let c = log.continuation {
+                        if !(2...Int(1 << 40)).contains(c.segment) || !(0...maxIndex).contains(c.framesBefore) {
+                            throw Invalid("\(name): line \(number): continuation record: segment \(c.segment) or framesBefore \(c.framesBefore) is out of range")
+                        }
+                        if c.carried.count > 64 { throw Invalid("\(name): line \(number): continuation record carries \(c.carried.count) frames (at most 64)") }
+                        for r in c.carried {
+                            if let field = Self.outOfRange(r) {
+                                throw Invalid("\(name): line \(number): carried frame record field \(field) is out of range")
+                            }
+                        }
+                    }
+                case "rotated":
+                    guard log.end == nil, log.rotated == nil else { throw Invalid("\(name): line \(number): a rotated record after the end") }
+                    do { log.rotated = try decoder.decode(LogRotated.self, from: d) } catch {
+                        throw Invalid("\(name): line \(number): malformed rotated record")
+                    }
                 case "end":
                     guard log.end == nil else { throw Invalid("\(name): line \(number): a second end record") }
+                    if log.rotated != nil { throw Invalid("\(name): line \(number): an end record after the rotated record") }
                     do { log.end = try decoder.decode(RunLogEnd.self, from: d) } catch {
                         throw Invalid("\(name): line \(number): malformed end record")
                     }
@@ -203,7 +231,7 @@ public struct RunLog: Sendable {
             guard v == FrameRecord.currentVersion else {
                 throw Invalid("\(name): line \(number): unknown frame record version \(v) (this build reads \(FrameRecord.currentVersion))")
             }
-            if log.end != nil { throw Invalid("\(name): line \(number): frame record after the end record") }
+            if log.end != nil || log.rotated != nil { throw Invalid("\(name): line \(number): frame record after the end record") }
             let record: FrameRecord
             do {
                 record = try decoder.decode(FrameRecord.self, from: d)

@@ -141,6 +141,10 @@ public final class DRMDevice {
         try setMaster()
     }
 
+    /// The name a fake device used as a simulator reports (``FakeDRMDevice/simulatorName``);
+    /// nil on a real card and on a fake standing in for one.
+    public var simulatorName: String? { (sys as? FakeDRMDevice)?.simulatorName }
+
     /// CLOCK_MONOTONIC now, in ns (the fake device's virtual clock on the fake).
     public func monotonicNow() -> Int64 { sys.monotonicNow() }
 

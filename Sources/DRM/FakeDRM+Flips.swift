@@ -41,7 +41,9 @@ extension FakeDRMDevice {
             let delay = flipDelays.isEmpty ? 0 : flipDelays.removeFirst()
             let seq = vblank(crtc, at: clock).seq + 1 + UInt64(delay)
             at = vblankTime(crtc, seq: seq)
-            event = DRMEvent(kind: .flipComplete, crtcID: crtc, sequence: seq & 0xffff_ffff, timestampNs: at / 1000 * 1000, userData: userData)
+            let stamp = at + jitter(crtc, seq)
+            event = DRMEvent(kind: .flipComplete, crtcID: crtc, sequence: seq & 0xffff_ffff, timestampNs: stamp / 1000 * 1000, userData: userData)
+            at = max(at, stamp)
         } else {
             at = clock + commitLatencyNs
             event = DRMEvent(kind: .flipComplete, crtcID: crtc, sequence: 0, timestampNs: at / 1000 * 1000, userData: userData)
@@ -126,7 +128,7 @@ extension FakeDRMDevice {
         guard hasVBlank else { throw Errno.eopnotsupp }
         guard crtcState[crtc]?.active == true else { throw Errno.invalidArgument }
         let v = vblank(crtc, at: clock)
-        return VBlankReading(sequence: v.seq, timestampNs: v.time)
+        return VBlankReading(sequence: v.seq, timestampNs: v.time + jitter(crtc, v.seq))
     }
 
     func crtcQueueSequence(_ fd: Int32, _ crtc: CRTCID, flags: SequenceFlags, sequence: UInt64, userData: UInt64) throws -> UInt64 {
@@ -137,8 +139,9 @@ extension FakeDRMDevice {
         var target = flags.contains(.relative) ? now + sequence : sequence
         if target <= now && flags.contains(.nextOnMiss) { target = now + 1 }
         let at = max(vblankTime(crtc, seq: target), clock)
-        pending.append(PendingEvent(readyAt: at + receiptLatencyNs,
-                                    event: DRMEvent(kind: .sequence, sequence: target, timestampNs: at, userData: userData),
+        let stamp = at + jitter(crtc, target)
+        pending.append(PendingEvent(readyAt: max(at, stamp) + receiptLatencyNs,
+                                    event: DRMEvent(kind: .sequence, sequence: target, timestampNs: stamp, userData: userData),
                                     fb: nil, crtc: crtc))
         return target
     }
@@ -148,7 +151,7 @@ extension FakeDRMDevice {
         guard hasVBlank else { throw Errno.eopnotsupp }
         guard crtcIndex < crtcs.count, crtcState[crtcs[crtcIndex].id]?.active == true else { throw Errno.invalidArgument }
         let v = vblank(crtcs[crtcIndex].id, at: clock)
-        return VBlankReading(sequence: v.seq & 0xffff_ffff, timestampNs: v.time / 1000 * 1000)
+        return VBlankReading(sequence: v.seq & 0xffff_ffff, timestampNs: (v.time + jitter(crtcs[crtcIndex].id, v.seq)) / 1000 * 1000)
     }
 
     func waitVBlankEvent(_ fd: Int32, crtcIndex: Int, absoluteSequence: UInt32, userData: UInt64) throws -> UInt32 {
@@ -162,8 +165,9 @@ extension FakeDRMDevice {
         if Int64(bitPattern: target &- now) < 0 { target = now + 1 }
         if target <= now { target = now + 1 }
         let at = vblankTime(crtc, seq: target)
-        pending.append(PendingEvent(readyAt: at + receiptLatencyNs,
-                                    event: DRMEvent(kind: .vblank, sequence: target & 0xffff_ffff, timestampNs: at / 1000 * 1000, userData: userData),
+        let stamp = at + jitter(crtc, target)
+        pending.append(PendingEvent(readyAt: max(at, stamp) + receiptLatencyNs,
+                                    event: DRMEvent(kind: .vblank, sequence: target & 0xffff_ffff, timestampNs: stamp / 1000 * 1000, userData: userData),
                                     fb: nil, crtc: crtc))
         return UInt32(truncatingIfNeeded: target)
     }
@@ -171,6 +175,7 @@ extension FakeDRMDevice {
     func poll(_ fd: Int32, timeoutNs: Int64) throws -> Bool {
         try record("poll")
         let deadline = clock + max(0, timeoutNs)
+        if usesWallClock { return try wallPoll(until: deadline) }
         guard let first = pending.map(\.readyAt).min(), first <= deadline else {
             clock = deadline
             return false
@@ -193,7 +198,16 @@ extension FakeDRMDevice {
         for p in ready { events.append(p.event) }
     }
 
-    func monotonicNow() -> Int64 { clock }
+    func monotonicNow() -> Int64 {
+        syncWallClock()
+        return clock
+    }
 
-    func busyWait(until deadline: Int64) { clock = max(clock, deadline) }
+    func busyWait(until deadline: Int64) {
+        if usesWallClock {
+            while !wallSleep(until: deadline) {}
+            return
+        }
+        clock = max(clock, deadline)
+    }
 }

@@ -43,6 +43,21 @@ public final class FakeDRMDevice: DRMSystem {
     public var receiptLatencyNs: Int64 = 40_000
     /// The next flips each miss this many extra vblanks (consumed front first).
     public var flipDelays: [Int] = []
+    /// The vblank period follows this rate instead of the mode's timing (a panel whose real
+    /// clock differs from its nominal refresh); nil: the mode's `refreshInterval`.
+    public var refreshOverrideHz: Double?
+    /// Event timestamps move by up to ± this much from the vblank grid (the same offset for a
+    /// given CRTC and sequence every time it is read), drawn from ``jitterSeed``.
+    public var vblankJitterNs: Int64 = 0
+    /// The seed of the timestamp jitter.
+    public var jitterSeed: UInt64 = 0
+    /// False (default): the virtual clock, which moves only when the code under test waits.
+    /// True: CLOCK_MONOTONIC, and waits sleep for real. Set before the first call.
+    public var usesWallClock = false
+    /// Nil: the device stands in for a real card (unit tests), and a `KMSDisplay` over it
+    /// reports the name "kms". Set (the CLI's `--backend fake-drm` sets "fake-drm"): the name a
+    /// `KMSDisplay` over it reports, so that no summary takes the simulator for a real panel.
+    public var simulatorName: String?
 
     /// A scripted connector.
     public struct FakeConnector {
@@ -53,10 +68,15 @@ public final class FakeDRMDevice: DRMSystem {
         public var modes: [ModeInfo]
         public var encoders: [EncoderID]
         public var edid: [UInt8]?
+        /// Physical size when connected (drm_info's phy_width/phy_height); nil: 260x195.
+        public var sizeMM: (width: Int, height: Int)?
+        /// Further properties by name (`vrr_capable`, `non-desktop`), read-only range values.
+        public var properties: [String: UInt64]
         public init(id: ConnectorID, type: UInt32 = 15, typeID: UInt32 = 1, status: ConnectionStatus = .connected,
-                    modes: [ModeInfo], encoders: [EncoderID], edid: [UInt8]? = nil) {
+                    modes: [ModeInfo], encoders: [EncoderID], edid: [UInt8]? = nil,
+                    sizeMM: (width: Int, height: Int)? = nil, properties: [String: UInt64] = [:]) {
             self.id = id; self.type = type; self.typeID = typeID; self.status = status; self.modes = modes
-            self.encoders = encoders; self.edid = edid
+            self.encoders = encoders; self.edid = edid; self.sizeMM = sizeMM; self.properties = properties
         }
     }
 
@@ -112,10 +132,12 @@ public final class FakeDRMDevice: DRMSystem {
 
     /// Makes the `index`-th CRTC already show `mode` (as fbcon would leave it) with a
     /// framebuffer the fake pretends someone else owns.
-    public func preset(crtcIndex: Int = 0, mode: ModeInfo, framebuffer: FramebufferID = FramebufferID(900)) {
+    /// `connectors` (default: the first connector) are the ones it drives.
+    public func preset(crtcIndex: Int = 0, mode: ModeInfo, framebuffer: FramebufferID = FramebufferID(900),
+                       connectors driven: [ConnectorID]? = nil) {
         ensureState()
         let id = crtcs[crtcIndex].id
-        crtcState[id] = CRTCRuntime(mode: mode, fb: framebuffer, connectors: [connectors[0].id],
+        crtcState[id] = CRTCRuntime(mode: mode, fb: framebuffer, connectors: driven ?? [connectors[0].id],
                                     baseSeq: 0, baseTime: clock)
         foreignFBs.insert(framebuffer.rawValue)
     }
@@ -180,6 +202,7 @@ public final class FakeDRMDevice: DRMSystem {
 
     func ensureState() {
         guard !stateReady else { return }
+        syncWallClock()
         stateReady = true
         for c in crtcs where crtcState[c.id] == nil {
             crtcState[c.id] = CRTCRuntime(mode: c.mode, fb: c.framebufferID, baseTime: clock)
@@ -194,6 +217,7 @@ public final class FakeDRMDevice: DRMSystem {
     func record(_ call: String) throws {
         calls.append(call)
         ensureState()
+        syncWallClock()
         if var list = injected[call], !list.isEmpty {
             let e = list.removeFirst()
             injected[call] = list
@@ -211,6 +235,7 @@ public final class FakeDRMDevice: DRMSystem {
     func crtcIndex(_ id: CRTCID) -> Int? { crtcs.firstIndex { $0.id == id } }
 
     func period(_ rt: CRTCRuntime) -> Int64 {
+        if let hz = refreshOverrideHz, hz > 0, rt.mode != nil { return Int64((1e9 / hz).rounded()) }
         let p = rt.mode?.refreshInterval ?? 0
         return p > 0 ? Int64(p.rounded()) : 16_666_667
     }
@@ -297,6 +322,7 @@ public final class FakeDRMDevice: DRMSystem {
             (prop("DPMS"), 0),
             (prop("CRTC_ID"), UInt64(crtc)),
         ]
+        for (k, v) in c.properties.sorted(by: { $0.key < $1.key }) where !out.contains(where: { $0.id == prop(k) }) { out.append((prop(k), v)) }
         for (k, v) in propValues[c.id.rawValue] ?? [:] where !out.contains(where: { $0.id == k }) { out.append((k, v)) }
         return out
     }
@@ -305,8 +331,9 @@ public final class FakeDRMDevice: DRMSystem {
         try record("drmModeGetConnector")
         guard let c = connectors.first(where: { $0.id == id }) else { throw Errno.noSuchFileOrDirectory }
         let enc = crtcState.contains { $0.value.connectors.contains(id) } ? c.encoders.first ?? EncoderID(0) : EncoderID(0)
+        let size: (width: Int, height: Int) = c.status == .connected ? c.sizeMM ?? (260, 195) : (0, 0)
         return Connector(id: c.id, encoderID: enc, type: c.type, typeID: c.typeID, status: c.status,
-                         widthMM: c.status == .connected ? 260 : 0, heightMM: c.status == .connected ? 195 : 0,
+                         widthMM: size.width, heightMM: size.height,
                          modes: c.status == .connected ? c.modes : [], encoders: c.encoders, properties: connectorProps(c))
     }
 
@@ -332,9 +359,11 @@ public final class FakeDRMDevice: DRMSystem {
     func getPlane(_ fd: Int32, _ id: PlaneID) throws -> Plane {
         try record("drmModeGetPlane")
         guard var p = planes.first(where: { $0.plane.id == id })?.plane else { throw Errno.noSuchFileOrDirectory }
-        if planes.first(where: { $0.plane.id == id })?.kind == .primary, let c = crtcs.first {
-            p.crtcID = crtcState[c.id]?.active == true ? c.id : CRTCID(0)
-            p.framebufferID = crtcState[c.id]?.fb ?? FramebufferID(0)
+        // A primary plane shows its CRTC's framebuffer: the one it was bound to, else the first it can drive.
+        if planes.first(where: { $0.plane.id == id })?.kind == .primary,
+           let c = planeBinding[id.rawValue] ?? crtcs.indices.first(where: { p.possibleCRTCs & (1 << UInt32($0)) != 0 }).map({ crtcs[$0].id }) {
+            p.crtcID = crtcState[c]?.active == true ? c : CRTCID(0)
+            p.framebufferID = crtcState[c]?.fb ?? FramebufferID(0)
         }
         return p
     }

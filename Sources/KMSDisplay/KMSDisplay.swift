@@ -25,7 +25,8 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     public let swapchain: Swapchain
     let shadow: ShadowBuffer
 
-    public var name: String { "kms" }
+    /// "kms", or the simulator's name on a fake DRM device used as one ("fake-drm").
+    public var name: String { device.simulatorName ?? "kms" }
     public var crtcID: UInt32 { output.crtc.rawValue }
     public let refreshInterval: Double
     /// Nil: VRR is not enabled by this backend.

@@ -12,6 +12,10 @@ import KMSDisplay
 ///   exists but cannot be opened or mastered (EACCES, another DRM master, EBUSY) is an error
 ///   with the reason and what to do, never a fallback. `validate` never falls back: judging the
 ///   simulator needs `--backend fake`.
+/// - `fake-drm[:PROFILE]`: the real KMS code (``KMSDisplay``) over a fake DRM device playing a
+///   ``FakeDRMProfile`` (default: the vkms capture), on virtual time (or the wall clock with
+///   `--fake-clock wall`); it names itself "fake-drm" in every summary, so it is a simulator
+///   too, chosen only when asked for.
 enum BackendChoice {
     /// Who asks: `validate` refuses the fallback.
     enum Purpose { case run, validate }
@@ -29,6 +33,9 @@ enum BackendChoice {
             return (FakeDisplay(fake), nil)
         case "kms":
             return (try openKMS(device: device, connector: connector, mode: mode, source: source), nil)
+        case let b where isFakeDRM(b):
+            let fakeDRM = try fakeDRMDevice(b, wallClock: fake.clock == .wall, seed: fake.seed)
+            return (try openKMS(device: device, connector: connector, mode: mode, source: .fake(fakeDRM)), nil)
         case "auto":
             if device == nil && source.discover().isEmpty {
                 if purpose == .validate { throw CLIFailure(validateNeedsDisplay) }
@@ -37,8 +44,18 @@ enum BackendChoice {
             }
             return (try openKMS(device: device, connector: connector, mode: mode, source: source), nil)
         default:
-            throw CLIFailure("--backend must be auto, kms or fake")
+            throw CLIFailure("--backend must be auto, kms, fake or fake-drm[:PROFILE]")
         }
+    }
+
+    /// True for `fake-drm` and `fake-drm:PROFILE`.
+    static func isFakeDRM(_ backend: String) -> Bool { backend == "fake-drm" || backend.hasPrefix("fake-drm:") }
+
+    /// The fake DRM device `backend` (`fake-drm[:PROFILE]`) names; throws a one-line error for a
+    /// profile that cannot be found or read.
+    static func fakeDRMDevice(_ backend: String, wallClock: Bool = false, seed: UInt64 = 0) throws -> FakeDRMDevice {
+        let spec = backend.hasPrefix("fake-drm:") ? String(backend.dropFirst("fake-drm:".count)) : nil
+        return try FakeDRMProfile.load(spec).makeDevice(wallClock: wallClock, seed: seed)
     }
 
     private static func openKMS(device: String?, connector: String?, mode: String?, source: DeviceSource) throws -> KMSDisplay {

@@ -7,6 +7,10 @@ import KMSDisplay
 struct ListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list", abstract: "List DRM devices, connectors, modes, CRTCs and planes.",
+        usage: """
+            cadence list [--backend <backend>] [--device <device>] [--json]
+                   [--session <session>]
+            """,
         discussion: """
             For every /dev/dri/card* (or --device): driver and version, capabilities,
             connectors by kernel name with status and EDID size, every mode with its
@@ -23,7 +27,11 @@ struct ListCommand: ParsableCommand {
               cadence list                        every card
               cadence list --device /dev/dri/card1
               cadence list --json                 one JSON object: {"devices": [...]}
+              cadence list --backend fake-drm:amdgpu-vrr   a shipped fake DRM profile
             """)
+
+    @Option(name: .long, help: "kms (the /dev/dri cards; auto is the same) or fake-drm[:PROFILE] (a fake DRM device from a drm_info -j profile).")
+    var backend: String = "auto"
 
     @Option(name: .long, help: "A DRM card node (default: every /dev/dri/card*).")
     var device: String?
@@ -38,9 +46,20 @@ struct ListCommand: ParsableCommand {
     }
 
     private func execute() throws {
-        let source = try sessionOptions.source(command: "list")
+        var source = try sessionOptions.source(command: "list")
+        var profile: FakeDRMProfile?
+        if BackendChoice.isFakeDRM(backend) {
+            let p = try FakeDRMProfile.load(backend.hasPrefix("fake-drm:") ? String(backend.dropFirst(9)) : nil)
+            source = .fake(p.makeDevice(wallClock: false, seed: 0))
+            profile = p
+        } else if backend != "auto" && backend != "kms" {
+            throw CLIFailure("--backend must be auto, kms or fake-drm[:PROFILE]")
+        }
         let paths: [String]
-        if let device {
+        if let profile {
+            paths = [device ?? profile.node]
+            if !json { print("fake DRM device (simulator) from profile \(profile.path): \(profile.description)") }
+        } else if let device {
             paths = [device]
         } else {
             paths = DRMDevice.discover()
@@ -61,7 +80,10 @@ struct ListCommand: ParsableCommand {
                 failures.append(e)
             }
         }
-        if json { print(JSON.object([("devices", .array(reports))]).rendered) }
+        if json {
+            let sim: [(String, JSON)] = profile.map { [("backend", .string("fake-drm")), ("profile", .string($0.path))] } ?? []
+            print(JSON.object(sim + [("devices", .array(reports))]).rendered)
+        }
         if failures.count == paths.count {
             throw CLIFailure("no listable DRM device among \(paths.count) nodes")
         }

@@ -13,9 +13,10 @@ struct MeasureCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "measure", abstract: "Measure a panel's real refresh from kernel flip timestamps.",
         usage: """
-            cadence measure [--device <device>] [--connector <connector>]
-                   [--mode <mode>] [--duration <duration>] [--allocator <allocator>]
-                   [--api <api>] [--json] [--trace]
+            cadence measure [--backend <backend>] [--device <device>]
+                   [--connector <connector>] [--mode <mode>] [--duration <duration>]
+                   [--allocator <allocator>] [--api <api>] [--json] [--trace]
+                   [--session <session>]
             """,
         discussion: """
             Sets the mode, page-flips at every vblank for the duration and reports the
@@ -42,10 +43,14 @@ struct MeasureCommand: ParsableCommand {
               cadence measure --connector HDMI-A-1 --mode 1920x1080@60
               cadence measure --mode 1024x768@144 --trace    a built mode, every flip
               cadence measure --allocator gbm --api legacy
+              cadence measure --backend fake-drm:two-crtc --connector DP-1
             """)
 
     @Option(name: .long, help: "DRM card node (default: the first /dev/dri/card*).")
     var device: String?
+
+    @Option(name: .long, help: "kms (the default) or fake-drm[:PROFILE]: the KMS code over a fake DRM device from a drm_info -j profile, on virtual time.")
+    var backend: String = "kms"
 
     @Option(name: .long, help: "Connector name, e.g. Virtual-1 or HDMI-A-1 (default: the first connected).")
     var connector: String?
@@ -84,9 +89,15 @@ struct MeasureCommand: ParsableCommand {
         guard let modesetAPI = ModesetAPI(rawValue: api) else {
             throw CLIFailure("invalid --api '\(api)': expected atomic, legacy or auto")
         }
-        let devices = try sessionOptions.source(command: "measure")
-        let path = try selecting { try OutputSelection.devicePath(device) }
+        var devices = try sessionOptions.source(command: "measure")
+        if BackendChoice.isFakeDRM(backend) {
+            devices = .fake(try BackendChoice.fakeDRMDevice(backend))
+        } else if backend != "kms" && backend != "auto" {
+            throw CLIFailure("--backend must be kms or fake-drm[:PROFILE]")
+        }
+        let path = try selecting { try OutputSelection.devicePath(device, discovered: devices.discover()) }
         let dev = try selecting { try OutputSelection.open(path, source: devices) }
+        if let sim = dev.simulatorName { printError("notice: \(sim): a fake DRM device (simulator) on virtual time, not a panel") }
         let driver = try describing(path) { try dev.version() }
         let selection = try selecting { try OutputSelection.select(device: dev, connector: connector, mode: mode) }
         let conn = selection.connector
@@ -139,8 +150,10 @@ struct MeasureCommand: ParsableCommand {
         let m = RefreshMeasurement(flips: recording.flips, nominalRefreshHz: chosen.refreshHz, hardwareVBlank: recording.vblank == .hardware)
         let source = selection.source
         if json {
-            print(Self.json(m, driver: driver.name, path: path, connector: conn.name, mode: chosen, source: source,
-                            api: output.api, allocator: alloc, duration: duration, vblank: recording.vblank).rendered)
+            var j = Self.json(m, driver: driver.name, path: path, connector: conn.name, mode: chosen, source: source,
+                              api: output.api, allocator: alloc, duration: duration, vblank: recording.vblank)
+            if let sim = dev.simulatorName, case .object(let fields) = j { j = .object([("backend", .string(sim))] + fields) }
+            print(j.rendered)
         } else {
             print(Self.text(m, driver: driver.name, path: path, connector: conn.name, mode: chosen, source: source,
                             api: output.api, allocator: alloc, vblank: recording.vblank))

@@ -45,6 +45,8 @@ struct ObserveCommand: ParsableCommand {
     @Option(help: "The rate the clients are meant to flip at (Hz); default: each client's dominant interval.") var expectRate: Double?
     @Option(help: "Write one JSON line per observed flip (kind \"observed\").") var log: String?
     @Option(help: "Write one CSV row per observed flip.") var csv: String?
+    @Option(name: .customLong("log-max-size"), help: "Rotate the --log file before it grows past SIZE (10M, 512K, 1G or bytes; at least 64K): FILE, FILE.1, …") var logMaxSize: String?
+    @Option(name: .customLong("log-keep"), parsing: .unconditional, help: "With --log-max-size: keep N earlier files (default 5, 0 = only the current one).") var logKeep: Int?
     @Flag(help: "Print the summary as JSON.") var json = false
     @Option(help: "Serve Prometheus metrics at http://ADDRESS:PORT/metrics during the run.") var metricsPort: UInt16?
     @Option(help: "Address for --metrics-port.") var metricsAddress = "127.0.0.1"
@@ -78,6 +80,7 @@ struct ObserveCommand: ParsableCommand {
             o.fromTrace = fromTrace
             o.tracefs = tracefs
             o.saveTrace = saveTrace
+            o.logRotation = try RunOutputs.rotation(log: log, maxSize: logMaxSize, keep: logKeep)
             o.statusLine = !quiet
             let (result, source, _) = try o.run()
             if json {

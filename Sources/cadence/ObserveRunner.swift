@@ -1,5 +1,6 @@
 import CadenceCore
 import CadenceMetrics
+import CadenceReport
 import DRMTrace
 import Foundation
 import KMSDisplay
@@ -13,6 +14,8 @@ struct ObserveSettings {
     var duration: Double = 10
     var expectRate: Double?
     var log: String?
+    /// `--log-max-size`/`--log-keep`: the log rotates (nil: one file).
+    var logRotation: LogRotation?
     var csv: String?
     var metricsPort: UInt16?
     var metricsAddress = "127.0.0.1"
@@ -40,7 +43,7 @@ struct ObserveSettings {
         }
         let session = try ObserveSession(
             onlyCRTC: onlyCRTC, expectRate: expectRate, displays: displays, logPath: log, csvPath: csv,
-            metricsTextfile: metricsTextfile, clientsRoot: fromTrace == nil ? DRMClients.defaultRoot : nil)
+            metricsTextfile: metricsTextfile, clientsRoot: fromTrace == nil ? DRMClients.defaultRoot : nil, logRotation: logRotation)
         session.keepReports = keepFrames
         if fromTrace == nil { session.rereadDevice = device }
         var endpoint: MetricsEndpoint?

@@ -21,7 +21,9 @@ final class ObserveSession {
     private var vblanks: [Int32: Int] = [:]
     private var clients: [ClientKey: ObservedCadence] = [:]
     private var order: [ClientKey] = []
-    private var log: LineFile?
+    private var log: RotatingLineFile?
+    private var logFrames = 0
+    private var logFramesBefore = 0
     private var csv: LineFile?
     private let textfile: String?
     private var incomplete: [String] = []
@@ -39,16 +41,26 @@ final class ObserveSession {
     private(set) var reports: [ClientKey: [FrameReport]] = [:]
 
     init(onlyCRTC: Int32?, expectRate: Double?, displays: ObservedDisplays, logPath: String?, csvPath: String?, metricsTextfile: String?,
-         clientsRoot: String? = nil) throws {
+         clientsRoot: String? = nil, logRotation: LogRotation? = nil) throws {
         self.clientsRoot = clientsRoot
         self.onlyCRTC = onlyCRTC
         self.expectRate = expectRate
         self.displays = displays
         textfile = metricsTextfile
-        log = try logPath.map { try LineFile(path: $0) }
+        log = try logPath.map { try RotatingLineFile(path: $0, rotation: logRotation) }
         csv = try csvPath.map { try LineFile(path: $0) }
         write(&csv, "csv", "crtc,client,pid,sequence,flip_ns,commit_ns,interval_refreshes,dropped_refreshes,hitch_ns,cause,exact")
-        write(&log, "log", #"{"record":"observe","version":1}"#)
+        // A rotated log's every file starts with the header and a continuation record and the
+        // file left behind ends with a rotated record (as a run log's, see RunLogWriter).
+        let header = #"{"record":"observe","version":1}"#
+        log?.preamble = { [unowned self] k in
+            [Array(header.utf8), Array(#"{"framesBefore":\#(self.logFrames),"record":"continuation","segment":\#(k),"version":1}"#.utf8)]
+        }
+        log?.trailer = { [unowned self] k in
+            defer { self.logFramesBefore = self.logFrames }
+            return Array(#"{"frames":\#(self.logFrames - self.logFramesBefore),"record":"rotated","segment":\#(k),"version":1}"#.utf8)
+        }
+        writeLog(header, record: false)
     }
 
     /// Called about once a second while observing, with the status of ``statusClient`` (or
@@ -153,7 +165,7 @@ final class ObserveSession {
                 metrics.record(r, labels: labels(key), refreshHz: 1e9 / period, expectedInterval: c.expectedInterval)
                 let cause = r.cause?.rawValue ?? ""
                 write(&csv, "csv", "\(f.crtc),\(name),\(task?.pid ?? 0),\(f.sequence),\(f.timestamp),\(f.committedAt ?? 0),\(r.intervalRefreshes),\(r.droppedRefreshes),\(r.hitch),\(cause),\(f.exact)")
-                write(&log, "log", #"{"record":"frame","kind":"observed","crtc":\#(f.crtc),"client":"\#(jsonEscape(name))","pid":\#(task?.pid ?? 0),"file":"\#(String(f.file, radix: 16))","sequence":\#(f.sequence),"flipNs":\#(f.timestamp),"commitNs":\#(f.committedAt ?? 0),"deliveredNs":\#(f.deliveredAt),"intervalNs":\#(r.interval),"intervalRefreshes":\#(r.intervalRefreshes),"expectedRefreshes":\#(c.expectedInterval),"targetNs":\#(r.targetTime),"targetSequence":\#(r.targetSequence),"droppedRefreshes":\#(r.droppedRefreshes),"hitchNs":\#(r.hitch),"cause":\#(r.cause.map { "\"\($0.rawValue)\"" } ?? "null"),"exact":\#(f.exact)}"#)
+                writeLog(#"{"record":"frame","kind":"observed","crtc":\#(f.crtc),"client":"\#(jsonEscape(name))","pid":\#(task?.pid ?? 0),"file":"\#(String(f.file, radix: 16))","sequence":\#(f.sequence),"flipNs":\#(f.timestamp),"commitNs":\#(f.committedAt ?? 0),"deliveredNs":\#(f.deliveredAt),"intervalNs":\#(r.interval),"intervalRefreshes":\#(r.intervalRefreshes),"expectedRefreshes":\#(c.expectedInterval),"targetNs":\#(r.targetTime),"targetSequence":\#(r.targetSequence),"droppedRefreshes":\#(r.droppedRefreshes),"hitchNs":\#(r.hitch),"cause":\#(r.cause.map { "\"\($0.rawValue)\"" } ?? "null"),"exact":\#(f.exact)}"#)
             }
         }
     }
@@ -181,6 +193,21 @@ final class ObserveSession {
 
     private func labels(_ k: ClientKey) -> FrameMetrics.Labels {
         FrameMetrics.Labels(connector: displays.connector(k.crtc), crtc: Int(k.crtc), client: clientName(k.file))
+    }
+
+    /// One log line; a frame line may start a new file first (`--log-max-size`), other lines never do.
+    private func writeLog(_ line: String, record: Bool = true) {
+        guard let f = log else { return }
+        do {
+            try f.write(line: Array(line.utf8), record: record, mayRotate: record)
+            if record { logFrames += 1 }
+        } catch {
+            // The lines written stay (a killed run's log reads the same).
+            incomplete.append("log \(f.path): \(logFrames) flips, no end line (\(error))")
+            StandardStreams.errorLine("cadence observe: logging stopped after \(logFrames) flips: \(error); observing goes on and the lines written stay")
+            f.close()
+            log = nil
+        }
     }
 
     private func write(_ file: inout LineFile?, _ what: String, _ line: String) {
@@ -238,7 +265,7 @@ final class ObserveSession {
             let enc = JSONEncoder()
             enc.outputFormatting = [.sortedKeys]
             if let d = try? enc.encode(result) {
-                write(&log, "log", #"{"record":"end","observe":"# + String(decoding: d, as: UTF8.self) + "}")
+                writeLog(#"{"record":"end","observe":"# + String(decoding: d, as: UTF8.self) + "}", record: false)
             }
             l.close()
         }

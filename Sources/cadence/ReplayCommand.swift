@@ -44,6 +44,8 @@ struct ReplayCommand: ParsableCommand {
         var equal: Bool
         var differences: [String]
         var divergences: Int
+        /// What was replayed when not a whole run (a file of a rotated log).
+        var note: String?
     }
 
     func run() throws {
@@ -69,12 +71,13 @@ struct ReplayCommand: ParsableCommand {
         if json {
             let enc = JSONEncoder()
             enc.outputFormatting = [.sortedKeys]
-            let o = Output(replayed: result.replayed, recorded: result.recorded, equal: equal, differences: result.differences, divergences: result.divergences)
+            let o = Output(replayed: result.replayed, recorded: result.recorded, equal: equal, differences: result.differences, divergences: result.divergences, note: result.note)
             print(String(decoding: try enc.encode(o), as: UTF8.self))
         } else {
             let s = result.replayed
             let f = { (v: Double) in String(format: "%.3f", v) }
             print("replayed          \(runLog.records.count) logged frames of a \(runLog.header?.backend ?? "?") run at \(f(s.refreshHz)) Hz")
+            if let n = result.note { print("file              \(n)") }
             print("frames            \(s.frames)  presented \(s.presented) (on time \(s.onTime), late \(s.late))  discarded \(s.discarded)")
             print("dropped           \(s.droppedRefreshes) refreshes in \(s.dropEvents) events  hitch \(f(s.hitchTimeRatio)) ms/s")
             print("interval ms       mean \(f(s.intervalMs.mean))  p50 \(f(s.intervalMs.p50))  p99 \(f(s.intervalMs.p99))  max \(f(s.intervalMs.max))")

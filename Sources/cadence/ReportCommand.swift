@@ -88,7 +88,7 @@ struct ReportCommand: ParsableCommand {
         for (path, bytes) in outputs {
             print("wrote \(path) (\(bytes.count) bytes)")
         }
-        print("\(runLog.records.count) frames, \(s.droppedRefreshes) dropped refreshes in \(s.dropEvents) events, \(chart.drops.count) frames marked\(runLog.end == nil ? " (log has no end line: the run did not finish)" : "")")
+        print("\(runLog.records.count) frames, \(s.droppedRefreshes) dropped refreshes in \(s.dropEvents) events, \(chart.drops.count) frames marked\(runLog.segmentDescription.map { " (\($0))" } ?? (runLog.end == nil ? " (log has no end line: the run did not finish)" : ""))")
     }
 
     /// The run log, or for an observe log the chosen client's flips as a run log (printing

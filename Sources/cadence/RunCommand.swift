@@ -23,6 +23,9 @@ struct RunCommand: ParsableCommand {
             virtual time; auto (the default) is kms, or the fake display when the machine
             has no DRM card at all (it says so in one line). A card that cannot be opened
             or mastered (no permission, another DRM master) is an error, not a fallback.
+            fake-drm[:PROFILE] runs the KMS code over a fake DRM device playing a drm_info
+            -j profile (a file, or a shipped name: vkms (default), bochs, virtio-gpu,
+            amdgpu-vrr, two-crtc); virtual time unless --fake-clock wall.
 
             --rate picks a divisor of the refresh (on 60 Hz: 60, 30, 20, 15, ...). Any
             rate inside a VRR range exists only on the fake display (--fake-vrr): KMS VRR
@@ -49,9 +52,11 @@ struct RunCommand: ParsableCommand {
               cadence run --backend fake --adapt --render-cost 100-199:20 --frames 400 --log adapt.jsonl
               cadence run --backend fake --min-duration 34 --frames 120
               cadence run --backend fake --fake-vrr 48:120 --rate 48:120:90 --frames 300
+              cadence run --duration 0 --log run.jsonl --log-max-size 10M --log-keep 5
+                                                           until stopped, rotating the log
             """)
 
-    @Option(help: "Display: auto (kms; fake only when the machine has no DRM card), kms or fake.")
+    @Option(help: "Display: auto (kms; fake only when the machine has no DRM card), kms, fake or fake-drm[:PROFILE].")
     var backend: String = "auto"
     @Option(help: "DRM card node for --backend kms (default: the first /dev/dri/card*).")
     var device: String?
@@ -83,7 +88,7 @@ struct RunCommand: ParsableCommand {
     var latency: Int = 1
     @Option(parsing: .unconditional, help: "Stop after N frames.")
     var frames: Int?
-    @Option(parsing: .unconditional, help: "Stop after S seconds (default 5 when --frames is not given).")
+    @Option(parsing: .unconditional, help: "Stop after S seconds (default 5 when --frames is not given; 0 = until SIGINT/SIGTERM/SIGHUP).")
     var duration: Double?
     @Option(parsing: .unconditional, help: "Seed for the fake display's jitter.")
     var seed: UInt64 = 0
@@ -191,8 +196,9 @@ struct RunCommand: ParsableCommand {
         c.latency = latency
         c.frames = frames
         if let s = duration {
-            guard s.isFinite, s > 0, s <= 86_400 else { throw CLIFailure("--duration must be seconds > 0") }
-            c.duration = Nanoseconds((s * 1e9).rounded())
+            guard s.isFinite, s >= 0, s <= 86_400 else { throw CLIFailure("--duration must be 0 (until stopped) to 86400 seconds") }
+            // 0: until SIGINT/SIGTERM/SIGHUP (or --frames).
+            c.duration = s == 0 ? nil : Nanoseconds((s * 1e9).rounded())
         } else if frames == nil {
             c.duration = 5_000_000_000
         }
@@ -203,7 +209,25 @@ struct RunCommand: ParsableCommand {
         return c
     }
 
+    /// The fake display's timing options given on the command line (they shape only
+    /// `--backend fake`; a fake DRM device takes its timing from its profile).
+    func fakeDisplayTimingOptionsGiven() -> [String] {
+        var used: [String] = []
+        if fakeRefresh != 60 { used.append("--fake-refresh") }
+        if fakeVRR != nil { used.append("--fake-vrr") }
+        if fakeJitterUs != 0 { used.append("--fake-jitter-us") }
+        if fakeDriftPPM != 0 { used.append("--fake-drift-ppm") }
+        return used
+    }
+
     func makeFakeConfiguration(surface: Bool) throws -> FakeDisplayConfiguration {
+        let timing = fakeDisplayTimingOptionsGiven()
+        if !timing.isEmpty, backend == "kms" || BackendChoice.isFakeDRM(backend) {
+            let source = backend == "kms" ? "a real display has its own timing"
+                : "a fake DRM device takes its timing from its profile's \"cadence\" section"
+            let verb = timing.count == 1 ? "is" : "are"
+            throw CLIFailure("\(timing.joined(separator: ", ")) \(verb) for --backend fake only: \(source)")
+        }
         guard fakeRefresh.isFinite, fakeRefresh > 0, fakeRefresh <= 1000 else {
             throw CLIFailure("--fake-refresh must be a rate in Hz between 0 and 1000")
         }
@@ -244,6 +268,7 @@ struct RunCommand: ParsableCommand {
     /// The display driver for the log header: the DRM driver's name and version, or "fake display".
     static func driverName(_ display: any DisplayBackend) -> String {
         guard let k = display as? KMSDisplay else { return display.name == "fake" ? "fake display" : display.name }
+        if let sim = k.device.simulatorName, let v = try? k.device.version() { return "\(v.name) \(v.versionString) (\(sim) profile)" }
         guard let v = try? k.device.version() else { return "unknown DRM driver" }
         return "\(v.name) \(v.versionString)"
     }

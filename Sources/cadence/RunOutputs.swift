@@ -11,6 +11,10 @@ struct RunOutputOptions: ParsableArguments {
     var summary: String?
     @Flag(help: "No live status line on stderr.")
     var quiet = false
+    @Option(name: .customLong("log-max-size"), help: "Rotate the --log file before it grows past SIZE (10M, 512K, 1G or bytes; at least 64K): FILE is the current file, FILE.1 the one before, …; each starts with the header and reads on its own.")
+    var logMaxSize: String?
+    @Option(name: .customLong("log-keep"), parsing: .unconditional, help: "With --log-max-size: keep N earlier files (FILE.1 … FILE.N; default 5, 0 = only the current one); older ones are deleted.")
+    var logKeep: Int?
     @Option(name: .customLong("system-root"), help: ArgumentHelp(
         "Read the log's kernel, CPU, temperature and frequency context from DIR/proc and DIR/sys (tests).",
         visibility: .hidden))
@@ -51,9 +55,10 @@ final class RunOutputs {
     private var vblankFit = RunningLinearFit()
 
     init(log logPath: String?, options: RunOutputOptions) throws {
+        let rotation = try Self.rotation(log: logPath, maxSize: options.logMaxSize, keep: options.logKeep)
         var cleanup: [() -> Void] = []
         do {
-            log = try logPath.map { try RunLogWriter(path: $0) }
+            log = try logPath.map { try RunLogWriter(path: $0, rotation: rotation) }
             if let l = log { cleanup.append { l.file.discard() } }
             csv = try options.csv.map { try CSVExport.Writer(path: $0) }
             if let c = csv { cleanup.append { c.discard() } }
@@ -64,6 +69,26 @@ final class RunOutputs {
         }
         quiet = options.quiet
         probe = SystemProbe(root: options.systemRoot)
+    }
+
+    /// The rotation `--log-max-size` and `--log-keep` ask for (nil: none); a one-line error for
+    /// a bad size or count, or either without `--log`.
+    static func rotation(log: String?, maxSize: String?, keep: Int?) throws -> LogRotation? {
+        guard let text = maxSize else {
+            if keep != nil { throw CLIFailure("--log-keep needs --log-max-size (the size at which the log rotates)") }
+            return nil
+        }
+        guard log != nil else { throw CLIFailure("--log-max-size needs --log FILE") }
+        let bytes: Int64
+        do { bytes = try LogRotation.parseSize(text) } catch { throw CLIFailure("--log-max-size \(error)") }
+        guard bytes >= LogRotation.minimumBytes else {
+            throw CLIFailure("--log-max-size \(text) is below the minimum of 64K (a log file must hold its header and many frames)")
+        }
+        let n = keep ?? LogRotation.defaultKeep
+        guard (0...LogRotation.maximumKeep).contains(n) else {
+            throw CLIFailure("--log-keep must be 0 to \(LogRotation.maximumKeep) (earlier files kept)")
+        }
+        return LogRotation(maxBytes: bytes, keep: n)
     }
 
     /// Runs `body`; when it throws, removes the files opened so far and rethrows.

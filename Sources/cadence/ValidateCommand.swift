@@ -19,7 +19,8 @@ struct ValidateCommand: ParsableCommand {
             validate judges a real display: with --backend auto (the default) and no DRM
             card it exits 2; it judges the fake display (a simulator) only with
             --backend fake, and then says "fake display" in its summary, JUnit XML and
-            verdict line.
+            verdict line; --backend fake-drm[:PROFILE] (the KMS code over a fake DRM
+            device) likewise says "fake DRM device (simulator …)".
 
             How each criterion is measured:
               --max-dropped       dropped refreshes (stale refreshes while a new frame
@@ -115,6 +116,9 @@ struct ValidateCommand: ParsableCommand {
         c.maxJitterMs = maxJitter
         c.minRateHz = minRate
         try c.validate()
+        if options.duration == 0 {
+            throw CLIFailure("--duration 0 (until stopped) is for run and observe: validate judges a window, give seconds > 0")
+        }
         if let w = warmup, !(w.isFinite && w >= 0 && w <= 86_400) { throw CLIFailure("--warmup must be seconds ≥ 0") }
         if let w = window, !(w.isFinite && w > 0 && w <= 86_400) { throw CLIFailure("--window must be seconds > 0") }
         if let w = window, let d = options.duration, d - (warmup ?? 0) < w {
@@ -221,7 +225,8 @@ struct ValidateCommand: ParsableCommand {
                 throw ExitCode(2)
             }
         }
-        let on = summary.backend == "fake" ? " on the fake display (a simulator, not a real panel)" : ""
+        let on = summary.backend == "fake" ? " on the fake display (a simulator, not a real panel)"
+            : JUnitReport.isSimulator(summary.backend) ? " on the fake DRM device (a simulator running the KMS code, not a real panel)" : ""
         print(failed.isEmpty ? "validate: PASS (\(results.count) criteria)\(on)" : "validate: FAIL (\(failed.count) of \(results.count) criteria)\(on)")
         if !failed.isEmpty { throw ExitCode(1) }
         if let code = StandardStreams.incompleteOutputStatus(summary.incompleteOutputs) { throw ExitCode(code) }

@@ -13,10 +13,7 @@ extension ValidateCommand {
         var used: [String] = []
         if o.backend != "auto" { used.append("--backend") }
         if o.mode != nil { used.append("--mode") }
-        if o.fakeRefresh != 60 { used.append("--fake-refresh") }
-        if o.fakeVRR != nil { used.append("--fake-vrr") }
-        if o.fakeJitterUs != 0 { used.append("--fake-jitter-us") }
-        if o.fakeDriftPPM != 0 { used.append("--fake-drift-ppm") }
+        used += o.fakeDisplayTimingOptionsGiven()
         if o.fakeClock != "virtual" { used.append("--fake-clock") }
         if o.rate != nil { used.append("--rate") }
         if o.minDuration != nil { used.append("--min-duration") }
@@ -59,6 +56,7 @@ extension ValidateCommand {
                 throw ValidationCriteria.Invalid("give at least one threshold (--max-dropped, --max-drop-events, --max-drop-event, --refresh-tolerance, --max-jitter, --min-rate)")
             }
             settings.duration = d
+            settings.logRotation = try RunOutputs.rotation(log: options.log, maxSize: options.outputs.logMaxSize, keep: options.outputs.logKeep)
         } catch {
             StandardStreams.errorLine("cadence validate: \(String(describing: error))")
             throw ExitCode(2)

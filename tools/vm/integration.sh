@@ -3,7 +3,8 @@
 # the VM (tools/vm/run.sh) on vkms, bochs and virtio-gpu, plus bad-input and device-error
 # cases (no permission, another DRM master: exit 2 with the reason, never the fake display),
 # and on a VM with no DRM driver at all (`none`: run falls back to the fake display and says
-# so, validate exits 2), and checks the results (tools/vm/integration_check.py). One VM boot
+# so, validate exits 2), a long run on vkms whose log rotates (each file through report), and
+# checks the results (tools/vm/integration_check.py). One VM boot
 # per driver: a guest script runs every case and writes <case>.out/.err/.rc/.time into a
 # shared directory.
 #
@@ -14,6 +15,8 @@
 #             runs on vkms (KMS) and in the VM without a card (the fake display)
 #   --driver  only these drivers (default: all four)
 #   --keep    keep the per-case outputs in DIR (default: a temp dir, removed on success)
+# On every driver `drm_info -j` (the host's drm-info, copied in) is captured and read back with
+# `cadence list --backend fake-drm:<capture>`: the same connectors and modes as `cadence list`.
 # Prints PASS/FAIL per check and `N passed, N failed`; exits non-zero on any failure.
 set -euo pipefail
 
@@ -111,6 +114,9 @@ expect=none
 run smoke 60 vblank-smoke --seconds 2 --expect $expect
 run list 120 cadence list
 run list_json 120 cadence list --json
+# The fake DRM backend reads this very device's drm_info -j capture as a profile.
+drm_info -j >/out/drm_info.json 2>/out/drm_info.err
+run profile_list 60 cadence list --backend fake-drm:/out/drm_info.json --json
 # Panel identity: the connector's EDID through the DRM property and through sysfs (vkms has
 # none; bochs and virtio-gpu carry QEMU's), and validate's --expect-* criteria.
 run edid_connector 60 cadence edid --connector Virtual-1 --json
@@ -152,6 +158,19 @@ if [ "$driver" = vkms ]; then
     held bad_other_master 60 cadence measure --duration 1
     held bad_run_other_master 60 cadence run --duration 1
     held bad_validate_other_master 60 cadence validate --duration 1 --max-dropped 0
+    # Long runs: --duration 0 until SIGTERM, the log rotating at 64K with 3 earlier files kept;
+    # then report (and replay, information only) on every file on its own.
+    cadence run --duration 0 --scene solid --quiet --json --log /out/rot.jsonl --log-max-size 64K --log-keep 3 \
+        </dev/null >/out/rot_run.out 2>/out/rot_run.err &
+    rotpid=$!
+    n=0
+    until [ -f /out/rot.jsonl.3 ] && grep -q '"segment":5' /out/rot.jsonl 2>/dev/null || [ $n -ge 600 ]; do n=$((n+1)); sleep 0.1; done
+    kill -TERM $rotpid; wait $rotpid; echo $? >/out/rot_run.rc
+    for f in rot.jsonl rot.jsonl.1 rot.jsonl.2 rot.jsonl.3 rot.jsonl.4; do
+        [ -f /out/$f ] || continue
+        run "report_$f" 120 cadence report /out/$f --output /tmp/$f.svg
+        run "replay_$f" 300 cadence replay /out/$f
+    done
 fi
 if [ "$driver" = virtio ]; then
     run bad_disconnected 60 cadence measure --connector Virtual-2 --duration 1
@@ -171,7 +190,7 @@ for driver in "${drivers[@]}"; do
     [ "$driver" = virtio ] && extra=(--outputs 2)
     # vkms also measures with GBM buffers: Mesa's kms_swrast closure in the guest.
     [ "$driver" = vkms ] && extra=(--gbm)
-    "$here/run.sh" --driver "$driver" ${extra[@]+"${extra[@]}"} --timeout 900 --bin "$bin" --bin "$smoke" --bin "$example" \
+    "$here/run.sh" --driver "$driver" ${extra[@]+"${extra[@]}"} --timeout 900 --bin "$bin" --bin "$smoke" --bin "$example" --bin "$(command -v drm_info)" \
         --file "$work/guest.sh:/guest.sh" --out-dir "$out" --console "$out/console.log" \
         -v -- sh /guest.sh "$driver" || rc=$?
     echo "$rc" >"$out/vm.rc"

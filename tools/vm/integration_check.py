@@ -126,6 +126,29 @@ def check_list(driver, root):
                "all integers: %s" % sorted(set(rates))[:12])
 
 
+def check_profile(driver, root):
+    """`cadence list --backend fake-drm:<drm_info -j of this device>` lists what `cadence list`
+    lists on the real device: the same connector names, statuses and modes (exact refresh)."""
+    p = Case(root, "profile_list")
+    if not result("%s list --backend fake-drm:<guest drm_info -j> runs" % driver, p.rc == 0, p.brief()):
+        return
+    fake = parse_json("%s fake-drm list is JSON" % driver, p)
+    real = parse_json("%s list --json is JSON" % driver, Case(root, "list_json"))
+    if fake is None or real is None:
+        return
+
+    def shape(doc):
+        dev = doc["devices"][0]
+        return [(c["name"], c["status"], [(m["name"], m.get("refreshHz"), m.get("preferred")) for m in c["modes"]])
+                for c in dev["connectors"]]
+    got, want = shape(fake), shape(real)
+    modes = sum(len(c[2]) for c in want)
+    result("%s fake-drm profile lists the real connectors and modes (%d connectors, %d modes)"
+           % (driver, len(want), modes), got == want and modes > 0,
+           "fake-drm %s vs real %s" % (got[:2], want[:2]))
+    result("%s fake-drm list says simulator" % driver, fake.get("backend") == "fake-drm", str(fake.get("backend")))
+
+
 QEMU_EDID = {"name": "QEMU Monitor", "manufacturer": "RHT", "productCode": 4660}
 
 
@@ -358,6 +381,39 @@ def check_example(root, name, mode):
     result("%s: no trap" % name, not any(m in c.out + c.err for m in TRAP_MARKERS), c.brief())
 
 
+def check_rotation(root):
+    """vkms: `run --duration 0 --log-max-size 64K --log-keep 3` stopped with SIGTERM: exit 0,
+    rot.jsonl and rot.jsonl.1-.3 only, each under 64 KiB but for its last line, each one read
+    by `report` on its own; replay of each file is printed (information: vkms under TCG)."""
+    run = Case(root, "rot_run")
+    result("vkms run --duration 0 with a rotating log: stopped by SIGTERM, exit 0", run.rc == 0
+           and '"endReason":"stopped"' in run.out, run.brief())
+    names = sorted(n for n in os.listdir(root) if n.startswith("rot.jsonl"))
+    result("vkms rotating log: rot.jsonl and rot.jsonl.1-.3 (keep 3)",
+           names == ["rot.jsonl", "rot.jsonl.1", "rot.jsonl.2", "rot.jsonl.3"], str(names))
+    total = 0
+    for age, name in enumerate(["rot.jsonl", "rot.jsonl.1", "rot.jsonl.2", "rot.jsonl.3"]):
+        path = os.path.join(root, name)
+        if not os.path.exists(path):
+            continue
+        with open(path, "rb") as f:
+            data = f.read()
+        lines = data.rstrip(b"\n").split(b"\n")
+        frames = sum(1 for l in lines if "record" not in json.loads(l))
+        total += frames
+        result("vkms %s: under 64 KiB but for its last line" % name,
+               len(data) - len(lines[-1]) - 1 <= 64 * 1024, "%d bytes" % len(data))
+        rep = Case(root, "report_" + name)
+        result("vkms report %s exits 0 and reads it as a segment" % name,
+               rep.rc == 0 and "%d frames" % frames in rep.out and "of a rotated log" in rep.out,
+               rep.out.strip()[-200:] + " " + rep.brief())
+        rp = Case(root, "replay_" + name)
+        verdict = [l for l in rp.out.splitlines() if l.startswith("summary")]
+        result("vkms replay %s" % name, rp.rc in (0, 1), "rc=%s %s" % (rp.rc, verdict[0][18:160] if verdict else rp.brief()),
+               info=True)
+    print("  vkms rotating log: %d frames in the 4 files kept" % total)
+
+
 def main(argv):
     if len(argv) < 2:
         sys.stderr.write(__doc__)
@@ -382,6 +438,7 @@ def main(argv):
                                           else "no vblank: EOPNOTSUPP"),
                smoke.rc == 0, smoke.out.strip().replace("\n", " | ") + " " + smoke.brief(), info=True)
         check_list(driver, root)
+        check_profile(driver, root)
         check_identity(driver, root)
         if driver == "vkms":
             check_measure_hw(driver, root, "measure", "vkms measure 60", VKMS_1024x768_HZ)
@@ -407,6 +464,7 @@ def main(argv):
             check_bad(root, "bad_run_other_master", "run while another DRM master holds it", says=master)
             check_bad(root, "bad_validate_other_master", "validate while another DRM master holds it",
                       says=master)
+            check_rotation(root)
         else:
             check_measure_none(driver, root)
         if driver == "virtio":

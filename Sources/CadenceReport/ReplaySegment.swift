@@ -1,0 +1,124 @@
+import CadenceCore
+import Foundation
+
+/// Replay of a later file of a rotated run log (one with a ``LogContinuation``).
+///
+/// The file starts in the middle of a run, and a `PacingRun` cannot be started in the middle:
+/// the replay starts a fresh run at the first frame the continuation line carries from the
+/// file before (frames and ids renumbered from 0, `--inject-late` shifted with them), so that
+/// those frames, played again and not compared, rebuild what the pacer held at the cut — the
+/// frames in flight, the display link's phase, the previous shown frame that the first frame's
+/// interval, dropped refreshes and hitch count from, the previous presentation
+/// `--min-duration` counts from; `--content-rate`'s content clock is picked up from the first
+/// carried frame's requested time. Then every frame of this file is compared, frame by frame
+/// (vblank, kernel timestamp, outcome, dropped refreshes) and as a summary.
+///
+/// A display link held back by a late frame at latency ≥ 2 is rebuilt by starting the replay
+/// earlier (see ``heldBack(_:header:)``). Some of the state is not rebuilt, and a replay of a
+/// file of such a run may differ (its note names which): `--adapt`'s rate and window
+/// (a fresh run starts at the preferred rate), and ε, the window of the last 64 vblank
+/// residuals, refilled from the carried frames only (a jittery display's ε can differ, which
+/// moves `present(at:)` and `--min-duration` decisions that fall within ε of a vblank).
+enum ReplaySegment {
+    static func run(_ log: RunLog, continuation c: LogContinuation) throws -> ReplayResult {
+        guard var header = log.header, let firstOwn = log.records.min(by: { $0.frame < $1.frame }) else {
+            throw ReplayDisplay.Unreplayable(description: "the log has no run header or no frames")
+        }
+        let carried = c.carried.filter { $0.frame < firstOwn.frame }
+        let start = carried.first ?? firstOwn
+        let base = start.frame
+        let idShift = start.id &- 1
+        var inj: [String: Int] = [:]
+        for (k, v) in header.injectLate { if let f = Int(k), f >= base { inj[String(f - base)] = v } }
+        header.injectLate = inj
+        header.renderCost = header.renderCost.map {
+            $0.compactMap { rc -> RenderCost? in
+                if let l = rc.last, l < base { return nil }
+                return RenderCost(first: Swift.max(0, rc.first - base), last: rc.last.map { $0 - base }, costNs: rc.costNs)
+            }
+        }
+        header.frames = header.frames.map { Swift.max(1, $0 - base) }
+        var records = carried + log.records
+        for i in records.indices {
+            records[i].frame -= base
+            records[i].id &-= idShift
+        }
+        var fresh = RunLog(header: header, records: records, end: nil)
+        // Seat-session gaps: this file's, and those among the carried frames (repeated after
+        // the continuation line).
+        fresh.sessions = log.sessions
+        fresh.rateSwitches = log.rateSwitches.compactMap { s in
+            guard s.afterFrame >= base else { return nil }
+            var t = s
+            t.frame -= base
+            t.afterFrame -= base
+            return t
+        }
+        // --content-rate: content frame n was due at t0 + n/rate; the fresh run picks the clock
+        // up at the first carried frame (t0 from its requested time, exactly as the run computed it).
+        var clock: ContentClock? = nil
+        if let rate = header.contentRateHz, start.intent.kind == "at" || start.intent.kind == "at-nearest",
+           let requested = start.intent.requestedTimeNs, Double(base) * 1e9 / rate < Double(ReplayLimits.maxTime) {
+            clock = ContentClock(start: requested &- clampedNanoseconds((Double(base) * 1e9 / rate).rounded()), firstFrame: base)
+        }
+        let held = heldBack(start, header: header)
+        var result: ReplayResult
+        if held > 0 {
+            // The link was held back: a fresh link started `held` vblanks before the recorded
+            // callback aims its first frame at the recorded target, and the pipeline, as it
+            // fills, holds it back the same way.
+            try ReplayLimits.check(fresh)
+            result = try Replay.run(fresh, startBetweenVBlanks: false, adjust: { $0.contentClock = clock }, refreshesEarlier: held)
+        } else {
+            result = try Replay.run(fresh, adjust: { $0.contentClock = clock })
+        }
+        // Back to the run's numbering (for --log-out), this file's frames only.
+        result.records = result.records.compactMap { r in
+            var t = r
+            t.frame += base
+            t.id &+= idShift
+            return t.frame >= firstOwn.frame ? t : nil
+        }
+        let own = { (rs: [FrameRecord]) in RunLog(header: log.header, records: rs, end: nil) }
+        var differences = result.differences.filter { $0.hasPrefix("the replay stalled") }
+        let replayedByFrame = Dictionary(result.records.map { ($0.frame, $0) }, uniquingKeysWith: { a, _ in a })
+        let differing = log.records.filter { r in
+            guard let p = replayedByFrame[r.frame] else { return true }
+            return p.sequence != r.sequence || p.flipNs != r.flipNs || p.outcome != r.outcome || p.droppedRefreshes != r.droppedRefreshes
+        }
+        if let f = differing.first {
+            differences.append("\(differing.count) of \(log.records.count) frames differ (the first: frame \(f.frame))")
+        }
+        result.recorded = LogAnalysis.summary(of: own(log.records))
+        result.replayed = LogAnalysis.summary(of: own(result.records))
+        differences += LogAnalysis.differences(result.replayed, result.recorded)
+        result.differences = differences
+        var stateful: [String] = []
+        if header.contentRateHz != nil && clock == nil { stateful.append("--content-rate") }
+        if header.adapt == true { stateful.append("--adapt") }
+        var how = ""
+        if held > 0 { how = "; its display link was held back \(held) refresh\(held == 1 ? "" : "es") by an earlier late frame, so the replay starts that much earlier" }
+        let last = log.records.map(\.frame).max() ?? firstOwn.frame
+        var note = "segment \(c.segment) of a rotated log (frames \(firstOwn.frame)–\(last)): replayed from frame \(base), "
+            + "the \(carried.count) frames before it carried from the previous file to rebuild the pacer's state at the cut" + how
+        if !stateful.isEmpty {
+            note += "; with \(stateful.joined(separator: " and ")) that state is not all in the log, so frames may differ"
+        }
+        result.note = note
+        return result
+    }
+
+    /// How many refreshes fewer than its latency `r`'s callback fired before its target (0: none).
+    /// After a frame that missed at latency ≥ 2, the link's back-pressure holds its callbacks
+    /// back, and they stay in that phase; a fresh `PacingRun` starts a link `latency` frames
+    /// ahead, so a replay started this many vblanks before the recorded callback aims its first
+    /// frame at the recorded target.
+    static func heldBack(_ r: FrameRecord, header: RunLogHeader) -> UInt64 {
+        guard header.vrrRangeHz == nil, r.latency >= 2, r.callbackNs > 0, r.intent.targetTimeNs > r.callbackNs,
+              r.effectiveRateHz > 0 else { return 0 }
+        let refreshes = (Double(r.intent.targetTimeNs &- r.callbackNs) / header.refreshIntervalNs).rounded()
+        let perFrame = Swift.max(1, (header.refreshHz / r.effectiveRateHz).rounded())
+        let ahead = Double(r.latency) * perFrame
+        return refreshes < ahead && refreshes >= 0 ? UInt64(ahead - refreshes) : 0
+    }
+}

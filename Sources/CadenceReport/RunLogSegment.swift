@@ -1,0 +1,60 @@
+import CadenceCore
+import Foundation
+
+/// The second line of every file after the first of a rotated run log (`--log-max-size`):
+/// which segment of the run the file is and where the run stood when it started. With the
+/// header line before it (repeated in every file), the file reads on its own.
+public struct LogContinuation: Codable, Equatable, Sendable {
+    /// Always "continuation".
+    public var record: String = "continuation"
+    public var version: Int = RunLogHeader.currentVersion
+    /// The file's number in the run, from 1 (the first file has no continuation line).
+    public var segment: Int
+    /// Frame records written in the earlier files.
+    public var framesBefore: Int
+    /// The last frame records of the file before (up to ``carriedFrames``), not counted as this
+    /// file's frames: what a replay of this file starts from, so that the frames in flight
+    /// and the display link's phase at the cut are played again before this file's first frame.
+    public var carried: [FrameRecord]
+
+    /// Frame records carried into the next file's continuation line: latency 3 keeps up to 3
+    /// frames in the pipeline; 8 also covers the two frames a replay's start cannot place.
+    public static let carriedFrames = 8
+
+    public init(segment: Int, framesBefore: Int, carried: [FrameRecord]) {
+        self.segment = segment
+        self.framesBefore = framesBefore
+        self.carried = carried
+    }
+}
+
+/// The last line of a file that a rotated run log continued in the next file: this segment is
+/// complete (a file without it, or an end line, was cut short by a killed run).
+public struct LogRotated: Codable, Equatable, Sendable {
+    /// Always "rotated".
+    public var record: String = "rotated"
+    public var version: Int = RunLogHeader.currentVersion
+    /// The file's number in the run, from 1.
+    public var segment: Int
+    /// Frame records in this file.
+    public var frames: Int
+
+    public init(segment: Int, frames: Int) {
+        self.segment = segment
+        self.frames = frames
+    }
+}
+
+extension RunLog {
+    /// The file's number in a rotated run log (nil for a log that was never rotated).
+    public var segment: Int? { continuation?.segment ?? rotated?.segment }
+
+    /// "segment K of a rotated log (frames A–B)" for a file of a rotated log, else nil.
+    public var segmentDescription: String? {
+        guard let k = segment else { return nil }
+        let frames = records.map(\.frame)
+        let span = frames.min().map { "frames \($0)–\(frames.max()!)" } ?? "no frames"
+        let next = rotated != nil ? ", continued in the next file" : end != nil ? ", the last one" : ""
+        return "segment \(k) of a rotated log (\(span)\(next))"
+    }
+}
