@@ -41,9 +41,7 @@ struct ObserveCommand: ParsableCommand {
     @Option(help: "Write one JSON line per observed flip (kind \"observed\").") var log: String?
     @Option(help: "Write one CSV row per observed flip.") var csv: String?
     @Flag(help: "Print the summary as JSON.") var json = false
-    @Option(help: "Serve Prometheus metrics at http://ADDRESS:PORT/metrics during the run.") var metricsPort: UInt16?
-    @Option(help: "Address for --metrics-port.") var metricsAddress = "127.0.0.1"
-    @Option(help: "Write Prometheus metrics to this file (node_exporter textfile format), every 10 s and at the end.") var metricsTextfile: String?
+    @OptionGroup(title: "Prometheus metrics") var metrics: MetricsOptions
     @Option(help: "Analyse a saved trace (text, as tracefs' `trace` file) instead of the live kernel.") var fromTrace: String?
     @Option(help: "tracefs mount point (default: /sys/kernel/tracing).") var tracefs: String?
     @Option(help: "Also save the trace text as read (for --from-trace, bug reports, test fixtures).") var saveTrace: String?
@@ -65,15 +63,13 @@ struct ObserveCommand: ParsableCommand {
                 }
                 onlyCRTC = c
             }
+            try metrics.checkAvailable()
             let session = try ObserveSession(
                 onlyCRTC: onlyCRTC, expectRate: expectRate, displays: displays, logPath: log, csvPath: csv,
-                metricsTextfile: metricsTextfile)
-            var endpoint: MetricsEndpoint?
-            if let port = metricsPort {
-                let metrics = session.metrics
-                endpoint = try MetricsEndpoint(address: metricsAddress, port: port) { metrics.exposition() }
-            }
-            defer { endpoint?.stop() }
+                metricsTextfile: metrics.metricsTextfile)
+            let frameMetrics = session.metrics
+            let server = try metrics.startServer { frameMetrics.exposition() }
+            defer { server?.stop() }
             let source: String
             if let path = fromTrace {
                 try session.replay(path: path)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CadenceCore
+import CadenceMetrics
 import CadenceReport
 import DRM
 import Foundation
@@ -164,6 +165,7 @@ struct RunCommand: ParsableCommand {
         out.prepare(driver: Self.driverName(display))
         let run = try out.discardOnError { try PacingRun(backend: display, configuration: runConfig, renderer: renderer) }
         out.attach(run, configuration: runConfig)
+        try out.discardOnError { try out.startMetrics(labels: Self.metricsLabels(display)) }
         if let h = hudState {
             let logFrame = run.onFrame
             run.onFrame = { r in
@@ -232,6 +234,12 @@ struct RunCommand: ParsableCommand {
         guard let k = display as? KMSDisplay else { return display.name == "fake" ? "fake display" : display.name }
         guard let v = try? k.device.version() else { return "unknown DRM driver" }
         return "\(v.name) \(v.versionString)"
+    }
+
+    /// The metrics series of a run: the KMS connector and CRTC index, or "fake" and 0.
+    static func metricsLabels(_ display: any DisplayBackend) -> FrameMetrics.Labels {
+        guard let k = display as? KMSDisplay else { return FrameMetrics.Labels(connector: display.name, crtc: 0) }
+        return FrameMetrics.Labels(connector: k.output.connector.name, crtc: k.output.crtcIndex)
     }
 
     /// The line to print when the display cannot pipeline as deep as `requested` (KMS: 3

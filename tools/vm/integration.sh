@@ -3,7 +3,8 @@
 # the VM (tools/vm/run.sh) on vkms, bochs and virtio-gpu, plus bad-input and device-error
 # cases (no permission, another DRM master: exit 2 with the reason, never the fake display),
 # and on a VM with no DRM driver at all (`none`: run falls back to the fake display and says
-# so, validate exits 2), and checks the results (tools/vm/integration_check.py). One VM boot
+# so, validate exits 2), and checks the results (tools/vm/integration_check.py); on vkms also
+# `cadence run --metrics-port/--metrics-textfile` (tools/vm/metrics_check.py). One VM boot
 # per driver: a guest script runs every case and writes <case>.out/.err/.rc/.time into a
 # shared directory.
 #
@@ -136,6 +137,20 @@ if [ "$driver" = vkms ]; then
     before=$(dmesg | grep -c 'vblank timer overrun')
     run example 120 moving-bar
     echo $(( $(dmesg | grep -c 'vblank timer overrun') - before )) >/out/example.overruns
+    # Prometheus metrics of a run (tools/vm/metrics_check.py): /metrics scraped from inside the
+    # guest mid-run (polled until frames are counted), the textfile written at the end.
+    ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
+    cadence run --backend kms --scene solid --duration 6 --inject-late 60:1,150:3 --quiet --json \
+        --metrics-port 9464 --metrics-textfile /out/run_metrics.prom >/out/run_metrics.out 2>/out/run_metrics.err &
+    mp=$!
+    i=0
+    while [ $i -lt 60 ]; do
+        i=$((i + 1))
+        sleep 0.25
+        wget -q -O /out/run_scrape.txt http://127.0.0.1:9464/metrics 2>/dev/null || continue
+        grep -q '^cadence_frames_presented_total{.*} [1-9]' /out/run_scrape.txt && break
+    done
+    wait $mp; echo $? >/out/run_metrics.rc
     run bad_list_devnull 60 cadence list --device /dev/null
     run bad_measure_devnull 60 cadence measure --device /dev/null --duration 1
     run bad_list_nonexistent 60 cadence list --device /nonexistent
@@ -178,6 +193,9 @@ for driver in "${drivers[@]}"; do
 done
 
 CADENCE_BIN="$bin" python3 "$here/integration_check.py" "$work" "${drivers[@]}" || status=$?
+if [[ " ${drivers[*]} " == *" vkms "* ]]; then
+    python3 "$here/metrics_check.py" "$work/vkms" || status=1
+fi
 echo "integration wall time: $(( $(date +%s) - t0 )) s"
 if [ "$status" = 0 ] && [ -z "$keep" ]; then
     rm -rf "$work"
