@@ -41,6 +41,13 @@ if [ -z "$example" ]; then
     example="$(cd "$repo" && swift build --package-path Examples --show-bin-path)/moving-bar"
 fi
 [ -x "$example" ] || { echo "integration.sh: no moving-bar binary at $example" >&2; exit 2; }
+# The guest gets the binaries without their DWARF (symbols stay): a debug cadence with
+# hummingbird (the MetricsHTTP trait) is ~75 MB (55 MB without DWARF), and the initramfs
+# (~360 MB with Mesa for GBM) must unpack in the guest's memory: 2 GiB (run.sh --mem).
+mkdir -p "$work/bin"
+objcopy --strip-debug "$bin" "$work/bin/cadence"
+objcopy --strip-debug "$example" "$work/bin/moving-bar"
+bin="$work/bin/cadence"; example="$work/bin/moving-bar"
 
 # Harness self-check, independent of cadence: vkms vblanks tick, bochs/virtio have none.
 smoke="$work/vblank-smoke"
@@ -186,7 +193,7 @@ for driver in "${drivers[@]}"; do
     [ "$driver" = virtio ] && extra=(--outputs 2)
     # vkms also measures with GBM buffers: Mesa's kms_swrast closure in the guest.
     [ "$driver" = vkms ] && extra=(--gbm)
-    "$here/run.sh" --driver "$driver" ${extra[@]+"${extra[@]}"} --timeout 900 --bin "$bin" --bin "$smoke" --bin "$example" \
+    "$here/run.sh" --driver "$driver" ${extra[@]+"${extra[@]}"} --timeout 900 --mem 2048 --bin "$bin" --bin "$smoke" --bin "$example" \
         --file "$work/guest.sh:/guest.sh" --out-dir "$out" --console "$out/console.log" \
         -v -- sh /guest.sh "$driver" || rc=$?
     echo "$rc" >"$out/vm.rc"
