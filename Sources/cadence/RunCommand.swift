@@ -50,6 +50,7 @@ struct RunCommand: ParsableCommand {
               cadence run --backend fake --adapt --render-cost 100-199:20 --frames 400 --log adapt.jsonl
               cadence run --backend fake --min-duration 34 --frames 120
               cadence run --backend fake --fake-vrr 48:120 --rate 48:120:90 --frames 300
+              cadence run --duration 3600 --metrics-port 9464   /metrics
             """)
 
     @Option(help: "Display: auto (kms; fake only when the machine has no DRM card), kms or fake.")
