@@ -15,6 +15,12 @@ import PackageDescription
 ///   EDID                        EDID / CTA-861 / DisplayID decoder (pure Swift, no libdrm)
 ///   DRMTrace                    the kernel's DRM trace events (tracefs) as flips per client
 ///   CadenceMetrics              Prometheus exposition (swift-prometheus), textfile and /metrics
+///                               (hummingbird, only with the MetricsHTTP trait)
+///
+/// Trait MetricsHTTP (on by default): `--metrics-port` serves /metrics with hummingbird. Builds
+/// that do not need it (`--disable-default-traits`: the sanitizer and fuzz builds in
+/// tools/test.sh) skip hummingbird and swift-nio, minutes of every CI build; `--metrics-textfile`
+/// works either way.
 ///   cadence                     the command-line tool
 let package = Package(
     name: "Cadence",
@@ -31,12 +37,19 @@ let package = Package(
         .library(name: "DRMTrace", targets: ["DRMTrace"]),
         .library(name: "CadenceMetrics", targets: ["CadenceMetrics"]),
     ],
+    traits: [
+        .trait(name: "MetricsHTTP", description: "Serve Prometheus metrics over HTTP (--metrics-port) with hummingbird."),
+        .default(enabledTraits: ["MetricsHTTP"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // Only with the MetricsHTTP trait (hummingbird's own default traits are not needed).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev"])]),
@@ -63,7 +76,11 @@ let package = Package(
         .target(name: "DRMTrace"),
         .target(
             name: "CadenceMetrics",
-            dependencies: ["CadenceCore", .product(name: "Prometheus", package: "swift-prometheus")]
+            dependencies: [
+                "CadenceCore", .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["MetricsHTTP"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["MetricsHTTP"])),
+            ]
         ),
         .executableTarget(
             name: "cadence",
@@ -81,6 +98,7 @@ let package = Package(
         .testTarget(name: "ScenesTests", dependencies: ["Scenes", "Raster"]),
         .testTarget(name: "CLITests", dependencies: ["cadence", "CadenceReport", "CadenceCore", "DRM", "KMSDisplay"]),
         .testTarget(name: "CadenceReportTests", dependencies: ["CadenceReport", "CadenceCore", "Raster"]),
+        .testTarget(name: "CadenceMetricsTests", dependencies: ["CadenceMetrics", "CadenceCore"]),
         .testTarget(name: "DRMTraceTests", dependencies: ["DRMTrace", "CadenceCore", "CadenceMetrics"], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]

@@ -5,7 +5,8 @@ import PackageDescription
 /// only. `swift run moving-bar` paces a moving bar; `swift test` checks the pacing on virtual time.
 let package = Package(
     name: "CadenceExamples",
-    dependencies: [.package(name: "Cadence", path: "..")],
+    // No traits: the examples need no HTTP server (MetricsHTTP would build hummingbird).
+    dependencies: [.package(name: "Cadence", path: "..", traits: [])],
     targets: [
         .executableTarget(
             name: "moving-bar",

@@ -11,7 +11,9 @@
 # with a VT switch mid-run (tools/vm/seat.sh) on vkms, with a release build. The unit
 # tests also run under AddressSanitizer and ThreadSanitizer (own build directories, .build-asan
 # and .build-tsan), and every libFuzzer target (tools/fuzz) runs 30 s. Each step prints its wall
-# time.
+# time. Only the plain unit-test build and the release build (the VM's /metrics check) build
+# hummingbird (the package trait MetricsHTTP, on by default); the sanitizer builds use
+# --disable-default-traits and the fuzz and Examples packages depend on Cadence without its traits.
 # Exits non-zero on any failure.
 #   tools/test.sh            everything
 #   tools/test.sh --unit     unit tests only (no VM)
@@ -62,9 +64,11 @@ took "raster tests per kernel path"
 echo "== unit tests under AddressSanitizer and ThreadSanitizer"
 # Separate scratch paths: a sanitized build would otherwise replace the plain one. LeakSanitizer
 # runs with tools/sanitizers/lsan.supp (leaks inside Foundation and XCTest, not Cadence's).
+# --disable-default-traits: no MetricsHTTP, so hummingbird and swift-nio are not built (minutes
+# each); the tests of the build without HTTP (`--metrics-port` refused in one line) run here.
 export LSAN_OPTIONS="suppressions=$PWD/tools/sanitizers/lsan.supp:print_suppressions=0"
 for san in address thread; do
-    if ! swift test --sanitize="$san" --scratch-path ".build-${san:0:1}san" >"$log" 2>&1; then
+    if ! swift test --disable-default-traits --sanitize="$san" --scratch-path ".build-${san:0:1}san" >"$log" 2>&1; then
         grep -E "✘|error:|ERROR: (Address|Thread)Sanitizer|WARNING: ThreadSanitizer|SUMMARY|Fatal" "$log" | head -n 60 || true
         echo "unit tests under --sanitize=$san FAILED (full log: $log)"
         exit 1

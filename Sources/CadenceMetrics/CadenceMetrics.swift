@@ -10,51 +10,65 @@ import Glibc
 ///
 /// | metric | type | |
 /// |---|---|---|
-/// | `cadence_flips_observed_total` | counter | page flips seen |
+/// | `cadence_flips_observed_total` | counter | page flips seen (observe: series with a client) |
+/// | `cadence_frames_total` | counter | frames completed, shown or not (run: series without a client) |
 /// | `cadence_frames_presented_total` | counter | frames that reached the panel |
 /// | `cadence_dropped_refreshes_total` | counter | refreshes that showed a stale frame |
-/// | `cadence_drop_events_total{cause}` | counter | drops (cause "unknown" without commit times) |
+/// | `cadence_drop_events_total{cause}` | counter | shown frames that followed dropped refreshes, by cause (every cause from 0; "unknown" without commit times) |
 /// | `cadence_refresh_hz` | gauge | measured refresh (least squares over the vblank timestamps) |
-/// | `cadence_effective_rate_hz` | gauge | refresh / expected interval |
+/// | `cadence_effective_rate_hz` | gauge | the rate frames are meant to be shown at |
 /// | `cadence_hitch_time_ratio` | gauge | hitch time ratio (ms per s) over the last minute |
-/// | `cadence_frame_interval_refreshes` | histogram | interval between flips in refreshes |
-/// | `cadence_frame_interval_seconds` | histogram | interval between flips in seconds |
+/// | `cadence_frame_interval_refreshes` | histogram | interval between shown frames in refreshes |
+/// | `cadence_frame_interval_seconds` | histogram | interval between shown frames in seconds |
 ///
-/// Labels: `connector`, `crtc` and `client` (the flipping process' command).
+/// Labels: `connector`, `crtc` (the CRTC's index) and, for observed clients, `client` (the
+/// flipping process' command).
 public final class FrameMetrics: @unchecked Sendable {
     /// Each series' labels.
     public struct Labels: Hashable, Sendable {
         public var connector: String
         public var crtc: Int
-        public var client: String
-        public init(connector: String, crtc: Int, client: String) {
+        /// The flipping process (observe); nil for Cadence's own frames (run, validate).
+        public var client: String?
+        public init(connector: String, crtc: Int, client: String? = nil) {
             self.connector = connector; self.crtc = crtc; self.client = client
         }
-        var pairs: [(String, String)] { [("connector", connector), ("crtc", String(crtc)), ("client", client)] }
+        var pairs: [(String, String)] {
+            [("connector", connector), ("crtc", String(crtc))] + (client.map { [("client", $0)] } ?? [])
+        }
     }
 
     private final class Series {
-        let flips, presented, dropped: Counter
-        var drops: [String: Counter] = [:]
+        let frames, presented, dropped: Counter
+        /// Drop events by `DropCause.allCases` index, then "unknown" (made when first needed).
+        var drops: [Counter]
+        var unknownDrops: Counter?
         let refresh, rate, hitch: Gauge
         let refreshes, micros: ValueHistogram
         /// (presented time, hitch) of the last minute's frames with drops, and the first frame's time.
         var recent: [(Int64, Int64)] = []
         var first: Int64 = 0
-        init(_ r: PrometheusCollectorRegistry, _ l: [(String, String)]) {
+        init(_ r: PrometheusCollectorRegistry, _ l: [(String, String)], observed: Bool) {
             func d(_ n: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
                 MetricNameDescriptor(namespace: "cadence", metricName: n, unitName: unit, helpText: help)
             }
-            flips = r.makeCounter(descriptor: d("flips_observed", "total", "Page flips seen."), labels: l)
+            frames = observed
+                ? r.makeCounter(descriptor: d("flips_observed", "total", "Page flips seen."), labels: l)
+                : r.makeCounter(descriptor: d("frames", "total", "Frames completed: shown, discarded, failed or unconfirmed."), labels: l)
             presented = r.makeCounter(descriptor: d("frames_presented", "total", "Frames that reached the panel."), labels: l)
             dropped = r.makeCounter(descriptor: d("dropped_refreshes", "total", "Refreshes that showed a stale frame."), labels: l)
+            drops = DropCause.allCases.map { r.makeCounter(descriptor: Self.dropEvents, labels: l + [("cause", $0.rawValue)]) }
             refresh = r.makeGauge(descriptor: d("refresh", "hz", "Measured refresh (least squares over the kernel's vblank timestamps)."), labels: l)
-            rate = r.makeGauge(descriptor: d("effective_rate", "hz", "Refresh divided by the expected interval in refreshes."), labels: l)
+            rate = r.makeGauge(descriptor: d("effective_rate", "hz", "The rate frames are meant to be shown at (refresh divided by the expected interval in refreshes)."), labels: l)
             hitch = r.makeGauge(descriptor: d("hitch_time", "ratio", "Hitch time ratio over the last minute: ms of hitch per s of presentation (MetricKit's)."), labels: l)
             refreshes = r.makeValueHistogram(descriptor: d("frame_interval", "refreshes", "Interval between shown frames in refreshes."),
                                              labels: l, buckets: [1, 2, 3, 4, 6, 8, 16])
             micros = r.makeValueHistogram(descriptor: d("frame_interval", "seconds", "Interval between shown frames in seconds."),
                                           labels: l, buckets: [0.004, 0.008, 0.012, 0.017, 0.020, 0.034, 0.050, 0.100, 0.250, 1])
+        }
+        static var dropEvents: MetricNameDescriptor {
+            MetricNameDescriptor(namespace: "cadence", metricName: "drop_events", unitName: "total",
+                                 helpText: "Shown frames that followed dropped refreshes, by cause.")
         }
     }
 
@@ -64,35 +78,48 @@ public final class FrameMetrics: @unchecked Sendable {
 
     public init() {}
 
+    /// Creates the series of `labels` (every counter at 0) if it does not exist yet.
+    public func declare(_ labels: Labels) {
+        lock.locked { _ = series(labels) }
+    }
+
+    private func series(_ labels: Labels) -> Series {
+        if let s = series[labels] { return s }
+        let s = Series(registry, labels.pairs, observed: labels.client != nil)
+        series[labels] = s
+        return s
+    }
+
     /// Counts one flip's report for `labels` (`refreshHz`: the CRTC's measured refresh so far,
     /// `expectedInterval`: the refreshes the client's rate asks for).
     public func record(_ r: FrameReport, labels: Labels, refreshHz: Double, expectedInterval: Int) {
+        record(FrameSample(r, refreshHz: refreshHz, effectiveRateHz: refreshHz / Double(max(1, expectedInterval))), labels: labels)
+    }
+
+    /// Counts one frame's sample for `labels`.
+    public func record(_ r: FrameSample, labels: Labels) {
         lock.locked {
-            let s = series[labels] ?? { let s = Series(registry, labels.pairs); series[labels] = s; return s }()
-            s.flips.increment()
+            let s = series(labels)
+            s.frames.increment()
+            if r.refreshHz > 0 { s.refresh.set(to: r.refreshHz) }
+            if r.effectiveRateHz > 0 { s.rate.set(to: r.effectiveRateHz) }
             guard r.wasPresented else { return }
             s.presented.increment()
             if s.first == 0 { s.first = r.presentedTime }
             if r.droppedRefreshes > 0 {
                 s.dropped.increment(by: Int64(r.droppedRefreshes))
-                let cause = r.cause?.rawValue ?? "unknown"
-                let c = s.drops[cause] ?? {
-                    let c = registry.makeCounter(descriptor: MetricNameDescriptor(namespace: "cadence", metricName: "drop_events", unitName: "total",
-                                                                                helpText: "Shown frames that followed dropped refreshes, by cause."),
-                                                 labels: labels.pairs + [("cause", cause)])
-                    s.drops[cause] = c
-                    return c
-                }()
-                c.increment()
+                if let c = r.cause {
+                    s.drops[c.slot].increment()
+                } else {
+                    let c = s.unknownDrops ?? registry.makeCounter(descriptor: Series.dropEvents, labels: labels.pairs + [("cause", "unknown")])
+                    s.unknownDrops = c
+                    c.increment()
+                }
                 s.recent.append((r.presentedTime, r.hitch))
             }
             if r.interval > 0 {
                 s.refreshes.record(Double(r.intervalRefreshes))
                 s.micros.record(Double(r.interval) / 1e9)
-            }
-            if refreshHz > 0 {
-                s.refresh.set(to: refreshHz)
-                s.rate.set(to: refreshHz / Double(max(1, expectedInterval)))
             }
             // Hitch ratio over the last minute (or since the first frame, when shorter).
             let now = r.presentedTime
@@ -126,7 +153,7 @@ public final class FrameMetrics: @unchecked Sendable {
         let tmp = path + ".tmp.\(getpid())"
         let bytes = exposition()
         let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw MetricsError("cannot write \(tmp): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw MetricsError("cannot write \(path): \(String(cString: strerror(errno)))") }
         var off = 0
         while off < bytes.count {
             let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + off, $0.count - off) }
@@ -134,7 +161,7 @@ public final class FrameMetrics: @unchecked Sendable {
             if n <= 0 {
                 let why = String(cString: strerror(errno))
                 close(fd); unlink(tmp)
-                throw MetricsError("cannot write \(tmp): \(why)")
+                throw MetricsError("cannot write \(path): \(why)")
             }
             off += n
         }
@@ -148,9 +175,50 @@ public final class FrameMetrics: @unchecked Sendable {
 }
 
 /// A metrics output failure (one line).
-public struct MetricsError: Error, CustomStringConvertible {
+public struct MetricsError: Error, CustomStringConvertible, Equatable {
     public var description: String
     public init(_ d: String) { description = d }
+
+    /// This build has no HTTP server (built without the package trait `MetricsHTTP`).
+    public static let httpUnavailable = MetricsError("this build has no HTTP server: built without the MetricsHTTP trait; use --metrics-textfile")
+
+    /// The server could not listen on `address:port`.
+    public static func listen(address: String, port: Int, _ why: String) -> MetricsError {
+        MetricsError("cannot serve metrics on \(address.contains(":") ? "[\(address)]" : address):\(port): \(why)")
+    }
+}
+
+/// What the metrics keep of one completed frame: a plain value, copied without allocating (see
+/// ``MetricsFeed``).
+public struct FrameSample: Sendable, Equatable {
+    public var outcome: FrameOutcome = .onTime
+    public var presentedTime: Nanoseconds = 0
+    public var droppedRefreshes = 0
+    public var hitch: Nanoseconds = 0
+    public var interval: Nanoseconds = 0
+    public var intervalRefreshes = 0
+    public var cause: DropCause?
+    /// The refresh (Hz) and the rate frames were meant to be shown at (Hz) when the frame completed.
+    public var refreshHz = 0.0
+    public var effectiveRateHz = 0.0
+
+    public init() {}
+
+    /// The sample of `r`.
+    public init(_ r: FrameReport, refreshHz: Double, effectiveRateHz: Double) {
+        outcome = r.outcome
+        presentedTime = r.presentedTime
+        droppedRefreshes = r.droppedRefreshes
+        hitch = r.hitch
+        interval = r.interval
+        intervalRefreshes = r.intervalRefreshes
+        cause = r.cause
+        self.refreshHz = refreshHz
+        self.effectiveRateHz = effectiveRateHz
+    }
+
+    /// True when the frame reached the screen.
+    public var wasPresented: Bool { outcome == .onTime || outcome == .late }
 }
 
 /// A pthread mutex (Foundation-free), at a stable address.
@@ -166,5 +234,19 @@ final class NSLockish: @unchecked Sendable {
         pthread_mutex_lock(m)
         defer { pthread_mutex_unlock(m) }
         return try body()
+    }
+}
+
+extension DropCause {
+    /// Position in `allCases`, without building the array.
+    var slot: Int {
+        switch self {
+        case .renderLate: return 0
+        case .copyLate: return 1
+        case .schedulerLate: return 2
+        case .flipLate: return 3
+        case .busy: return 4
+        case .deviceLost: return 5
+        }
     }
 }

@@ -48,9 +48,7 @@ struct ObserveCommand: ParsableCommand {
     @Option(name: .customLong("log-max-size"), help: "Rotate the --log file before it grows past SIZE (10M, 512K, 1G or bytes; at least 64K): FILE, FILE.1, …") var logMaxSize: String?
     @Option(name: .customLong("log-keep"), parsing: .unconditional, help: "With --log-max-size: keep N earlier files (default 5, 0 = only the current one).") var logKeep: Int?
     @Flag(help: "Print the summary as JSON.") var json = false
-    @Option(help: "Serve Prometheus metrics at http://ADDRESS:PORT/metrics during the run.") var metricsPort: UInt16?
-    @Option(help: "Address for --metrics-port.") var metricsAddress = "127.0.0.1"
-    @Option(help: "Write Prometheus metrics to this file (node_exporter textfile format), every 10 s and at the end.") var metricsTextfile: String?
+    @OptionGroup(title: "Prometheus metrics") var metrics: MetricsOptions
     @Option(help: "Analyse a saved trace (text, as tracefs' `trace` file) instead of the live kernel.") var fromTrace: String?
     @Option(help: "tracefs mount point (default: /sys/kernel/tracing).") var tracefs: String?
     @Option(help: "Also save the trace text as read (for --from-trace, bug reports, test fixtures).") var saveTrace: String?
@@ -74,9 +72,7 @@ struct ObserveCommand: ParsableCommand {
             o.expectRate = expectRate
             o.log = log
             o.csv = csv
-            o.metricsPort = metricsPort
-            o.metricsAddress = metricsAddress
-            o.metricsTextfile = metricsTextfile
+            o.metrics = metrics
             o.fromTrace = fromTrace
             o.tracefs = tracefs
             o.saveTrace = saveTrace

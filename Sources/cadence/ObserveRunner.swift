@@ -17,9 +17,8 @@ struct ObserveSettings {
     /// `--log-max-size`/`--log-keep`: the log rotates (nil: one file).
     var logRotation: LogRotation?
     var csv: String?
-    var metricsPort: UInt16?
-    var metricsAddress = "127.0.0.1"
-    var metricsTextfile: String?
+    /// `--metrics-port`, `--metrics-address`, `--metrics-textfile`.
+    var metrics = MetricsOptions()
     var fromTrace: String?
     var tracefs: String?
     var saveTrace: String?
@@ -41,17 +40,15 @@ struct ObserveSettings {
             }
             onlyCRTC = c
         }
+        try metrics.checkAvailable()
         let session = try ObserveSession(
             onlyCRTC: onlyCRTC, expectRate: expectRate, displays: displays, logPath: log, csvPath: csv,
-            metricsTextfile: metricsTextfile, clientsRoot: fromTrace == nil ? DRMClients.defaultRoot : nil, logRotation: logRotation)
+            metricsTextfile: metrics.metricsTextfile, clientsRoot: fromTrace == nil ? DRMClients.defaultRoot : nil, logRotation: logRotation)
         session.keepReports = keepFrames
         if fromTrace == nil { session.rereadDevice = device }
-        var endpoint: MetricsEndpoint?
-        if let port = metricsPort {
-            let metrics = session.metrics
-            endpoint = try MetricsEndpoint(address: metricsAddress, port: port) { metrics.exposition() }
-        }
-        defer { endpoint?.stop() }
+        let frameMetrics = session.metrics
+        let server = try metrics.startServer { frameMetrics.exposition() }
+        defer { server?.stop() }
         let source: String
         if let path = fromTrace {
             try session.replay(path: path)

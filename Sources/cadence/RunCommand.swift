@@ -1,5 +1,6 @@
 import ArgumentParser
 import CadenceCore
+import CadenceMetrics
 import CadenceReport
 import DRM
 import Foundation
@@ -54,6 +55,7 @@ struct RunCommand: ParsableCommand {
               cadence run --backend fake --fake-vrr 48:120 --rate 48:120:90 --frames 300
               cadence run --duration 0 --log run.jsonl --log-max-size 10M --log-keep 5
                                                            until stopped, rotating the log
+              cadence run --duration 3600 --metrics-port 9464   /metrics
             """)
 
     @Option(help: "Display: auto (kms; fake only when the machine has no DRM card), kms, fake or fake-drm[:PROFILE].")
@@ -173,6 +175,7 @@ struct RunCommand: ParsableCommand {
         out.prepare(driver: Self.driverName(display))
         let run = try out.discardOnError { try PacingRun(backend: display, configuration: runConfig, renderer: renderer) }
         out.attach(run, configuration: runConfig)
+        try out.discardOnError { try out.startMetrics(labels: Self.metricsLabels(display)) }
         if let h = hudState {
             let logFrame = run.onFrame
             run.onFrame = { r in
@@ -271,6 +274,12 @@ struct RunCommand: ParsableCommand {
         if let sim = k.device.simulatorName, let v = try? k.device.version() { return "\(v.name) \(v.versionString) (\(sim) profile)" }
         guard let v = try? k.device.version() else { return "unknown DRM driver" }
         return "\(v.name) \(v.versionString)"
+    }
+
+    /// The metrics series of a run: the KMS connector and CRTC index, or "fake" and 0.
+    static func metricsLabels(_ display: any DisplayBackend) -> FrameMetrics.Labels {
+        guard let k = display as? KMSDisplay else { return FrameMetrics.Labels(connector: display.name, crtc: 0) }
+        return FrameMetrics.Labels(connector: k.output.connector.name, crtc: k.output.crtcIndex)
     }
 
     /// The line to print when the display cannot pipeline as deep as `requested` (KMS: 3

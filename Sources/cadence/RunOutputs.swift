@@ -1,5 +1,6 @@
 import ArgumentParser
 import CadenceCore
+import CadenceMetrics
 import CadenceReport
 import Foundation
 
@@ -19,6 +20,7 @@ struct RunOutputOptions: ParsableArguments {
         "Read the log's kernel, CPU, temperature and frequency context from DIR/proc and DIR/sys (tests).",
         visibility: .hidden))
     var systemRoot: String = "/"
+    @OptionGroup(title: "Prometheus metrics") var metrics: MetricsOptions
 }
 
 /// Everything a run writes besides its stdout summary: the JSON-lines log (header, one line per
@@ -53,6 +55,15 @@ final class RunOutputs {
     private(set) var hardwareVBlank = true
     /// (sequence, kernel timestamp) of every shown frame, for the measured refresh (constant memory).
     private var vblankFit = RunningLinearFit()
+    /// Prometheus metrics (`--metrics-port`, `--metrics-textfile`): fed from the frame hook
+    /// without allocating or blocking; counted, written and served on threads of their own.
+    private let metrics: MetricsFeed?
+    private let metricsServer: MetricsServer?
+    private let metricsTextfile: String?
+    private var nominalRefreshHz = 0.0
+    /// The run's intended rate (the summary's effective rate), read again at each rate switch.
+    private var intendedRateHz = 0.0
+    private var readIntendedRate: (() -> Double)?
 
     init(log logPath: String?, options: RunOutputOptions) throws {
         let rotation = try Self.rotation(log: logPath, maxSize: options.logMaxSize, keep: options.logKeep)
@@ -63,6 +74,14 @@ final class RunOutputs {
             csv = try options.csv.map { try CSVExport.Writer(path: $0) }
             if let c = csv { cleanup.append { c.discard() } }
             summaryFile = try options.summary.map { try LineFile(path: $0) }
+            if let f = summaryFile { cleanup.append { f.discard() } }
+            let m = options.metrics
+            try m.checkAvailable()
+            metricsTextfile = m.metricsTextfile
+            let feed = m.metricsPort != nil || m.metricsTextfile != nil ? MetricsFeed(textfile: m.metricsTextfile) : nil
+            try feed?.writeTextfileNow()
+            metrics = feed
+            metricsServer = try feed.flatMap { f in try m.startServer { f.exposition() } }
         } catch {
             for c in cleanup { c() }
             throw error
@@ -104,6 +123,13 @@ final class RunOutputs {
         log?.file.discard()
         csv?.discard()
         summaryFile?.discard()
+        metricsServer?.stop()
+        metrics?.finish()
+    }
+
+    /// Starts counting frames for the metrics series `labels` (a no-op without metrics options).
+    func startMetrics(labels: FrameMetrics.Labels) throws {
+        try metrics?.start(labels: labels)
     }
 
     /// Reads the machine's context for the log (kernel, `driver`, CPU model and governor; which
@@ -128,6 +154,9 @@ final class RunOutputs {
         }
         lastStatusWall = Date()
         hardwareVBlank = run.backend.hasHardwareVBlank
+        nominalRefreshHz = run.backend.refreshInterval > 0 ? 1e9 / run.backend.refreshInterval : 0
+        readIntendedRate = { [unowned run] in run.intendedRateHz }
+        intendedRateHz = run.intendedRateHz
         Self.unblockStopSignals()
         run.onFrame = { [unowned self] r in self.frame(r) }
         run.onStatus = { [unowned self] s in self.status(s) }
@@ -146,12 +175,14 @@ final class RunOutputs {
     }
 
     private func rateSwitch(_ s: RateSwitch) {
+        if let r = readIntendedRate { intendedRateHz = r() }
         guard let l = log, !logStopped else { return }
         do { try l.write(s) } catch { logFailed(error) }
     }
 
     private func frame(_ r: FrameReport) {
         if r.wasPresented && r.sequence > 0 { vblankFit.add(x: Double(r.sequence), y: Double(r.presentedTime)) }
+        if let m = metrics { m.push(FrameSample(r, refreshHz: measuredRefreshHz ?? nominalRefreshHz, effectiveRateHz: intendedRateHz)) }
         let logging = log != nil && !logStopped, exporting = csv != nil && !csvStopped
         guard logging || exporting else { return }
         let rec = FrameRecord(r)
@@ -239,6 +270,11 @@ final class RunOutputs {
             do { try l.end(summary) } catch { logFailed(error) }
         }
         csv?.close()
+        if let m = metrics {
+            if let e = m.finish() { incomplete.append("metrics textfile \(metricsTextfile ?? ""): \(e)") }
+            if m.lostSamples > 0 { incomplete.append("metrics: \(m.lostSamples) frames not counted (the metrics thread fell behind)") }
+        }
+        metricsServer?.stop()
         var s = summary
         s.incompleteOutputs = incomplete.isEmpty ? nil : incomplete
         if let f = summaryFile {

@@ -66,6 +66,7 @@ extension ValidateCommand {
         settings.expectRate = expectRate
         settings.log = options.log
         settings.csv = options.outputs.csv
+        settings.metrics = options.outputs.metrics
         settings.statusLine = !options.outputs.quiet
         settings.statusClient = client
         settings.fromTrace = fromTrace

@@ -87,16 +87,4 @@ import Testing
         #expect(text.contains("cadence_flips_observed_total"))
         #expect(throws: MetricsError.self) { try metrics.writeTextfile("/nonexistent-dir/x.prom") }
     }
-
-    @Test func endpointAnswers() {
-        let body: () -> [UInt8] = { Array("m 1\n".utf8) }
-        func status(_ req: String) -> String { MetricsEndpoint.response(to: Array(req.utf8), body: body).0 }
-        #expect(status("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n") == "200 OK")
-        #expect(MetricsEndpoint.response(to: Array("GET /metrics?x=1 HTTP/1.0\r\n\r\n".utf8), body: body).1 == Array("m 1\n".utf8))
-        #expect(status("GET / HTTP/1.1\r\n\r\n") == "404 Not Found")
-        #expect(status("POST /metrics HTTP/1.1\r\n\r\n") == "405 Method Not Allowed")
-        #expect(status("garbage") == "400 Bad Request")
-        #expect(status("") == "400 Bad Request")
-        #expect(MetricsEndpoint.response(to: Array("HEAD /metrics HTTP/1.1\r\n\r\n".utf8), body: body).2)
-    }
 }

@@ -17,7 +17,8 @@ let cadence = here.deletingLastPathComponent().deletingLastPathComponent().lastP
 
 let package = Package(
     name: "CadenceFuzz",
-    dependencies: [.package(path: "../..")],
+    // No traits: nothing here serves HTTP (MetricsHTTP would build hummingbird).
+    dependencies: [.package(path: "../..", traits: [])],
     targets: [
         .target(name: "CFuzzer", path: "Support/CFuzzer"),
         .target(name: "FuzzSupport", dependencies: ["CFuzzer"], path: "Support/FuzzSupport"),

@@ -4,7 +4,8 @@
 # cases (no permission, another DRM master: exit 2 with the reason, never the fake display),
 # and on a VM with no DRM driver at all (`none`: run falls back to the fake display and says
 # so, validate exits 2), a long run on vkms whose log rotates (each file through report), and
-# checks the results (tools/vm/integration_check.py). One VM boot
+# checks the results (tools/vm/integration_check.py); on vkms also `cadence run
+# --metrics-port/--metrics-textfile` (tools/vm/metrics_check.py). One VM boot
 # per driver: a guest script runs every case and writes <case>.out/.err/.rc/.time into a
 # shared directory.
 #
@@ -43,6 +44,13 @@ if [ -z "$example" ]; then
     example="$(cd "$repo" && swift build --package-path Examples --show-bin-path)/moving-bar"
 fi
 [ -x "$example" ] || { echo "integration.sh: no moving-bar binary at $example" >&2; exit 2; }
+# The guest gets the binaries without their DWARF (symbols stay): a debug cadence with
+# hummingbird (the MetricsHTTP trait) is ~75 MB (55 MB without DWARF), and the initramfs
+# (~360 MB with Mesa for GBM) must unpack in the guest's memory: 2 GiB (run.sh --mem).
+mkdir -p "$work/bin"
+objcopy --strip-debug "$bin" "$work/bin/cadence"
+objcopy --strip-debug "$example" "$work/bin/moving-bar"
+bin="$work/bin/cadence"; example="$work/bin/moving-bar"
 
 # Harness self-check, independent of cadence: vkms vblanks tick, bochs/virtio have none.
 smoke="$work/vblank-smoke"
@@ -142,6 +150,20 @@ if [ "$driver" = vkms ]; then
     before=$(dmesg | grep -c 'vblank timer overrun')
     run example 120 moving-bar
     echo $(( $(dmesg | grep -c 'vblank timer overrun') - before )) >/out/example.overruns
+    # Prometheus metrics of a run (tools/vm/metrics_check.py): /metrics scraped from inside the
+    # guest mid-run (polled until frames are counted), the textfile written at the end.
+    ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
+    cadence run --backend kms --scene solid --duration 6 --inject-late 60:1,150:3 --quiet --json \
+        --metrics-port 9464 --metrics-textfile /out/run_metrics.prom >/out/run_metrics.out 2>/out/run_metrics.err &
+    mp=$!
+    i=0
+    while [ $i -lt 60 ]; do
+        i=$((i + 1))
+        sleep 0.25
+        wget -q -O /out/run_scrape.txt http://127.0.0.1:9464/metrics 2>/dev/null || continue
+        grep -q '^cadence_frames_presented_total{.*} [1-9]' /out/run_scrape.txt && break
+    done
+    wait $mp; echo $? >/out/run_metrics.rc
     run bad_list_devnull 60 cadence list --device /dev/null
     run bad_measure_devnull 60 cadence measure --device /dev/null --duration 1
     run bad_list_nonexistent 60 cadence list --device /nonexistent
@@ -190,13 +212,16 @@ for driver in "${drivers[@]}"; do
     [ "$driver" = virtio ] && extra=(--outputs 2)
     # vkms also measures with GBM buffers: Mesa's kms_swrast closure in the guest.
     [ "$driver" = vkms ] && extra=(--gbm)
-    "$here/run.sh" --driver "$driver" ${extra[@]+"${extra[@]}"} --timeout 900 --bin "$bin" --bin "$smoke" --bin "$example" --bin "$(command -v drm_info)" \
+    "$here/run.sh" --driver "$driver" ${extra[@]+"${extra[@]}"} --timeout 900 --mem 2048 --bin "$bin" --bin "$smoke" --bin "$example" --bin "$(command -v drm_info)" \
         --file "$work/guest.sh:/guest.sh" --out-dir "$out" --console "$out/console.log" \
         -v -- sh /guest.sh "$driver" || rc=$?
     echo "$rc" >"$out/vm.rc"
 done
 
 CADENCE_BIN="$bin" python3 "$here/integration_check.py" "$work" "${drivers[@]}" || status=$?
+if [[ " ${drivers[*]} " == *" vkms "* ]]; then
+    python3 "$here/metrics_check.py" "$work/vkms" || status=1
+fi
 echo "integration wall time: $(( $(date +%s) - t0 )) s"
 if [ "$status" = 0 ] && [ -z "$keep" ]; then
     rm -rf "$work"

@@ -270,8 +270,9 @@ def parse(argv):
     p.add_argument("--outputs", type=int, default=1, metavar="N",
                    help="virtio only: N outputs (Virtual-2.. are disconnected)")
     p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
-    p.add_argument("--mem", type=int, default=int(os.environ.get("CADENCE_VM_MEM", "1024")),
-                   help="guest memory in MiB (default 1024)")
+    p.add_argument("--mem", type=int, default=int(os.environ.get("CADENCE_VM_MEM", "2048")),
+                   help="guest memory in MiB (default 2048: the initramfs carries the binaries "
+                        "and Mesa, ~400 MB unpacked)")
     p.add_argument("--console", metavar="FILE", help="save the kernel console log here")
     p.add_argument("--keep", action="store_true", help="keep the run directory")
     p.add_argument("-v", "--verbose", action="store_true",
