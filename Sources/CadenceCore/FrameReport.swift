@@ -53,8 +53,8 @@ public enum DropCause: String, Codable, Sendable, CaseIterable {
     /// waiting or its flip never completed. Not a drop: no refresh inside a session gap counts.
     case sessionPaused = "session-paused"
 
-    /// Position in `allCases` (without building the array).
-    var index: Int {
+    /// Position in `allCases` (without building the array): a slot for per-cause counters.
+    public var index: Int {
         switch self {
         case .renderLate: return 0
         case .copyLate: return 1

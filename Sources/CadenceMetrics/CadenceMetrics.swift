@@ -109,7 +109,7 @@ public final class FrameMetrics: @unchecked Sendable {
             if r.droppedRefreshes > 0 {
                 s.dropped.increment(by: Int64(r.droppedRefreshes))
                 if let c = r.cause {
-                    s.drops[c.slot].increment()
+                    s.drops[c.index].increment()
                 } else {
                     let c = s.unknownDrops ?? registry.makeCounter(descriptor: Series.dropEvents, labels: labels.pairs + [("cause", "unknown")])
                     s.unknownDrops = c
@@ -234,19 +234,5 @@ final class NSLockish: @unchecked Sendable {
         pthread_mutex_lock(m)
         defer { pthread_mutex_unlock(m) }
         return try body()
-    }
-}
-
-extension DropCause {
-    /// Position in `allCases`, without building the array.
-    var slot: Int {
-        switch self {
-        case .renderLate: return 0
-        case .copyLate: return 1
-        case .schedulerLate: return 2
-        case .flipLate: return 3
-        case .busy: return 4
-        case .deviceLost: return 5
-        }
     }
 }
