@@ -56,6 +56,7 @@ import Testing
 
     @Test func listShowsTheCapturedConnectorsModesAndIdentity() throws {
         let dir = try tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         let vkms = try listed("fake-drm", in: dir)
         #expect(vkms["driver"] as? String == "vkms" && vkms["path"] as? String == "/dev/dri/card0")
         let names = (vkms["connectors"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
@@ -90,6 +91,7 @@ import Testing
     /// The same inputs on the fake display and on the KMS code over the vkms profile.
     @Test func runOnFakeDRMMatchesTheFakeDisplay() throws {
         let dir = try tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         for extra in [[String](), ["--inject-late", "100:1,250:3"]] {
             let args = ["run", "--scene", "solid", "--frames", "400", "--json", "--quiet"] + extra
             let fake = try cadence(args + ["--backend", "fake"], in: dir)
@@ -117,6 +119,7 @@ import Testing
 
     @Test func validateOnFakeDRMSaysSimulator() throws {
         let dir = try tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         let r = try cadence(["validate", "--backend", "fake-drm", "--scene", "solid", "--frames", "300", "--max-dropped", "0",
                              "--junit", "v.xml", "--quiet"], in: dir)
         #expect(r.status == 0, "\(r.err)")
@@ -132,6 +135,7 @@ import Testing
 
     @Test func twoCRTCProfilePicksTheOutputByConnector() throws {
         let dir = try tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         let dp = try cadence(["run", "--backend", "fake-drm:two-crtc", "--connector", "DP-1", "--scene", "solid", "--frames", "288", "--quiet"], in: dir)
         #expect(dp.status == 0, "\(dp.err)")
         #expect(dp.out.contains("refresh 144.000 Hz  effective 144.000 Hz"), "\(dp.out)")
@@ -151,6 +155,7 @@ import Testing
 
     @Test func measureOnFakeDRM() throws {
         let dir = try tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         let r = try cadence(["measure", "--backend", "fake-drm", "--duration", "2", "--json"], in: dir)
         #expect(r.status == 0, "\(r.err)")
         let m = try object(r.out)
@@ -165,6 +170,7 @@ import Testing
     /// one; jitter spreads the intervals.
     @Test func cadenceTimingSection() throws {
         let dir = try tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         var profile = try object(String(contentsOfFile: FakeDRMProfile.load("vkms").path, encoding: .utf8))
         profile["cadence"] = ["refreshOverrideHz": 59.5, "vblankJitterUs": 300, "eventLatencyUs": 100, "ignored": "x"]
         try JSONSerialization.data(withJSONObject: profile).write(to: URL(fileURLWithPath: dir + "/slow.json"))
@@ -178,6 +184,7 @@ import Testing
 
     @Test func wallClockRunsInRealTime() throws {
         let dir = try tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         let start = Date()
         let r = try cadence(["run", "--backend", "fake-drm", "--fake-clock", "wall", "--scene", "solid", "--frames", "30", "--json", "--quiet"], in: dir)
         #expect(r.status == 0, "\(r.err)")
@@ -189,6 +196,7 @@ import Testing
     /// real display): they are refused in one line instead, and still accepted on `fake`.
     @Test func fakeDisplayTimingOptionsAreRefusedOffTheFakeDisplay() throws {
         let dir = try tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         for cmd in [["run"], ["validate", "--max-dropped", "0"]] {
             let r = try cadence(cmd + ["--backend", "fake-drm", "--fake-refresh", "144", "--frames", "10", "--quiet"], in: dir)
             #expect(r.status == 2 && r.out.isEmpty, "\(cmd) \(r.err)")
@@ -213,6 +221,7 @@ import Testing
     ])
     func badProfileIsOneLine(file: String, content: String?, message: String) throws {
         let dir = try tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         if let content { try content.write(toFile: dir + "/" + file, atomically: true, encoding: .utf8) }
         for cmd in [["list"], ["run", "--frames", "10"], ["measure"], ["validate", "--max-dropped", "0"]] {
             let r = try cadence(cmd + ["--backend", "fake-drm:" + file], in: dir)
