@@ -170,10 +170,10 @@ final class UpdateChannel: @unchecked Sendable {
 
 /// A pthread mutex (CadenceCore uses no Foundation; `Synchronization.Mutex` needs macOS 15,
 /// the package supports 13). `@unchecked Sendable`: the mutex is the synchronisation itself;
-/// its pointer is set once in init and freed in deinit.
-final class Lock: @unchecked Sendable {
+/// its pointer is set once in init and freed in deinit. Package access: CadenceMetrics uses it too.
+package final class Lock: @unchecked Sendable {
     private let m: UnsafeMutablePointer<pthread_mutex_t>
-    init() {
+    package init() {
         m = .allocate(capacity: 1)
         m.initialize(to: pthread_mutex_t())
         pthread_mutex_init(m, nil)
@@ -182,7 +182,7 @@ final class Lock: @unchecked Sendable {
         pthread_mutex_destroy(m)
         m.deallocate()
     }
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+    package func withLock<T>(_ body: () throws -> T) rethrows -> T {
         pthread_mutex_lock(m)
         defer { pthread_mutex_unlock(m) }
         return try body()

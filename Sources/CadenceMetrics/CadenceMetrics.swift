@@ -74,13 +74,13 @@ public final class FrameMetrics: @unchecked Sendable {
 
     public let registry = PrometheusCollectorRegistry()
     private var series: [Labels: Series] = [:]
-    private let lock = NSLockish()
+    private let lock = Lock()
 
     public init() {}
 
     /// Creates the series of `labels` (every counter at 0) if it does not exist yet.
     public func declare(_ labels: Labels) {
-        lock.locked { _ = series(labels) }
+        lock.withLock { _ = series(labels) }
     }
 
     private func series(_ labels: Labels) -> Series {
@@ -98,7 +98,7 @@ public final class FrameMetrics: @unchecked Sendable {
 
     /// Counts one frame's sample for `labels`.
     public func record(_ r: FrameSample, labels: Labels) {
-        lock.locked {
+        lock.withLock {
             let s = series(labels)
             s.frames.increment()
             if r.refreshHz > 0 { s.refresh.set(to: r.refreshHz) }
@@ -133,7 +133,7 @@ public final class FrameMetrics: @unchecked Sendable {
 
     /// Sets the refresh gauges of `labels` (the final fit at the end of a run).
     public func setRefresh(_ hz: Double, expectedInterval: Int, labels: Labels) {
-        lock.locked {
+        lock.withLock {
             guard let s = series[labels] else { return }
             s.refresh.set(to: hz)
             s.rate.set(to: hz / Double(max(1, expectedInterval)))
@@ -219,20 +219,4 @@ public struct FrameSample: Sendable, Equatable {
 
     /// True when the frame reached the screen.
     public var wasPresented: Bool { outcome == .onTime || outcome == .late }
-}
-
-/// A pthread mutex (Foundation-free), at a stable address.
-final class NSLockish: @unchecked Sendable {
-    private let m: UnsafeMutablePointer<pthread_mutex_t>
-    init() {
-        m = .allocate(capacity: 1)
-        m.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(m, nil)
-    }
-    deinit { pthread_mutex_destroy(m); m.deallocate() }
-    func locked<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(m)
-        defer { pthread_mutex_unlock(m) }
-        return try body()
-    }
 }

@@ -25,7 +25,7 @@ public final class MetricsFeed: @unchecked Sendable {
     private let tail = Atomic<Int>(0)
     private let lost = Atomic<Int>(0)
     /// Serializes the consumers (the feed's thread, scrapes, ``finish()``) and guards the rest.
-    private let consumer = NSLockish()
+    private let consumer = Lock()
     private var textfileError: MetricsError?
     private var thread: pthread_t?
     private let wake = Wakeup()
@@ -51,13 +51,13 @@ public final class MetricsFeed: @unchecked Sendable {
     /// cannot be written fails before anything else happens.
     public func writeTextfileNow() throws {
         guard let path = textfile else { return }
-        try consumer.locked { try metrics.writeTextfile(path) }
+        try consumer.withLock { try metrics.writeTextfile(path) }
     }
 
     /// Creates the series of `labels` (every counter at 0), writes the textfile with it and
     /// starts the feed's thread. Throws when the thread cannot be started.
     public func start(labels: FrameMetrics.Labels) throws {
-        consumer.locked {
+        consumer.withLock {
             self.labels = labels
             metrics.declare(labels)
             writeTextfile()
@@ -73,7 +73,7 @@ public final class MetricsFeed: @unchecked Sendable {
             box.release()
             throw MetricsError("cannot start the metrics thread: \(String(cString: strerror(rc)))")
         }
-        consumer.locked { thread = t }
+        consumer.withLock { thread = t }
     }
 
     /// Adds one completed frame. Called by the one producer (the pacing loop): copies the
@@ -93,7 +93,7 @@ public final class MetricsFeed: @unchecked Sendable {
 
     /// Drains the ring, then the exposition text (a scrape calls this on the server's thread).
     public func exposition() -> [UInt8] {
-        consumer.locked { drain() }
+        consumer.withLock { drain() }
         return metrics.exposition()
     }
 
@@ -101,7 +101,7 @@ public final class MetricsFeed: @unchecked Sendable {
     /// time. Returns the first textfile failure of the run, if any (the file then is not complete).
     @discardableResult
     public func finish() -> MetricsError? {
-        let t: pthread_t? = consumer.locked {
+        let t: pthread_t? = consumer.withLock {
             defer { thread = nil }
             return thread
         }
@@ -109,7 +109,7 @@ public final class MetricsFeed: @unchecked Sendable {
             wake.stop()
             pthread_join(t, nil)
         }
-        return consumer.locked {
+        return consumer.withLock {
             drain()
             writeTextfile()
             return textfileError
@@ -141,7 +141,7 @@ public final class MetricsFeed: @unchecked Sendable {
     private func loop() {
         var last = Self.seconds()
         while wake.sleep(milliseconds: 100) {
-            consumer.locked {
+            consumer.withLock {
                 drain()
                 let now = Self.seconds()
                 if now - last >= textfileInterval {
