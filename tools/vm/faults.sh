@@ -54,7 +54,7 @@ for d in "${drivers[@]}"; do
     rm -rf "$out"; mkdir -p "$out"
     echo "== $d: booting the VM"
     t1=$(date +%s)
-    "$here/run.sh" --driver "$d" --timeout 600 --bin "$bin" --file "$here/faults_guest.sh:/faults_guest.sh" \
+    "$here/run.sh" --driver "$d" --timeout 600 --bin "$bin" --file "$here/faults_guest.sh:/faults_guest.sh" --file "$here/guest_lib.sh:/guest_lib.sh" \
         --out-dir "$out" --console "$out/console.log" -v -- sh /faults_guest.sh "$d" \
         || { echo "faults.sh: $d VM failed (rc $?)" >&2; status=1; continue; }
     echo "== $d: VM done in $(( $(date +%s) - t1 )) s"

@@ -2,31 +2,11 @@
 """Host-side checks of tools/vm/faults.sh: faults_check.py DRIVER OUTDIR CADENCE-BIN."""
 import json, os, subprocess, sys
 
+from vmchecks import Checks
+
 driver, out, cadence = sys.argv[1], sys.argv[2], sys.argv[3]
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    print(("PASS " if ok else "FAIL ") + f"{driver}: {name}" + (f"  ({detail})" if detail != "" else ""))
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-
-
-def text(name):
-    try:
-        return open(os.path.join(out, name), errors="replace").read()
-    except OSError:
-        return ""
-
-
-def rc(name):
-    try:
-        return int(text(name + ".rc"))
-    except ValueError:
-        return None
+checks = Checks(out, driver)
+check, text, rc = checks.check, checks.text, checks.rc
 
 
 def summary(name):
@@ -179,5 +159,4 @@ else:
                   and 'name="device"' in text("rm_validate.xml") and "<failure" in text("rm_validate.xml"), err)
     check("the device is back after a PCI rescan (card0, cadence list)", "card0" in text("after_rescan.txt") and rc("list_after") == 0)
 
-print(f"{driver}: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+checks.finish()

@@ -39,7 +39,7 @@ out="$work/vkms"
 rm -rf "$out"; mkdir -p "$out"
 status=0
 echo "== vkms: booting the VM"
-"$here/run.sh" --driver vkms --timeout 300 --bin "$bin" --bin "$seatd_bin" --file "$here/seat_guest.sh:/seat_guest.sh" \
+"$here/run.sh" --driver vkms --timeout 300 --bin "$bin" --bin "$seatd_bin" --file "$here/seat_guest.sh:/seat_guest.sh" --file "$here/guest_lib.sh:/guest_lib.sh" \
     --out-dir "$out" --console "$out/console.log" -v -- sh /seat_guest.sh \
     || { echo "seat.sh: VM failed (rc $?)" >&2; status=1; }
 [ "$status" = 0 ] && { python3 "$here/seat_check.py" "$out" || status=1; }

@@ -2,31 +2,11 @@
 """Host-side checks of tools/vm/seat.sh: seat_check.py OUTDIR."""
 import json, os, sys
 
+from vmchecks import Checks
+
 out = sys.argv[1]
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    print(("PASS " if ok else "FAIL ") + f"seat: {name}" + (f"  ({detail})" if detail != "" else ""))
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-
-
-def text(name):
-    try:
-        return open(os.path.join(out, name), errors="replace").read()
-    except OSError:
-        return ""
-
-
-def rc(name):
-    try:
-        return int(text(name + ".rc"))
-    except ValueError:
-        return None
+checks = Checks(out, "seat")
+check, text, rc = checks.check, checks.text, checks.rc
 
 
 def lines(name):
@@ -176,5 +156,4 @@ check("fbcon's framebuffer is back after nobody's run", plane("user_after.txt")[
 s = summary("vt")
 print(f"overruns during the VT run: {text('vt.overruns').strip()}; its summary: dropped {s.get('droppedRefreshes')} "
       f"in {s.get('dropEvents')} events, causes {s.get('causes')}, gap {s.get('sessionGapSeconds')} s")
-print(f"seat: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+checks.finish()

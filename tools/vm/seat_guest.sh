@@ -1,18 +1,6 @@
 # Guest side of tools/vm/seat.sh (busybox sh, root). Writes NAME.rc/.out/.err/.jsonl, the seatd
 # log and the debugfs CRTC state snapshots to /out.
-up() { cut -d' ' -f1 /proc/uptime; }
-mount -t debugfs none /sys/kernel/debug 2>/dev/null
-state=/sys/kernel/debug/dri/0/state
-crtc_state() {
-    awk '/^plane\[/ { p = ($0 ~ /plane-0/) } p && /fb=|allocated by/ { print }
-         /^crtc\[/ { c = 1 } c && /enable=|active=|mode:/ { print } /^connector/ { c = 0 }' "$state" | grep -v self_refresh
-}
-wait_running() {
-    i=0
-    while ! grep -q 'allocated by = cadence' "$state" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
-    sleep 1
-}
-overruns() { dmesg | grep -c 'vblank timer overrun'; }
+. /guest_lib.sh
 crtc_state >/out/crtc_idle.txt
 cat /sys/class/tty/tty0/active >/out/vt_before.txt
 
