@@ -55,8 +55,9 @@ public final class FakeDRMDevice: DRMSystem {
     /// True: CLOCK_MONOTONIC, and waits sleep for real. Set before the first call.
     public var usesWallClock = false
     /// Nil: the device stands in for a real card (unit tests), and a `KMSDisplay` over it
-    /// reports the name "kms". Set (the CLI's `--backend fake-drm` sets "fake-drm"): the name a
-    /// `KMSDisplay` over it reports, so that no summary takes the simulator for a real panel.
+    /// reports the name "kms". Set (e.g. "fake-drm", when a user asked for the fake DRM
+    /// device): the name a `KMSDisplay` over it reports, so that no summary takes the
+    /// simulator for a real panel.
     public var simulatorName: String?
 
     /// A scripted connector.
