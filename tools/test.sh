@@ -125,9 +125,15 @@ if ! swift package --disable-sandbox generate-documentation "${doc_args[@]}" >"$
     echo "DocC generation FAILED (full log: $log)"
     exit 1
 fi
-doc_warnings=$(grep -c "warning:" "$log" || true)
+# SwiftPM's "unhandled file" notes about a dependency's own checkout (swift-distributed-tracing's
+# CMakeLists.txt, through hummingbird) are not about this package: every other warning counts.
+doc_only="$log.ours"
+awk '/^warning: .*which are unhandled; explicitly declare/ { held = $0; next }
+     held != "" { if ($0 !~ /\/\.build\/checkouts\//) { print held; print }; held = ""; next }
+     { print }' "$log" >"$doc_only"
+doc_warnings=$(grep -c "warning:" "$doc_only" || true)
 if [ "$doc_warnings" != 0 ]; then
-    grep -A4 "warning:" "$log" | head -n 80
+    grep -A4 "warning:" "$doc_only" | head -n 80
     echo "DocC: $doc_warnings warnings (full log: $log)"
     exit 1
 fi
