@@ -37,3 +37,14 @@ vm_prologue() {
         work="$(mktemp -d "/tmp/cadence-$name.XXXXXX")"
     fi
 }
+
+# Host-side checks of a guest's output directory $out: `check NAME COMMAND...` prints PASS or
+# FAIL NAME as COMMAND succeeds and counts it in $pass/$fail; `rc NAME` prints NAME.rc;
+# `lines FILE` counts FILE's lines (0 when it is missing).
+pass=0; fail=0
+check() {
+    local name=$1; shift
+    if "$@"; then echo "PASS $name"; pass=$((pass + 1)); else echo "FAIL $name"; fail=$((fail + 1)); fi
+}
+rc() { cat "$out/$1.rc"; }
+lines() { grep -c '' "$1" || true; }

@@ -142,13 +142,6 @@ t0=$(date +%s)
     --out-dir "$out" --console "$out/console.log" -v -- sh /guesto.sh || { echo "observe.sh: VM failed (rc $?)" >&2; exit 1; }
 echo "== VM done in $(( $(date +%s) - t0 )) s; host-side checks"
 
-pass=0; fail=0
-check() { # check NAME CONDITION-COMMAND...
-    local name=$1; shift
-    if "$@"; then echo "PASS $name"; pass=$((pass + 1)); else echo "FAIL $name"; fail=$((fail + 1)); fi
-}
-rc() { cat "$out/$1.rc"; }
-lines() { grep -c '' "$1" || true; }
 
 for t in idle nobody a1 a2 b1 b2 vpass1 vpass2 vfail int; do
     [ -f "$out/tracefs_$t.txt" ] || continue

@@ -95,13 +95,6 @@ t0=$(date +%s)
     --out-dir "$out" --console "$out/console.log" -v -- sh /guestv.sh || { echo "validate.sh: VM failed (rc $?)" >&2; exit 1; }
 echo "== VM done in $(( $(date +%s) - t0 )) s; host-side checks"
 
-pass=0; fail=0
-check() { # check NAME CONDITION-COMMAND...
-    local name=$1; shift
-    if "$@"; then echo "PASS $name"; pass=$((pass + 1)); else echo "FAIL $name"; fail=$((fail + 1)); fi
-}
-rc() { cat "$out/$1.rc"; }
-lines() { grep -c '' "$1" || true; }
 
 echo "-- SIGINT run: rc $(rc int); stdout:"; cat "$out/int.out"; echo "-- stderr:"; cat "$out/int.err"
 check "sigint: exit 0" test "$(rc int)" = 0
