@@ -40,9 +40,7 @@ public struct ObservedLog: Sendable {
         let named = clients.filter { c in command.map { c.client == $0 } ?? true }
         let processes = command == nil ? named.filter { $0.file != "0" } : named
         let pool = processes.isEmpty ? named : processes
-        var best: Client?
-        for c in pool where best == nil || c.log.records.count > best!.log.records.count { best = c }
-        return best
+        return pool.max { $0.log.records.count < $1.log.records.count }
     }
 
     private struct Flip: Decodable {

@@ -135,11 +135,10 @@ public final class SeatSession {
     /// `timeoutMilliseconds` (0: no wait, -1: forever). Returns the number processed.
     @discardableResult
     public func dispatch(timeoutMilliseconds: Int32 = 0) throws -> Int {
-        while true {
+        try retrying("libseat_dispatch", name) {
             let r = libseat_dispatch(handle, timeoutMilliseconds)
-            if r >= 0 { return Int(r) }
-            if errno == EINTR { continue }
-            throw DRMError(call: "libseat_dispatch", object: name, errno: Errno(rawValue: errno))
+            guard r >= 0 else { throw Errno(rawValue: errno) }
+            return Int(r)
         }
     }
 
