@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 
-/// Pixels owned by Cadence: 64-byte aligned, rows of `width * 4` bytes, zero-filled (black,
+/// Pixels owned by Cadence: 64-byte aligned (2 MiB aligned with a huge-page hint when large), rows of `width * 4` bytes, zero-filled (black,
 /// alpha 0) at creation. Used as the cached shadow buffer a frame is rendered into, and as
 /// an image source for ``Canvas/blit(_:x:y:wrap:)``.
 ///
@@ -18,6 +18,7 @@ public final class Bitmap: @unchecked Sendable {
     public let stride: Int
     /// First byte of row 0.
     public let base: UnsafeMutableRawPointer
+    private let memory: PixelMemory
 
     /// Allocates a `width`×`height` bitmap.
     /// - Precondition: both dimensions are at least 1.
@@ -27,11 +28,11 @@ public final class Bitmap: @unchecked Sendable {
         self.height = height
         stride = width * 4
         let bytes = stride * height
-        base = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
-        base.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
+        memory = PixelMemory.allocate(bytes: bytes)
+        base = memory.base
     }
 
-    deinit { base.deallocate() }
+    deinit { memory.free() }
 
     /// A canvas drawing into this bitmap (valid while the bitmap is alive).
     public var canvas: Canvas { Canvas(base: base, width: width, height: height, stride: stride) }
