@@ -61,7 +61,7 @@ public final class FakeDRMDevice: DRMSystem {
     public var simulatorName: String?
 
     /// A scripted connector.
-    public struct FakeConnector {
+    public struct FakeConnector: Sendable {
         public var id: ConnectorID
         public var type: UInt32
         public var typeID: UInt32

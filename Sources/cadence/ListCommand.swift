@@ -47,9 +47,9 @@ struct ListCommand: ParsableCommand {
 
     private func execute() throws {
         var source = try sessionOptions.source(command: "list")
-        var profile: FakeDRMProfile?
+        var profile: ProfileFile?
         if BackendChoice.isFakeDRM(backend) {
-            let p = try FakeDRMProfile.load(backend.hasPrefix("fake-drm:") ? String(backend.dropFirst(9)) : nil)
+            let p = try ProfileFile.load(backend.hasPrefix("fake-drm:") ? String(backend.dropFirst(9)) : nil)
             source = .fake(p.makeDevice(wallClock: false, seed: 0))
             profile = p
         } else if backend != "auto" && backend != "kms" {
