@@ -244,9 +244,10 @@ struct DeviceReport {
 
 // MARK: - Shared by list and measure
 
-/// Opens `path`, turning the usual failures into one clear line.
+/// Opens `path` read-only (`list` and `edid --connector` only read: GETRESOURCES, GETCONNECTOR,
+/// GETPROPBLOB), turning the usual failures into one clear line.
 func openDevice(_ path: String, source: DeviceSource = .live) throws -> DRMDevice {
-    try selecting { try OutputSelection.open(path, source: source) }
+    try selecting { try OutputSelection.open(path, source: source, readOnly: true) }
 }
 
 /// Runs `body`, turning an ``OutputSelectionError`` into a ``CLIFailure``.
