@@ -78,7 +78,7 @@ public struct OutputSelection {
     }
 
     /// Opens `path` (through `source`: the live /dev/dri by default) and checks it is a DRM
-    /// device; `readOnly` uses the source's ``DeviceSource/openReadOnly`` (enough to list it
+    /// device; `readOnly` uses the source's `openReadOnly` (enough to list it
     /// or read an EDID, not to display).
     public static func open(_ path: String, source: DeviceSource = .live, readOnly: Bool = false) throws -> DRMDevice {
         let dev: DRMDevice
