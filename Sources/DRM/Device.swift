@@ -66,10 +66,14 @@ public final class DRMDevice {
     /// ``SeatSession/fileDescriptor`` must be serviced while the device is in use.
     public let seat: SeatSession?
 
-    init(sys: DRMSystem, path: String) throws {
+    /// Whether it was opened read-only (``open(path:readOnly:)``).
+    public let isReadOnly: Bool
+
+    init(sys: DRMSystem, path: String, readOnly: Bool = false) throws {
         self.sys = sys
         self.path = path
-        fd = try retrying("open", path) { try sys.open(path) }
+        isReadOnly = readOnly
+        fd = try retrying("open", path) { try sys.open(path, readOnly: readOnly) }
         closer = nil
         seat = nil
     }
@@ -79,6 +83,7 @@ public final class DRMDevice {
         self.sys = sys
         self.path = path
         self.fd = fd
+        isReadOnly = false
         self.seat = seat
         self.closer = closer
     }
@@ -87,9 +92,12 @@ public final class DRMDevice {
         if let closer { closer() } else { sys.close(fd) }
     }
 
-    /// Opens the device node at `path` read-write.
-    public static func open(path: String) throws -> DRMDevice {
-        try DRMDevice(sys: LiveDRM.shared, path: path)
+    /// Opens the device node at `path` read-write, or with `readOnly` read-only (O_RDONLY): enough
+    /// to read the version, capabilities, resources, connectors, properties and blobs (an EDID),
+    /// and all that a node with read permission only (mode 0604, an ACL with `r`) allows. A
+    /// read-only descriptor cannot map a dumb buffer for drawing, so displaying needs read-write.
+    public static func open(path: String, readOnly: Bool = false) throws -> DRMDevice {
+        try DRMDevice(sys: LiveDRM.shared, path: path, readOnly: readOnly)
     }
 
     /// Opens the scripted fake device (for tests and demos without /dev/dri).
@@ -97,9 +105,10 @@ public final class DRMDevice {
         try DRMDevice(sys: fake, path: fake.path)
     }
 
-    /// Opens `path` on the scripted fake device (ENOENT unless it is one of its nodes).
-    public static func open(path: String, fake: FakeDRMDevice) throws -> DRMDevice {
-        try DRMDevice(sys: fake, path: path)
+    /// Opens `path` on the scripted fake device (ENOENT unless it is one of its nodes),
+    /// read-only with `readOnly` (see ``FakeDRMDevice/writeDenied``).
+    public static func open(path: String, fake: FakeDRMDevice, readOnly: Bool = false) throws -> DRMDevice {
+        try DRMDevice(sys: fake, path: path, readOnly: readOnly)
     }
 
     /// The /dev/dri/card* nodes present, in numeric order.

@@ -6,21 +6,29 @@ public struct DeviceSource {
     public var discover: () -> [String]
     /// Opens a node read-write; throws ``DRMError`` (call "open") on failure.
     public var open: (String) throws -> DRMDevice
+    /// Opens a node to read it only (listing, an EDID): read-only where the source can,
+    /// else as ``open``.
+    public var openReadOnly: (String) throws -> DRMDevice
 
-    public init(discover: @escaping () -> [String], open: @escaping (String) throws -> DRMDevice) {
+    /// A source; `openReadOnly` defaults to `open`.
+    public init(discover: @escaping () -> [String], open: @escaping (String) throws -> DRMDevice,
+                openReadOnly: ((String) throws -> DRMDevice)? = nil) {
         self.discover = discover
         self.open = open
+        self.openReadOnly = openReadOnly ?? open
     }
 
-    /// The kernel's /dev/dri/card* nodes.
+    /// The kernel's /dev/dri/card* nodes (opened O_RDONLY by ``openReadOnly``).
     public static var live: DeviceSource {
-        DeviceSource(discover: { DRMDevice.discover() }, open: { try DRMDevice.open(path: $0) })
+        DeviceSource(discover: { DRMDevice.discover() }, open: { try DRMDevice.open(path: $0) },
+                     openReadOnly: { try DRMDevice.open(path: $0, readOnly: true) })
     }
 
     /// The fake device's nodes (``FakeDRMDevice/cardNodes``); opening honours its scripted
     /// ``FakeDRMDevice/openError`` and answers ENOENT for any other path.
     public static func fake(_ device: FakeDRMDevice) -> DeviceSource {
-        DeviceSource(discover: { device.cardNodes }, open: { try DRMDevice.open(path: $0, fake: device) })
+        DeviceSource(discover: { device.cardNodes }, open: { try DRMDevice.open(path: $0, fake: device) },
+                     openReadOnly: { try DRMDevice.open(path: $0, fake: device, readOnly: true) })
     }
 }
 

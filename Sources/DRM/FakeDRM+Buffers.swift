@@ -27,6 +27,8 @@ extension FakeDRMDevice {
 
     func mmap(_ fd: Int32, size: Int, offset: UInt64) throws -> UnsafeMutableRawPointer {
         try record("mmap")
+        // PROT_WRITE on a descriptor opened O_RDONLY.
+        if readOnlyFDs.contains(fd) { throw Errno.permissionDenied }
         guard let d = dumbs[UInt32(offset >> 12)], size <= d.size else { throw Errno.invalidArgument }
         liveMappings += 1
         return d.memory

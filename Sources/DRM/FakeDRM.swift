@@ -22,6 +22,10 @@ public final class FakeDRMDevice: DRMSystem {
     public var cardNodes: [String]
     /// Error for opening the node (ENOENT for a missing path, EACCES for no permission).
     public var openError: Errno?
+    /// The node grants this user read access only (mode 0604, or an ACL with `r`): a
+    /// read-write open fails with EACCES, a read-only one works (and, as in the kernel, a
+    /// dumb buffer cannot be mapped for writing through it).
+    public var writeDenied = false
     /// Pretend the node is not a DRM device: drmGetVersion fails with ENOTTY.
     public var isNotDRM = false
     /// Another process is DRM master: drmSetMaster fails with EBUSY, modesets with EACCES.
@@ -61,7 +65,7 @@ public final class FakeDRMDevice: DRMSystem {
     public var simulatorName: String?
 
     /// A scripted connector.
-    public struct FakeConnector {
+    public struct FakeConnector: Sendable {
         public var id: ConnectorID
         public var type: UInt32
         public var typeID: UInt32
@@ -188,6 +192,7 @@ public final class FakeDRMDevice: DRMSystem {
     var nextBlob: UInt32 = 1000
     var openFDs: Set<Int32> = []
     var nextFD: Int32 = 3
+    var readOnlyFDs: Set<Int32> = []
     var atomicEnabled: Set<Int32> = []
     var masters: Set<Int32> = []
     var gbmObjects = 0
@@ -258,13 +263,15 @@ public final class FakeDRMDevice: DRMSystem {
 
     func cardPaths() -> [String] { cardNodes }
 
-    func open(_ path: String) throws -> Int32 {
-        try record("open")
+    func open(_ path: String, readOnly: Bool) throws -> Int32 {
+        try record(readOnly ? "open(O_RDONLY)" : "open")
         if let openError { throw openError }
         guard path == self.path || cardNodes.contains(path) else { throw Errno.noSuchFileOrDirectory }
+        if writeDenied && !readOnly { throw Errno.permissionDenied }
         let fd = nextFD
         nextFD += 1
         openFDs.insert(fd)
+        if readOnly { readOnlyFDs.insert(fd) }
         if !masterHeldElsewhere && masters.isEmpty { masters.insert(fd) }
         return fd
     }
@@ -272,6 +279,7 @@ public final class FakeDRMDevice: DRMSystem {
     func close(_ fd: Int32) {
         calls.append("close")
         openFDs.remove(fd)
+        readOnlyFDs.remove(fd)
         masters.remove(fd)
     }
 

@@ -33,8 +33,8 @@ final class LiveDRM: DRMSystem, Sendable {
         return names.sorted { Int($0.dropFirst(4))! < Int($1.dropFirst(4))! }.map { "/dev/dri/" + $0 }
     }
 
-    func open(_ path: String) throws -> Int32 {
-        let fd = Glibc.open(path, O_RDWR | O_CLOEXEC)
+    func open(_ path: String, readOnly: Bool) throws -> Int32 {
+        let fd = Glibc.open(path, (readOnly ? O_RDONLY : O_RDWR) | O_CLOEXEC)
         if fd < 0 { throw lastErrno() }
         return fd
     }

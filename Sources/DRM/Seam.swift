@@ -7,7 +7,9 @@ import SystemPackage
 protocol DRMSystem: AnyObject {
     // Files
     func cardPaths() -> [String]
-    func open(_ path: String) throws -> Int32
+    /// open(2) the node read-write, or read-only (`readOnly`: enough for GETRESOURCES,
+    /// GETCONNECTOR, GETPROPBLOB; not for mmap of a dumb buffer).
+    func open(_ path: String, readOnly: Bool) throws -> Int32
     func close(_ fd: Int32)
 
     // Device

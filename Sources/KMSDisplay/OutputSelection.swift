@@ -77,11 +77,13 @@ public struct OutputSelection {
         return first
     }
 
-    /// Opens `path` (through `source`: the live /dev/dri by default) and checks it is a DRM device.
-    public static func open(_ path: String, source: DeviceSource = .live) throws -> DRMDevice {
+    /// Opens `path` (through `source`: the live /dev/dri by default) and checks it is a DRM
+    /// device; `readOnly` uses the source's `openReadOnly` (enough to list it
+    /// or read an EDID, not to display).
+    public static func open(_ path: String, source: DeviceSource = .live, readOnly: Bool = false) throws -> DRMDevice {
         let dev: DRMDevice
         do {
-            dev = try source.open(path)
+            dev = try readOnly ? source.openReadOnly(path) : source.open(path)
         } catch let e as DRMError {
             throw failure(e, path: path)
         }

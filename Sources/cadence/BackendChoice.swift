@@ -13,7 +13,7 @@ import KMSDisplay
 ///   with the reason and what to do, never a fallback. `validate` never falls back: judging the
 ///   simulator needs `--backend fake`.
 /// - `fake-drm[:PROFILE]`: the real KMS code (``KMSDisplay``) over a fake DRM device playing a
-///   ``FakeDRMProfile`` (default: the vkms capture), on virtual time (or the wall clock with
+///   ``ProfileFile`` (default: the vkms capture), on virtual time (or the wall clock with
 ///   `--fake-clock wall`); it names itself "fake-drm" in every summary, so it is a simulator
 ///   too, chosen only when asked for.
 enum BackendChoice {
@@ -55,7 +55,7 @@ enum BackendChoice {
     /// profile that cannot be found or read.
     static func fakeDRMDevice(_ backend: String, wallClock: Bool = false, seed: UInt64 = 0) throws -> FakeDRMDevice {
         let spec = backend.hasPrefix("fake-drm:") ? String(backend.dropFirst("fake-drm:".count)) : nil
-        return try FakeDRMProfile.load(spec).makeDevice(wallClock: wallClock, seed: seed)
+        return try ProfileFile.load(spec).makeDevice(wallClock: wallClock, seed: seed)
     }
 
     private static func openKMS(device: String?, connector: String?, mode: String?, source: DeviceSource) throws -> KMSDisplay {

@@ -47,9 +47,9 @@ struct ListCommand: ParsableCommand {
 
     private func execute() throws {
         var source = try sessionOptions.source(command: "list")
-        var profile: FakeDRMProfile?
+        var profile: ProfileFile?
         if BackendChoice.isFakeDRM(backend) {
-            let p = try FakeDRMProfile.load(backend.hasPrefix("fake-drm:") ? String(backend.dropFirst(9)) : nil)
+            let p = try ProfileFile.load(backend.hasPrefix("fake-drm:") ? String(backend.dropFirst(9)) : nil)
             source = .fake(p.makeDevice(wallClock: false, seed: 0))
             profile = p
         } else if backend != "auto" && backend != "kms" {
@@ -244,9 +244,10 @@ struct DeviceReport {
 
 // MARK: - Shared by list and measure
 
-/// Opens `path`, turning the usual failures into one clear line.
+/// Opens `path` read-only (`list` and `edid --connector` only read: GETRESOURCES, GETCONNECTOR,
+/// GETPROPBLOB), turning the usual failures into one clear line.
 func openDevice(_ path: String, source: DeviceSource = .live) throws -> DRMDevice {
-    try selecting { try OutputSelection.open(path, source: source) }
+    try selecting { try OutputSelection.open(path, source: source, readOnly: true) }
 }
 
 /// Runs `body`, turning an ``OutputSelectionError`` into a ``CLIFailure``.

@@ -98,7 +98,7 @@ struct ObservedDisplays {
     var byCRTC: [Int32: (connector: String, refreshHz: Double)] = [:]
 
     init(devicePath: String) {
-        guard let dev = try? DRMDevice.open(path: devicePath), let res = try? dev.resources() else { return }
+        guard let dev = try? DRMDevice.open(path: devicePath, readOnly: true), let res = try? dev.resources() else { return }
         for c in (try? dev.connectors()) ?? [] where c.encoderID.rawValue != 0 {
             guard let enc = try? dev.encoder(c.encoderID), let i = res.crtcs.firstIndex(of: enc.crtcID) else { continue }
             let hz = (try? dev.crtc(enc.crtcID))?.mode?.refreshHz ?? 0

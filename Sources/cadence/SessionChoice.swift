@@ -35,7 +35,8 @@ enum SessionMode: String, Sendable {
     func source(command: String, probe: @escaping () throws -> SeatSession = { try SeatSession.open() }) -> DeviceSource {
         if self == .direct { return .live }
         let opener = SessionOpener(mode: self, command: command, probe: probe)
-        return DeviceSource(discover: { DRMDevice.discover() }, open: { try opener.open($0) })
+        return DeviceSource(discover: { DRMDevice.discover() }, open: { try opener.open($0) },
+                            openReadOnly: { try opener.open($0, readOnly: true) })
     }
 
     /// The notice `auto` prints when it picked a seat.
@@ -78,8 +79,9 @@ final class SessionOpener {
         }
     }
 
-    func open(_ path: String) throws -> DRMDevice {
+    /// Through the seat (which opens read-write), else open(2), read-only with `readOnly`.
+    func open(_ path: String, readOnly: Bool = false) throws -> DRMDevice {
         if let s = try session() { return try s.openDevice(path) }
-        return try DRMDevice.open(path: path)
+        return try DRMDevice.open(path: path, readOnly: readOnly)
     }
 }

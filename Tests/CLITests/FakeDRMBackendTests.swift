@@ -38,9 +38,9 @@ import Testing
     }
 
     @Test func everyShippedProfileIsFoundAndLoads() throws {
-        #expect(Set(FakeDRMProfile.shippedNames()).isSuperset(of: Self.shipped), "\(FakeDRMProfile.shippedNames())")
-        for name in FakeDRMProfile.shippedNames() {
-            let fake = try FakeDRMProfile.load(name).makeDevice(wallClock: false, seed: 0)
+        #expect(Set(ProfileFile.shippedNames()).isSuperset(of: Self.shipped), "\(ProfileFile.shippedNames())")
+        for name in ProfileFile.shippedNames() {
+            let fake = try ProfileFile.load(name).makeDevice(wallClock: false, seed: 0)
             let dev = try DRMDevice.open(fake: fake)
             let res = try dev.resources()
             #expect(!res.connectors.isEmpty && !res.crtcs.isEmpty, "\(name)")
@@ -50,8 +50,8 @@ import Testing
             try display.close()
         }
         // No :PROFILE is the vkms capture.
-        #expect(try FakeDRMProfile.load(nil).path == FakeDRMProfile.load("vkms").path)
-        #expect(try FakeDRMProfile.load(nil).makeDevice(wallClock: false, seed: 0).driver.name == "vkms")
+        #expect(try ProfileFile.load(nil).path == ProfileFile.load("vkms").path)
+        #expect(try ProfileFile.load(nil).makeDevice(wallClock: false, seed: 0).driver.name == "vkms")
     }
 
     @Test func listShowsTheCapturedConnectorsModesAndIdentity() throws {
@@ -147,7 +147,7 @@ import Testing
         let crtcs = try #require(dev["crtcs"] as? [[String: Any]])
         #expect(crtcs.map { $0["id"] as? Int } == [70, 71])
         #expect(crtcs.map { ($0["mode"] as? [String: Any])?["width"] as? Int } == [1920, 2560])
-        let fake = try FakeDRMProfile.load("two-crtc").makeDevice(wallClock: false, seed: 0)
+        let fake = try ProfileFile.load("two-crtc").makeDevice(wallClock: false, seed: 0)
         let display = try KMSDisplay.open(on: DRMDevice.open(fake: fake), connector: "DP-1")
         #expect(display.crtcID == 71)
         try display.close()
@@ -171,7 +171,7 @@ import Testing
     @Test func cadenceTimingSection() throws {
         let dir = try tempDir()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        var profile = try object(String(contentsOfFile: FakeDRMProfile.load("vkms").path, encoding: .utf8))
+        var profile = try object(String(contentsOfFile: ProfileFile.load("vkms").path, encoding: .utf8))
         profile["cadence"] = ["refreshOverrideHz": 59.5, "vblankJitterUs": 300, "eventLatencyUs": 100, "ignored": "x"]
         try JSONSerialization.data(withJSONObject: profile).write(to: URL(fileURLWithPath: dir + "/slow.json"))
         let r = try cadence(["measure", "--backend", "fake-drm:slow.json", "--duration", "3", "--json"], in: dir)

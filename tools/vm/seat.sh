@@ -17,6 +17,10 @@
 #     the end line written, fbcon back; seatd never asserts;
 #   - uid nobody on a `chmod 600` card with seatd's socket owned by nobody (as a seat group
 #     grants): `--session direct` is refused (exit 2, one line), `--session seat` runs (exit 0).
+#   - least privilege (docs/privileges.md), as nobody: `list` refused on a 0600 card; on a 0604
+#     card (and on 0600 with a `setfacl -m u:nobody:r` ACL) `list` and `edid --connector` work
+#     (read-only open) while `run` and `measure` are refused in one line; `observe` refused
+#     (tracefs).
 #
 # Usage: tools/vm/seat.sh [--bin PATH/TO/cadence] [--keep DIR]
 #   --bin     cadence binary (default: `swift build -c release --product cadence`)
@@ -38,8 +42,10 @@ seatd_bin=$(command -v seatd || true)
 out="$work/vkms"
 rm -rf "$out"; mkdir -p "$out"
 status=0
+# setfacl (package acl) for the read-ACL case; without it that case fails with the reason.
+acl=(); setfacl_bin=$(command -v setfacl || true); [ -n "$setfacl_bin" ] && acl=(--bin "$setfacl_bin")
 echo "== vkms: booting the VM"
-"$here/run.sh" --driver vkms --timeout 300 --bin "$bin" --bin "$seatd_bin" --file "$here/seat_guest.sh:/seat_guest.sh" --file "$here/guest_lib.sh:/guest_lib.sh" \
+"$here/run.sh" --driver vkms --timeout 300 --bin "$bin" --bin "$seatd_bin" "${acl[@]}" --file "$here/seat_guest.sh:/seat_guest.sh" --file "$here/guest_lib.sh:/guest_lib.sh" \
     --out-dir "$out" --console "$out/console.log" -v -- sh /seat_guest.sh \
     || { echo "seat.sh: VM failed (rc $?)" >&2; status=1; }
 [ "$status" = 0 ] && { python3 "$here/seat_check.py" "$out" || status=1; }

@@ -153,6 +153,37 @@ check("as nobody, --session seat through seatd: exit 0 on kms, stderr empty",
       rc("user_seat") == 0 and summary("user_seat").get("backend") == "kms" and not err, err)
 check("fbcon's framebuffer is back after nobody's run", plane("user_after.txt")[1] == "[fbcon]", plane("user_after.txt"))
 
+# Least privilege (docs/privileges.md).
+def one_line(name, *words):
+    err = lines(name + ".err")
+    return rc(name) == 2 and len(err) == 1 and all(w in err[0] for w in words) and text(name + ".out") == "", err
+
+
+def lists_virtual1(name):
+    try:
+        devices = json.loads(text(name + ".out")).get("devices", [])
+    except ValueError:
+        return False
+    return rc(name) == 0 and any(c.get("name") == "Virtual-1" for d in devices for c in d.get("connectors", []))
+
+
+check("as nobody, no access to the card (0600): `list` is refused in one line (permission)",
+      *one_line("priv_list_600", "ermission"))
+check("as nobody, read-only access (0604): `list --json` works (O_RDONLY) and shows Virtual-1",
+      lists_virtual1("priv_list_604"), lines("priv_list_604.err"))
+check("as nobody, 0604: `edid --connector Virtual-1` opens the card and reads the connector (vkms: no EDID, exit 2)",
+      *one_line("priv_edid_604", "no EDID"))
+check("as nobody, 0604: `run --backend kms` is refused in one line (permission)", *one_line("priv_run_604", "ermission"))
+check("as nobody, 0604: `measure` is refused in one line (permission)", *one_line("priv_measure_604", "ermission"))
+check("as nobody: `observe` is refused in one line (tracefs needs root)", *one_line("priv_observe"))
+if os.path.exists(os.path.join(out, "priv_list_acl.rc")):
+    check("as nobody, 0600 plus an ACL u:nobody:r (as logind's uaccess): `list --json` works",
+          lists_virtual1("priv_list_acl"), lines("priv_list_acl.err"))
+    check("as nobody, 0600 plus the read ACL: `run --backend kms` is refused in one line (permission)",
+          *one_line("priv_run_acl", "ermission"))
+else:
+    check("setfacl works on /dev/dri/card0 in the guest", False, text("priv_acl.err"))
+
 s = summary("vt")
 print(f"overruns during the VT run: {text('vt.overruns').strip()}; its summary: dropped {s.get('droppedRefreshes')} "
       f"in {s.get('dropEvents')} events, causes {s.get('causes')}, gap {s.get('sessionGapSeconds')} s")

@@ -82,6 +82,24 @@ su -s /bin/sh nobody -c '/bin/cadence run --session direct --backend kms --scene
 echo $? >/out/user_direct.rc
 su -s /bin/sh nobody -c '/bin/cadence run --session seat --backend kms --scene solid --duration 1 --quiet --json' >/out/user_seat.out 2>/out/user_seat.err
 echo $? >/out/user_seat.rc
+# Least privilege (docs/privileges.md): no access to the card refuses even `list`; read access
+# alone (mode 0604, or an ACL granting r as logind's uaccess does) lets `list` and `edid
+# --connector` work (they open O_RDONLY) while `run` and `measure` (O_RDWR, DRM master, mmap)
+# are refused in one line; `observe` needs tracefs (root).
+as_nobody() { name=$1; shift; su -s /bin/sh nobody -c "$*" >/out/$name.out 2>/out/$name.err; echo $? >/out/$name.rc; }
+as_nobody priv_list_600 /bin/cadence list
+chmod 604 /dev/dri/card0
+as_nobody priv_list_604 /bin/cadence list --json
+as_nobody priv_edid_604 /bin/cadence edid --connector Virtual-1
+as_nobody priv_run_604 /bin/cadence run --backend kms --scene solid --duration 1 --quiet
+as_nobody priv_measure_604 /bin/cadence measure --duration 1
+as_nobody priv_observe /bin/cadence observe --duration 1
+chmod 600 /dev/dri/card0
+if setfacl -m u:nobody:r /dev/dri/card0 2>/out/priv_acl.err; then
+    as_nobody priv_list_acl /bin/cadence list --json
+    as_nobody priv_run_acl /bin/cadence run --backend kms --scene solid --duration 1 --quiet
+    setfacl -b /dev/dri/card0
+fi
 chmod "$mode" /dev/dri/card0
 kill $seatd_pid; wait $seatd_pid 2>/dev/null
 sleep 0.3

@@ -1,23 +1,10 @@
 import DRM
 import Foundation
 
-/// A device profile for `--backend fake-drm[:PROFILE]`: the output of `drm_info -j` (Debian
-/// package drm-info) for one card, plus an optional `"cadence"` object for timing, read into a
-/// ``FakeDRMDevice`` so that the real KMS code runs over it.
-///
-/// From drm_info's object for the first node (`"/dev/dri/card0": {…}`) only what the fake
-/// device models is read: `driver` (name, desc, version, `caps`, `client_caps.ATOMIC`),
-/// `connectors` (id, type, status, phy_width/phy_height, encoders, modes, range properties such
-/// as `vrr_capable`, the `EDID` property's `data` when it is a hex string or a byte array),
-/// `encoders` (id, type, possible_crtcs), `crtcs` (id, the mode it shows and its fb_id) and
-/// `planes` (id, possible_crtcs, formats, the `type` property). Everything else is ignored.
-/// drm_info leaves blob data such as the EDID null, so `"cadence": {"edid": {"Virtual-1":
-/// "00ffffffffffff00…"}}` gives a connector its EDID by name. The other `"cadence"` keys:
-/// `vblank` (false: no vblank interrupt, like bochs and virtio-gpu; default true),
-/// `refreshOverrideHz` (the vblank period follows this rate, not the mode's timing),
-/// `vblankJitterUs` (± on every event timestamp), `eventLatencyUs` (timestamp to readable,
-/// default 40) and `commitLatencyUs` (commit to completion without vblank, default 1000).
-struct FakeDRMProfile {
+/// A device profile file for `--backend fake-drm[:PROFILE]`: where it is (a path, or the name
+/// of a shipped profile) and what it holds, read with JSONSerialization and parsed by DRM's
+/// ``ProfileFile`` (which knows the `drm_info -j` shape and the `"cadence"` timing keys).
+struct ProfileFile {
     /// The profile `--backend fake-drm` uses without `:PROFILE` (captured from vkms).
     static let defaultName = "vkms"
     /// The environment variable naming directories (colon-separated) of shipped profiles.
@@ -25,26 +12,22 @@ struct FakeDRMProfile {
 
     /// The file it was read from.
     var path: String
+    /// The parsed profile.
+    var profile: FakeDRMProfile
     /// The card node it answers to (drm_info's key, e.g. "/dev/dri/card0").
-    var node: String
+    var node: String { profile.node }
     /// Its description (`"cadence": {"description": …}`), or the driver's.
-    var description: String
-    var configure: (FakeDRMDevice) -> Void
+    var description: String { profile.description }
 
     /// A new fake device playing the profile; `wallClock` makes waits sleep for real, `seed`
     /// seeds the timestamp jitter.
     func makeDevice(wallClock: Bool, seed: UInt64) -> FakeDRMDevice {
-        let d = FakeDRMDevice(path: node)
-        configure(d)
-        d.usesWallClock = wallClock
-        d.jitterSeed = seed
-        d.simulatorName = wallClock ? "fake-drm-wall" : "fake-drm"
-        return d
+        profile.makeDevice(wallClock: wallClock, seed: seed)
     }
 
     /// Parses `spec` (the part after `fake-drm:`; nil or empty: ``defaultName``): a file path,
     /// or the name of a shipped profile. Throws a one-line ``CLIFailure``.
-    static func load(_ spec: String?) throws -> FakeDRMProfile {
+    static func load(_ spec: String?) throws -> ProfileFile {
         let path = try locate(spec.flatMap { $0.isEmpty ? nil : $0 } ?? defaultName)
         guard let data = FileManager.default.contents(atPath: path) else {
             throw CLIFailure("profile \(path): cannot be read")
@@ -54,8 +37,8 @@ struct FakeDRMProfile {
             throw CLIFailure("profile \(path): not JSON (\(firstLine(error)))")
         }
         do {
-            return try parse(top, path: path)
-        } catch let e as ProfileError {
+            return ProfileFile(path: path, profile: try FakeDRMProfile(json: json(top)))
+        } catch let e as FakeDRMProfileError {
             throw CLIFailure("profile \(path): \(e.message)")
         }
     }
@@ -102,14 +85,23 @@ struct FakeDRMProfile {
         return Array(Set(names)).sorted()
     }
 
+    /// JSONSerialization's tree as ``FakeDRMProfile/JSON``: JSON true/false (Foundation's
+    /// NSNumber also answers `is Bool` for 0 and 1, so the number's type decides), exact
+    /// integers, other numbers, strings, arrays, objects, null.
+    static func json(_ v: Any) -> FakeDRMProfile.JSON {
+        if let n = v as? NSNumber, !(v is String) {
+            if String(cString: n.objCType) == "c" { return .bool(n.boolValue) }
+            if let i = v as? Int { return .integer(i) }
+            return .number(n.doubleValue)
+        }
+        if let s = v as? String { return .string(s) }
+        if let a = v as? [Any] { return .array(a.map(json)) }
+        if let o = v as? [String: Any] { return .object(o.mapValues(json)) }
+        return .null
+    }
+
     private static func firstLine(_ error: Error) -> String {
         let s = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? error.localizedDescription
         return s.split(separator: "\n").first.map(String.init) ?? s
     }
-}
-
-/// A profile of the wrong shape: what is missing or wrong, with where.
-struct ProfileError: Error {
-    var message: String
-    init(_ message: String) { self.message = message }
 }
