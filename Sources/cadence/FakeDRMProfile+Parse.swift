@@ -1,4 +1,5 @@
 import DRM
+import EDID
 import Foundation
 
 /// Reading `drm_info -j` JSON (and the `"cadence"` section) into a ``FakeDRMProfile``.
@@ -61,9 +62,12 @@ extension FakeDRMProfile {
                 if !builtinProperties.contains(k), uint32(p["type"]) == 2, let value = int(p["value"]), value >= 0 { props[k] = UInt64(value) }
             }
             let size = (int(c["phy_width"]), int(c["phy_height"]))
-            connectors.append(.init(id: ConnectorID(id), type: type, typeID: typeID, status: status, modes: modes,
-                                    encoders: (c["encoders"] as? [Any] ?? []).compactMap(uint32).map(EncoderID.init),
-                                    edid: edid, sizeMM: size.0.flatMap { w in size.1.map { (w, $0) } }, properties: props))
+            var fc = FakeDRMDevice.FakeConnector(id: ConnectorID(id), type: type, typeID: typeID, status: status, modes: modes,
+                                                 encoders: (c["encoders"] as? [Any] ?? []).compactMap(uint32).map(EncoderID.init),
+                                                 edid: edid, sizeMM: size.0.flatMap { w in size.1.map { (w, $0) } }, properties: props)
+            // The panel follows flips inside the range its EDID gives (as amdgpu reads it).
+            if let e = edid.flatMap({ try? EDID($0) }), let r = e.adaptiveSyncRange, r.maxHz > r.minHz { fc.vrrRangeHz = r.minHz...r.maxHz }
+            connectors.append(fc)
             connectorEncoder.append((ConnectorID(id), uint32(c["encoder_id"]) ?? 0))
         }
         guard !connectors.isEmpty else { throw ProfileError("\(node): no connectors (besides writeback ones)") }
@@ -108,6 +112,7 @@ extension FakeDRMProfile {
             d.vblankJitterNs = timing.jitterNs
             d.receiptLatencyNs = timing.eventLatencyNs
             d.commitLatencyNs = timing.commitLatencyNs
+            d.vrrResponseNs = timing.vrrResponseNs
             for p in presets { d.preset(crtcIndex: p.index, mode: p.mode, framebuffer: FramebufferID(p.fb), connectors: p.connectors) }
         }
     }
@@ -119,6 +124,7 @@ extension FakeDRMProfile {
         var jitterNs: Int64 = 0
         var eventLatencyNs: Int64 = 40_000
         var commitLatencyNs: Int64 = 1_000_000
+        var vrrResponseNs: Int64 = 100_000
 
         init(_ c: [String: Any]) throws {
             if let v = c["vblank"] { guard FakeDRMProfile.isBool(v), let b = v as? Bool else { throw ProfileError("cadence.vblank must be true or false") }; vblank = b }
@@ -136,6 +142,7 @@ extension FakeDRMProfile {
             if let us = try number("vblankJitterUs", max: 100_000) { jitterNs = Int64(us * 1000) }
             if let us = try number("eventLatencyUs", max: 1_000_000) { eventLatencyNs = Int64(us * 1000) }
             if let us = try number("commitLatencyUs", max: 1_000_000) { commitLatencyNs = Int64(us * 1000) }
+            if let us = try number("vrrResponseUs", max: 100_000) { vrrResponseNs = Int64(us * 1000) }
         }
     }
 

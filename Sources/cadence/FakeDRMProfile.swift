@@ -16,7 +16,10 @@ import Foundation
 /// `vblank` (false: no vblank interrupt, like bochs and virtio-gpu; default true),
 /// `refreshOverrideHz` (the vblank period follows this rate, not the mode's timing),
 /// `vblankJitterUs` (± on every event timestamp), `eventLatencyUs` (timestamp to readable,
-/// default 40) and `commitLatencyUs` (commit to completion without vblank, default 1000).
+/// default 40), `commitLatencyUs` (commit to completion without vblank, default 1000) and
+/// `vrrResponseUs` (under VRR: a flip's commit to the start of the refresh it starts, default
+/// 100). A connector with `vrr_capable` 1 whose EDID gives a VRR range behaves as an
+/// adaptive-sync panel in that range once `VRR_ENABLED` is set.
 struct FakeDRMProfile {
     /// The profile `--backend fake-drm` uses without `:PROFILE` (captured from vkms).
     static let defaultName = "vkms"
