@@ -110,7 +110,9 @@ struct VRRRepeats {
         lastFrame = t
         done = 0
         count = 1
-        if Double(duration) > maxNs {
+        // 0.1% of slack: a frame at exactly the panel's minimum rate needs no repeat, whatever
+        // the timestamps' microsecond rounding says.
+        if Double(duration) > maxNs * 1.001 {
             let k = (Double(duration) / maxNs).rounded(.up)
             if Double(duration) / k >= minNs { count = Int(k) }
         }

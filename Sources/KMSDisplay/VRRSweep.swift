@@ -46,7 +46,7 @@ public struct VRRSweep {
     }
 
     /// Runs the sweep on `display` (which must run VRR: its ``DisplayBackend/vrrRange`` is the
-    /// range swept), `secondsPerStep` per rate (at least 20 frames). Stops early, returning the
+    /// range swept), `secondsPerStep` per rate (at least 20 measured intervals). Stops early, returning the
     /// steps done, when `shouldStop` says so. Throws what the display throws.
     public static func run(on display: any DisplayBackend, steps: Int = 9, secondsPerStep: Double = 0.5,
                            warmupFrames: Int = 3, shouldStop: () -> Bool = { false }) throws -> [VRRSweepStep] {
@@ -58,7 +58,7 @@ public struct VRRSweep {
         for hz in rates(for: range, steps: steps) {
             if shouldStop() { break }
             let interval = Int64((1e9 / hz).rounded())
-            let frames = Swift.max(20, Int(hz * secondsPerStep)) + warmupFrames
+            let frames = Swift.max(20, Int(hz * secondsPerStep)) + warmupFrames + 1
             var shown: [(id: FrameID, vblank: VBlank)] = []
             var next = display.now() &+ interval
             let first = frame &+ 1
