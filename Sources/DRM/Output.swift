@@ -172,7 +172,7 @@ public final class KMSOutput {
     }
 
     /// The session lost the device (a seat disabled: DRM master is gone): a flip whose event
-    /// never came is forgotten, and nothing is restored until ``modeset(framebuffer:)`` runs
+    /// never came is forgotten, and nothing is restored until ``modeset(framebuffer:vrr:)`` runs
     /// again (the seat's new owner has the CRTC).
     public func sessionLost() {
         flipPending = false

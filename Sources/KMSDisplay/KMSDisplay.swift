@@ -12,7 +12,7 @@ import DRM
 /// anchored at the last flip completion (a completion advances the sequence by the number of
 /// nominal refreshes since the previous one, rounded, at least 1).
 ///
-/// Use ``open(device:connector:mode:allocator:api:source:)``; errors are ``OutputSelectionError``
+/// Use ``open(device:connector:mode:allocator:api:vrr:rate:source:)``; errors are ``OutputSelectionError``
 /// with one clear line. Call it from one thread. To restore the console on SIGINT/SIGTERM,
 /// hold a ``SignalStop`` while the display runs: ``waitForEvents(until:into:)`` returns early
 /// when a signal arrives, the run loop's `shouldStop` checks ``SignalStop/isRequested``, and
