@@ -11,7 +11,7 @@
 ///
 /// The maximum rate is the range's maximum limited by the mode's refresh. Between flips the
 /// CRTC's vblank grid is the self-refresh grid (period = maximum interval) from the last
-/// refresh; a flip's refresh, once reached, restarts that grid (``settleVRR(_:at:)``).
+/// refresh; a flip's refresh, once reached, restarts that grid (`settleVRR(_:at:)`).
 extension FakeDRMDevice {
     /// The minimum and maximum refresh intervals of a CRTC running variable refresh, nil when it
     /// does not (VRR_ENABLED 0, no mode, or no vrr_capable connector with a range).

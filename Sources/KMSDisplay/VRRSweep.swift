@@ -45,7 +45,7 @@ public struct VRRSweep {
         return [range.lowerBound * 0.75] + (0..<n).map { range.lowerBound + span * Double($0) / Double(n - 1) }
     }
 
-    /// Runs the sweep on `display` (which must run VRR: its ``DisplayBackend/vrrRange`` is the
+    /// Runs the sweep on `display` (which must run VRR: its `vrrRange` is the
     /// range swept), `secondsPerStep` per rate (at least 20 measured intervals). Stops early, returning the
     /// steps done, when `shouldStop` says so. Throws what the display throws.
     public static func run(on display: any DisplayBackend, steps: Int = 9, secondsPerStep: Double = 0.5,
