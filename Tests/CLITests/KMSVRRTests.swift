@@ -118,6 +118,25 @@ import Testing
         #expect(!o.fake.vrrEnabledProperty(o.display.output.crtc))
     }
 
+    @Test func vrrIsUnavailableOnTheLegacyAPIAndWithoutVRRCapable() throws {
+        let legacy = try device()
+        #expect(throws: OutputSelectionError("VRR unavailable: the legacy (non-atomic) API cannot set VRR_ENABLED")) {
+            _ = try KMSDisplay.open(on: try DRMDevice.open(fake: legacy), api: .legacy, vrr: .on)
+        }
+        #expect(!legacy.calls.contains("drmModeSetCrtc"), "nothing was set before the refusal")
+        let off = try device()
+        off.connectors[0].properties["vrr_capable"] = 0
+        #expect(throws: OutputSelectionError("VRR unavailable: DP-1 is not vrr_capable (vrr_capable 0)")) {
+            _ = try KMSDisplay.open(on: try DRMDevice.open(fake: off), vrr: .on)
+        }
+        // auto: the fixed refresh, with the reason as a note.
+        let auto = try KMSDisplay.open(on: try DRMDevice.open(fake: try device()), api: .legacy, vrr: .auto,
+                                       rate: FrameRateRange(minimum: 0, maximum: 144, preferred: 90))
+        #expect(auto.vrrRange == nil)
+        #expect(auto.vrrNote == "VRR unavailable (the legacy (non-atomic) API cannot set VRR_ENABLED): pacing at a divisor of the fixed 144.0014 Hz")
+        try auto.close()
+    }
+
     @Test func theFakePanelWaitsForTheMinimumAndRepeatsAtTheMaximum() throws {
         let fake = try device()
         let dev = try DRMDevice.open(fake: fake)
