@@ -195,6 +195,22 @@ import Testing
         #expect(r.out.contains("effective 60.004 Hz"), "\(r.out)")
     }
 
+    @Test func theKMSPathGivesTheFakeDisplaysVRRNumbers() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let common = ["run", "--rate", "0:144:90", "--frames", "300", "--scene", "solid", "--inject-late", "100:1,250:3", "--json", "--quiet"]
+        let kms = try cadence(common + ["--backend", "fake-drm:amdgpu-vrr", "--vrr", "on"], in: dir)
+        let fake = try cadence(common + ["--backend", "fake", "--fake-vrr", "48:144"], in: dir)
+        #expect(kms.status == 0 && fake.status == 0, "\(kms.err) \(fake.err)")
+        let a = try #require(try JSONSerialization.jsonObject(with: Data(kms.out.utf8)) as? [String: Any])
+        let b = try #require(try JSONSerialization.jsonObject(with: Data(fake.out.utf8)) as? [String: Any])
+        #expect(a["backend"] as? String == "fake-drm" && b["backend"] as? String == "fake")
+        for key in ["vrrRangeHz", "effectiveRateHz", "presented", "late", "droppedRefreshes", "dropEvents", "causes", "intervalRefreshes"] {
+            #expect("\(a[key] ?? "nil")" == "\(b[key] ?? "nil")", "\(key)")
+        }
+        #expect(a["droppedRefreshes"] as? Int == 2 && a["dropEvents"] as? Int == 1)
+    }
+
     @Test func measureVRRSweepsTheRange() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
