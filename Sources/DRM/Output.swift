@@ -255,9 +255,10 @@ public final class KMSOutput {
         isModeSet = false
         defer { modeBlob = nil }
         if vrrEnabled, let a = atomic, let p = a.crtc.vrrEnabled {
-            // Fixed refresh again before the console (or nothing) comes back.
+            // Fixed refresh again before the console (or nothing) comes back; a failure here
+            // must not keep the console from being restored.
             vrrEnabled = false
-            try device.atomicCommit([AtomicProperty(object: crtc.rawValue, property: p, value: 0)], flags: [], object: "restore \(crtc) VRR_ENABLED")
+            try? device.atomicCommit([AtomicProperty(object: crtc.rawValue, property: p, value: 0)], flags: [], object: "restore \(crtc) VRR_ENABLED")
         }
         if let mode = original.mode, !original.framebufferID.isNone {
             try device.setCRTC(crtc, framebuffer: original.framebufferID, x: original.x, y: original.y,
