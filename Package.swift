@@ -67,7 +67,7 @@ let package = Package(
             name: "CadenceCore",
             dependencies: [.product(name: "Histogram", package: "hdrhistogram-swift")]
         ),
-        .target(name: "KMSDisplay", dependencies: ["DRM", "CadenceCore", "CCadenceShim"]),
+        .target(name: "KMSDisplay", dependencies: ["DRM", "CadenceCore", "CCadenceShim", "EDID"]),
         .target(name: "CRasterSIMD"),
         .target(name: "Raster", dependencies: ["CRasterSIMD"]),
         .target(name: "EDID"),

@@ -37,7 +37,12 @@ extension FakeDRMDevice {
         crtcState[crtc]?.pendingFlip = true
         var event: DRMEvent
         var at: Int64
-        if hasVBlank {
+        if hasVBlank, let r = scheduleVRRRefresh(crtc) {
+            at = r.time
+            let stamp = at + jitter(crtc, r.seq)
+            event = DRMEvent(kind: .flipComplete, crtcID: crtc, sequence: r.seq & 0xffff_ffff, timestampNs: stamp / 1000 * 1000, userData: userData)
+            at = max(at, stamp)
+        } else if hasVBlank {
             let delay = flipDelays.isEmpty ? 0 : flipDelays.removeFirst()
             let seq = vblank(crtc, at: clock).seq + 1 + UInt64(delay)
             at = vblankTime(crtc, seq: seq)
@@ -108,12 +113,17 @@ extension FakeDRMDevice {
                     continue
                 }
                 try modeset(crtc, fb: planeFB ?? FramebufferID(0), connectors: mode == nil ? [] : conns, mode: mode)
+                if let v = crtcProps["VRR_ENABLED"] { setVRR(crtc, v != 0) } else if mode == nil { setVRR(crtc, false) }
                 if flags.contains(.pageFlipEvent), mode != nil {
                     // The modeset's completion event fires at the new timing's first vblank.
                     scheduleFlip(crtc, fb: planeFB!, userData: userData)
                 }
+            } else if let v = crtcProps["VRR_ENABLED"], planeFB == nil {
+                // VRR_ENABLED alone needs no modeset.
+                if !flags.contains(.testOnly) { setVRR(crtc, v != 0) }
             } else if let fb = planeFB {
                 guard rt.active else { throw Errno.invalidArgument }
+                if let v = crtcProps["VRR_ENABLED"], !flags.contains(.testOnly) { setVRR(crtc, v != 0) }
                 try checkFB(fb)
                 if flags.contains(.testOnly) { continue }
                 guard !rt.pendingFlip else { throw Errno.resourceBusy }
@@ -190,6 +200,7 @@ extension FakeDRMDevice {
         pending.removeAll { $0.readyAt <= clock }
         for p in ready where p.event.kind == .flipComplete {
             crtcState[p.crtc]?.pendingFlip = false
+            flipCompletions.append(FlipCompletion(crtc: p.crtc, sequence: p.event.sequence, timestampNs: p.event.timestampNs))
             if let fb = p.fb {
                 crtcState[p.crtc]?.fb = fb
                 presented.append(fb)

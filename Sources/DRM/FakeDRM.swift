@@ -45,6 +45,9 @@ public final class FakeDRMDevice: DRMSystem {
     public var commitLatencyNs: Int64 = 1_000_000
     /// Time from an event's kernel timestamp until it can be read.
     public var receiptLatencyNs: Int64 = 40_000
+    /// Under VRR: time from a flip's commit to the start of the refresh it starts (when the
+    /// panel's minimum interval has already passed).
+    public var vrrResponseNs: Int64 = 100_000
     /// The next flips each miss this many extra vblanks (consumed front first).
     public var flipDelays: [Int] = []
     /// The vblank period follows this rate instead of the mode's timing (a panel whose real
@@ -77,6 +80,10 @@ public final class FakeDRMDevice: DRMSystem {
         public var sizeMM: (width: Int, height: Int)?
         /// Further properties by name (`vrr_capable`, `non-desktop`), read-only range values.
         public var properties: [String: UInt64]
+        /// The panel's variable-refresh range in Hz (from its EDID): with `vrr_capable` = 1 and
+        /// `VRR_ENABLED` = 1 on the CRTC driving it, refreshes follow flips inside this range
+        /// (see ``FakeDRMDevice/vrrResponseNs``). Nil: a fixed-refresh panel.
+        public var vrrRangeHz: ClosedRange<Double>?
         public init(id: ConnectorID, type: UInt32 = 15, typeID: UInt32 = 1, status: ConnectionStatus = .connected,
                     modes: [ModeInfo], encoders: [EncoderID], edid: [UInt8]? = nil,
                     sizeMM: (width: Int, height: Int)? = nil, properties: [String: UInt64] = [:]) {
@@ -100,6 +107,15 @@ public final class FakeDRMDevice: DRMSystem {
     public var scanout: [CRTCID: FramebufferID] { crtcState.mapValues(\.fb) }
     /// Framebuffers flipped to, in completion order.
     public internal(set) var presented: [FramebufferID] = []
+    /// One completed flip as its event reported it.
+    public struct FlipCompletion: Equatable, Sendable {
+        public var crtc: CRTCID
+        /// The event's 32-bit sequence.
+        public var sequence: UInt64
+        public var timestampNs: Int64
+    }
+    /// Every flip completion read, in order (under VRR each starts a refresh: its timestamp).
+    public internal(set) var flipCompletions: [FlipCompletion] = []
     /// Live kernel objects created through the fake (leak checks).
     public var liveDumbBuffers: Int { dumbs.count }
     public var liveFramebuffers: Int { fbs.count }
@@ -173,6 +189,10 @@ public final class FakeDRMDevice: DRMSystem {
         var baseSeq: UInt64 = 0
         var baseTime: Int64 = 0
         var pendingFlip = false
+        /// `VRR_ENABLED` as last committed.
+        var vrrEnabled = false
+        /// Under VRR: the refresh a pending flip starts, not reached yet (FakeDRM+VRR.swift).
+        var vrrNext: (time: Int64, seq: UInt64)?
     }
     struct PendingEvent {
         var readyAt: Int64
@@ -241,6 +261,7 @@ public final class FakeDRMDevice: DRMSystem {
     func crtcIndex(_ id: CRTCID) -> Int? { crtcs.firstIndex { $0.id == id } }
 
     func period(_ rt: CRTCRuntime) -> Int64 {
+        if let r = vrrIntervals(rt) { return r.maxNs }
         if let hz = refreshOverrideHz, hz > 0, rt.mode != nil { return Int64((1e9 / hz).rounded()) }
         let p = rt.mode?.refreshInterval ?? 0
         return p > 0 ? Int64(p.rounded()) : 16_666_667
@@ -248,6 +269,7 @@ public final class FakeDRMDevice: DRMSystem {
 
     /// The vblank count of `crtc` at time `t`, and the time of that vblank.
     func vblank(_ crtc: CRTCID, at t: Int64) -> (seq: UInt64, time: Int64) {
+        settleVRR(crtc, at: t)
         let rt = crtcState[crtc] ?? CRTCRuntime()
         let p = period(rt)
         let n = max(0, (t - rt.baseTime) / p)
@@ -255,7 +277,9 @@ public final class FakeDRMDevice: DRMSystem {
     }
 
     func vblankTime(_ crtc: CRTCID, seq: UInt64) -> Int64 {
+        settleVRR(crtc, at: clock)
         let rt = crtcState[crtc] ?? CRTCRuntime()
+        if let n = rt.vrrNext, seq >= n.seq { return n.time + Int64(seq - n.seq) * period(rt) }
         return rt.baseTime + Int64(seq &- rt.baseSeq) * period(rt)
     }
 
@@ -385,7 +409,7 @@ public final class FakeDRMDevice: DRMSystem {
             return connectorProps(c)
         case .crtc:
             guard let rt = crtcState[CRTCID(object)] else { throw Errno.noSuchFileOrDirectory }
-            return [(prop("ACTIVE"), rt.active ? 1 : 0), (prop("MODE_ID"), 0), (prop("VRR_ENABLED"), 0)]
+            return [(prop("ACTIVE"), rt.active ? 1 : 0), (prop("MODE_ID"), 0), (prop("VRR_ENABLED"), rt.vrrEnabled ? 1 : 0)]
         case .plane:
             guard let p = planes.first(where: { $0.plane.id.rawValue == object }) else { throw Errno.noSuchFileOrDirectory }
             return [(prop("type"), p.kind.rawValue)] + ["FB_ID", "CRTC_ID", "SRC_X", "SRC_Y", "SRC_W", "SRC_H",

@@ -115,6 +115,7 @@ extension FakeDRMProfile {
         var jitterNs: Int64 = 0
         var eventLatencyNs: Int64 = 40_000
         var commitLatencyNs: Int64 = 1_000_000
+        var vrrResponseNs: Int64 = 100_000
 
         init(_ c: [String: JSON]) throws {
             if let v = c["vblank"] {
@@ -135,6 +136,7 @@ extension FakeDRMProfile {
             if let us = try number("vblankJitterUs", max: 100_000) { jitterNs = Int64(us * 1000) }
             if let us = try number("eventLatencyUs", max: 1_000_000) { eventLatencyNs = Int64(us * 1000) }
             if let us = try number("commitLatencyUs", max: 1_000_000) { commitLatencyNs = Int64(us * 1000) }
+            if let us = try number("vrrResponseUs", max: 100_000) { vrrResponseNs = Int64(us * 1000) }
         }
     }
 

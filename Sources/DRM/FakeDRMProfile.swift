@@ -13,8 +13,11 @@
 /// `vblank` (false: no vblank interrupt, like bochs and virtio-gpu; default true),
 /// `refreshOverrideHz` (the vblank period follows this rate, not the mode's timing),
 /// `vblankJitterUs` (± on every event timestamp), `eventLatencyUs` (timestamp to readable,
-/// default 40) and `commitLatencyUs` (commit to completion without vblank, default 1000),
-/// `description` (else the driver's).
+/// default 40), `commitLatencyUs` (commit to completion without vblank, default 1000),
+/// `vrrResponseUs` (under VRR: a flip's commit to the start of the refresh it starts, default
+/// 100) and `description` (else the driver's). A connector with `vrr_capable` 1 behaves as an
+/// adaptive-sync panel once `VRR_ENABLED` is set, in the range ``setVRRRanges(_:)`` gives it
+/// from its EDID (this module decodes no EDID: the caller passes the decoder).
 ///
 /// The parser takes the JSON already decoded (``JSON``), so this module needs no JSON reader;
 /// a profile of the wrong shape throws ``FakeDRMProfileError`` saying what and where.
@@ -95,8 +98,17 @@ public struct FakeDRMProfile: Sendable {
         device.vblankJitterNs = timing.jitterNs
         device.receiptLatencyNs = timing.eventLatencyNs
         device.commitLatencyNs = timing.commitLatencyNs
+        device.vrrResponseNs = timing.vrrResponseNs
         for p in presets {
             device.preset(crtcIndex: p.index, mode: p.mode, framebuffer: FramebufferID(p.framebuffer), connectors: p.connectors)
+        }
+    }
+
+    /// Gives each connector with an EDID the adaptive-sync range `range` decodes from it (nil or
+    /// an empty range: none), as amdgpu reads the panel's range from its EDID.
+    public mutating func setVRRRanges(_ range: (_ edid: [UInt8]) -> ClosedRange<Double>?) {
+        for i in connectors.indices {
+            if let e = connectors[i].edid, let r = range(e), r.upperBound > r.lowerBound { connectors[i].vrrRangeHz = r }
         }
     }
 

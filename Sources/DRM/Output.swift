@@ -41,6 +41,14 @@ public final class KMSOutput {
     public private(set) var flipPending = false
     /// Set once the mode is programmed; cleared by ``restore()``.
     public private(set) var isModeSet = false
+    /// The connector's `vrr_capable` value (true: the panel and link can run variable refresh),
+    /// nil when the driver has no such property. Read when the output is prepared.
+    public let vrrCapable: Bool?
+    /// Whether the last ``modeset(framebuffer:vrr:)`` set `VRR_ENABLED` = 1 on the CRTC; back to
+    /// false after ``restore()``.
+    public private(set) var vrrEnabled = false
+    /// What ``modeset(framebuffer:vrr:)`` asks for when `vrr` is nil (the last explicit choice).
+    private var vrrWanted = false
 
     private let original: CRTCState
     private let originalConnectors: [ConnectorID]
@@ -69,6 +77,8 @@ public final class KMSOutput {
         }
         self.api = chosen
         timestampsMonotonic = device.has(.timestampMonotonic)
+        vrrCapable = (try? device.properties(of: connector.id, type: .connector))?
+            .first { $0.info.name == "vrr_capable" }.map { $0.value != 0 }
 
         let res = try device.resources()
         // Prefer the CRTC already driving the connector, else the first one an encoder allows.
@@ -118,9 +128,23 @@ public final class KMSOutput {
 
     // MARK: Modeset and flips
 
+    /// Why `VRR_ENABLED` cannot be set on this output (legacy API, no property), nil when it can.
+    /// Whether the panel can follow is ``vrrCapable``'s business.
+    public var vrrUnavailableReason: String? {
+        if api == .legacy { return "the legacy (non-atomic) API cannot set VRR_ENABLED" }
+        if atomic?.crtc.vrrEnabled == nil { return "\(crtc) has no VRR_ENABLED property" }
+        return nil
+    }
+
     /// Programs the mode with `framebuffer` on screen and waits for it to take effect:
-    /// atomic (TEST_ONLY first, then ALLOW_MODESET) or drmModeSetCrtc.
-    public func modeset(framebuffer: FramebufferID) throws {
+    /// atomic (TEST_ONLY first, then ALLOW_MODESET) or drmModeSetCrtc. `vrr` true sets the
+    /// CRTC's `VRR_ENABLED` = 1 in the same commit (atomic only: EOPNOTSUPP otherwise, see
+    /// ``vrrUnavailableReason``); nil repeats the previous choice (a modeset after a seat resume).
+    public func modeset(framebuffer: FramebufferID, vrr: Bool? = nil) throws {
+        let wantVRR = vrr ?? vrrWanted
+        if wantVRR, let why = vrrUnavailableReason {
+            throw DRMError(call: "set VRR_ENABLED (\(why))", object: "\(crtc)", errno: .eopnotsupp)
+        }
         switch api {
         case .atomic, .auto:
             guard let a = atomic else { preconditionFailure("atomic API without atomic properties") }
@@ -132,18 +156,23 @@ public final class KMSOutput {
             ]
             props += a.plane.fullScreen(a.planeID, framebuffer: framebuffer, crtc: crtc,
                                         width: UInt64(mode.hdisplay), height: UInt64(mode.vdisplay))
+            if let p = a.crtc.vrrEnabled, wantVRR || vrrEnabled {
+                props.append(AtomicProperty(object: crtc.rawValue, property: p, value: wantVRR ? 1 : 0))
+            }
             try device.atomicCommit(props, flags: [.testOnly, .allowModeset], object: "\(connector.name) \(mode)")
             try device.atomicCommit(props, flags: [.allowModeset], object: "\(connector.name) \(mode)")
             modeBlob = blob
+            vrrEnabled = wantVRR
         case .legacy:
             try device.setCRTC(crtc, framebuffer: framebuffer, connectors: [connector.id], mode: mode)
         }
+        vrrWanted = wantVRR
         isModeSet = true
         restored = false
     }
 
     /// The session lost the device (a seat disabled: DRM master is gone): a flip whose event
-    /// never came is forgotten, and nothing is restored until ``modeset(framebuffer:)`` runs
+    /// never came is forgotten, and nothing is restored until ``modeset(framebuffer:vrr:)`` runs
     /// again (the seat's new owner has the CRTC).
     public func sessionLost() {
         flipPending = false
@@ -225,6 +254,12 @@ public final class KMSOutput {
         restored = true
         isModeSet = false
         defer { modeBlob = nil }
+        if vrrEnabled, let a = atomic, let p = a.crtc.vrrEnabled {
+            // Fixed refresh again before the console (or nothing) comes back; a failure here
+            // must not keep the console from being restored.
+            vrrEnabled = false
+            try? device.atomicCommit([AtomicProperty(object: crtc.rawValue, property: p, value: 0)], flags: [], object: "restore \(crtc) VRR_ENABLED")
+        }
         if let mode = original.mode, !original.framebufferID.isNone {
             try device.setCRTC(crtc, framebuffer: original.framebufferID, x: original.x, y: original.y,
                                connectors: originalConnectors.isEmpty ? [connector.id] : originalConnectors, mode: mode)

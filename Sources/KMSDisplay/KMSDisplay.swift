@@ -12,7 +12,7 @@ import DRM
 /// anchored at the last flip completion (a completion advances the sequence by the number of
 /// nominal refreshes since the previous one, rounded, at least 1).
 ///
-/// Use ``open(device:connector:mode:allocator:api:source:)``; errors are ``OutputSelectionError``
+/// Use ``open(device:connector:mode:allocator:api:vrr:rate:source:)``; errors are ``OutputSelectionError``
 /// with one clear line. Call it from one thread. To restore the console on SIGINT/SIGTERM,
 /// hold a ``SignalStop`` while the display runs: ``waitForEvents(until:into:)`` returns early
 /// when a signal arrives, the run loop's `shouldStop` checks ``SignalStop/isRequested``, and
@@ -28,9 +28,16 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     /// "kms", or the simulator's name on a fake DRM device used as one ("fake-drm").
     public var name: String { device.simulatorName ?? "kms" }
     public var crtcID: UInt32 { output.crtc.rawValue }
+    /// The mode's refresh duration; under VRR the shortest refresh (1/max of ``vrrRange``).
     public let refreshInterval: Double
-    /// Nil: VRR is not enabled by this backend.
-    public var vrrRange: ClosedRange<Double>? { nil }
+    /// The variable-refresh range in Hz while VRR runs (`VRR_ENABLED` = 1, see
+    /// ``open(device:connector:mode:allocator:api:vrr:rate:source:)``), nil on fixed refresh.
+    public let vrrRange: ClosedRange<Double>?
+    /// The range VRR would use on this output (``VRRAvailability``), whether or not it runs.
+    public let vrrAvailability: VRRAvailability
+    /// One line when ``VRRPolicy/auto`` wanted VRR but the output cannot run it (the display
+    /// then runs at the mode's fixed refresh), else nil.
+    public let vrrNote: String?
     public let hasHardwareVBlank: Bool
     public let surface: PixelSurface?
     /// Buffers besides the one on screen and the one in flight.
@@ -45,6 +52,8 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     var immediate: [BackendEvent] = []
     var drmEvents: [DRMEvent] = []
     var lost: String?
+    /// Low-framerate compensation under VRR (KMSDisplay+VRR.swift).
+    var repeats = VRRRepeats()
     /// True between a seat's disable and its enable (KMSDisplay+Seat.swift): no flips.
     var sessionPaused = false
 
@@ -57,38 +66,47 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     /// the first connected) and `mode` as "WxH[@HZ]" (default: preferred; a rate with no listed
     /// mode builds one, see ``OutputSelection/note``), allocates 3 buffers with `allocator`,
     /// sets the mode with `api` and shows black. Throws ``OutputSelectionError``.
+    /// `vrr` and `rate` choose variable refresh (``VRRPolicy``): `rate` is the range the display
+    /// link will ask for, which ``VRRPolicy/auto`` looks at.
     public static func open(device path: String? = nil, connector: String? = nil, mode: String? = nil,
                             allocator: BufferAllocator = .dumb, api: ModesetAPI = .auto,
+                            vrr: VRRPolicy = .off, rate: FrameRateRange = .default,
                             source: DeviceSource = .live) throws -> KMSDisplay {
         let p = try OutputSelection.devicePath(path, discovered: source.discover())
         let dev = try OutputSelection.open(p, source: source)
-        return try open(on: dev, connector: connector, mode: mode, allocator: allocator, api: api)
+        return try open(on: dev, connector: connector, mode: mode, allocator: allocator, api: api, vrr: vrr, rate: rate)
     }
 
-    /// Like ``open(device:connector:mode:allocator:api:source:)`` on an already open device (e.g.
-    /// `DRMDevice.open(fake:)`).
+    /// Like ``open(device:connector:mode:allocator:api:vrr:rate:source:)`` on an already open
+    /// device (e.g. `DRMDevice.open(fake:)`).
     public static func open(on dev: DRMDevice, connector: String? = nil, mode: String? = nil,
-                            allocator: BufferAllocator = .dumb, api: ModesetAPI = .auto) throws -> KMSDisplay {
+                            allocator: BufferAllocator = .dumb, api: ModesetAPI = .auto,
+                            vrr: VRRPolicy = .off, rate: FrameRateRange = .default) throws -> KMSDisplay {
         try OutputSelection.check(dev)
         let selection = try OutputSelection.select(device: dev, connector: connector, mode: mode)
         do {
-            return try KMSDisplay(device: dev, selection: selection, allocator: allocator, api: api)
+            return try KMSDisplay(device: dev, selection: selection, allocator: allocator, api: api, vrr: vrr, rate: rate)
         } catch let e as DRMError {
             throw OutputSelection.failure(e, path: dev.path)
         }
     }
 
-    init(device: DRMDevice, selection: OutputSelection, allocator: BufferAllocator, api: ModesetAPI) throws {
+    init(device: DRMDevice, selection: OutputSelection, allocator: BufferAllocator, api: ModesetAPI,
+         vrr: VRRPolicy, rate: FrameRateRange) throws {
         self.device = device
         self.selection = selection
         let mode = selection.mode
         output = try KMSOutput(device: device, connector: selection.connector, mode: mode, api: api)
+        vrrAvailability = VRRAvailability(device: device, output: output, modeHz: mode.refreshHz)
+        let choice = try vrrAvailability.decide(vrr, rate: rate, modeHz: mode.refreshHz)
+        vrrRange = choice.range
+        vrrNote = choice.note
         swapchain = try Swapchain(device: device, width: Int(mode.hdisplay), height: Int(mode.vdisplay), count: 3, allocator: allocator)
         shadow = ShadowBuffer(width: Int(mode.hdisplay), height: Int(mode.vdisplay))
         surface = PixelSurface(base: shadow.pixels, width: shadow.width, height: shadow.height, stride: shadow.stride)
-        refreshInterval = mode.refreshInterval
+        refreshInterval = vrrRange.map { 1e9 / $0.upperBound } ?? mode.refreshInterval
         shadow.copy(to: swapchain.buffers[0])
-        try output.modeset(framebuffer: swapchain.buffers[0].framebuffer)
+        try output.modeset(framebuffer: swapchain.buffers[0].framebuffer, vrr: vrrRange != nil)
         swapchain.markOnScreen(0)
         hasHardwareVBlank = output.probeVBlank() == .hardware
         if hasHardwareVBlank, let v = try? output.currentVBlank() {
@@ -149,6 +167,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
 
     public func submit(frame: FrameID) throws {
         if let lost { throw BackendFailure.deviceLost(lost) }
+        if repeats.inFlight && output.flipPending && inFlight == nil { awaitRepeat() }
         if output.flipPending || inFlight != nil || sessionPaused { throw BackendFailure.busy }
         guard let k = finished.firstIndex(where: { $0.frame == frame }) else {
             throw BackendFailure.other("frame \(frame) was submitted without finish(frame:)")
@@ -167,6 +186,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
         for old in finished[..<k] { swapchain.markFree(old.buffer) }
         finished.removeFirst(k + 1)
         inFlight = entry
+        repeats.frameCommitted(at: now())
     }
 
     public func requestVBlank(after sequence: UInt64) throws {
@@ -221,6 +241,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
             if !hasHardwareVBlank, let r = softwareRequests.min() {
                 wake = min(wake, softwareVBlankTime(r + 1))
             }
+            if vrrRange != nil, let t = repeatDue() { wake = min(wake, t) }
             drmEvents.removeAll(keepingCapacity: true)
             var interrupted = false
             do {
@@ -252,6 +273,10 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
             for e in drmEvents {
                 switch e.kind {
                 case .flipComplete:
+                    if e.userData == Self.repeatTag {
+                        repeatCompleted(e)
+                        continue
+                    }
                     guard let f = inFlight, e.userData == f.frame else { continue }
                     let vb: VBlank
                     if hasHardwareVBlank {
@@ -266,6 +291,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
                     if vb.sequence >= last.sequence { last = vb }
                     swapchain.markOnScreen(f.buffer)
                     inFlight = nil
+                    if let r = vrrRange { repeats.framePresented(at: e.timestampNs, range: r) }
                     events.append(.presented(frame: f.frame, vblank: vb, receivedAt: received))
                 case .sequence, .vblank:
                     guard e.userData & Self.vblankTag != 0 else { continue }

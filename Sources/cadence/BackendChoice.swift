@@ -25,24 +25,33 @@ enum BackendChoice {
 
     /// Opens the display; `notice` is the one line to print on stderr when `auto` fell back to
     /// the fake display. Throws a one-line ``CLIFailure`` (exit 2).
+    /// `vrr` (`--vrr`, nil when not given: auto) and `rate` (the link's range) choose variable
+    /// refresh on KMS; `notice` then also carries the note when auto wanted VRR that is unavailable.
     static func open(backend: String, device: String?, connector: String?, mode: String?,
                      fake: FakeDisplayConfiguration, source: DeviceSource = .live,
-                     purpose: Purpose) throws -> (display: any DisplayBackend, notice: String?) {
+                     purpose: Purpose, vrr: String? = nil, rate: FrameRateRange = .default) throws -> (display: any DisplayBackend, notice: String?) {
+        let policy = try vrrPolicy(vrr)
+        func kms(_ source: DeviceSource) throws -> (display: any DisplayBackend, notice: String?) {
+            let d = try openKMS(device: device, connector: connector, mode: mode, source: source, vrr: policy, rate: rate)
+            return (d, d.vrrNote)
+        }
         switch backend {
         case "fake":
+            if vrr != nil { throw CLIFailure("--vrr is for kms and fake-drm backends: the fake display takes --fake-vrr MIN:MAX") }
             return (FakeDisplay(fake), nil)
         case "kms":
-            return (try openKMS(device: device, connector: connector, mode: mode, source: source), nil)
+            return try kms(source)
         case let b where isFakeDRM(b):
             let fakeDRM = try fakeDRMDevice(b, wallClock: fake.clock == .wall, seed: fake.seed)
-            return (try openKMS(device: device, connector: connector, mode: mode, source: .fake(fakeDRM)), nil)
+            return try kms(.fake(fakeDRM))
         case "auto":
             if device == nil && source.discover().isEmpty {
                 if purpose == .validate { throw CLIFailure(validateNeedsDisplay) }
+                if policy == .on { throw CLIFailure("--vrr on needs a KMS display, and this machine has no DRM device") }
                 let what = fake.vrrRange.map { "VRR \(format($0.lowerBound))–\(format($0.upperBound)) Hz" } ?? "\(format(fake.refreshHz)) Hz"
                 return (FakeDisplay(fake), "no DRM device (/dev/dri has no card* nodes): using the fake display at \(what), a simulator")
             }
-            return (try openKMS(device: device, connector: connector, mode: mode, source: source), nil)
+            return try kms(source)
         default:
             throw CLIFailure("--backend must be auto, kms, fake or fake-drm[:PROFILE]")
         }
@@ -58,8 +67,20 @@ enum BackendChoice {
         return try ProfileFile.load(spec).makeDevice(wallClock: wallClock, seed: seed)
     }
 
-    private static func openKMS(device: String?, connector: String?, mode: String?, source: DeviceSource) throws -> KMSDisplay {
-        try selecting { try KMSDisplay.open(device: device, connector: connector, mode: mode, source: source) }
+    private static func openKMS(device: String?, connector: String?, mode: String?, source: DeviceSource,
+                                vrr: VRRPolicy, rate: FrameRateRange) throws -> KMSDisplay {
+        do {
+            return try selecting { try KMSDisplay.open(device: device, connector: connector, mode: mode, vrr: vrr, rate: rate, source: source) }
+        } catch let f as CLIFailure where vrr == .on && f.description.hasPrefix("VRR unavailable") {
+            throw CLIFailure("--vrr on: " + f.description)
+        }
+    }
+
+    /// `--vrr auto|on|off` (nil: auto); a bad value is one line.
+    static func vrrPolicy(_ text: String?) throws -> VRRPolicy {
+        guard let text else { return .auto }
+        guard let p = VRRPolicy(rawValue: text) else { throw CLIFailure("invalid --vrr '\(text)': expected auto, on or off") }
+        return p
     }
 
     private static func format(_ hz: Double) -> String {

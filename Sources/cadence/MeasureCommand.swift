@@ -16,7 +16,7 @@ struct MeasureCommand: ParsableCommand {
             cadence measure [--backend <backend>] [--device <device>]
                    [--connector <connector>] [--mode <mode>] [--duration <duration>]
                    [--allocator <allocator>] [--api <api>] [--json] [--trace]
-                   [--session <session>]
+                   [--session <session>] [--vrr <vrr>]
             """,
         discussion: """
             Sets the mode, page-flips at every vblank for the duration and reports the
@@ -27,6 +27,13 @@ struct MeasureCommand: ParsableCommand {
             mode at that rate builds one (the listed WxH mode with its pixel clock
             scaled, or CVT reduced blanking) and says so on stderr. When the connector
             lists a faster mode at the same size, a one-line warning says so.
+
+            --vrr on sets VRR_ENABLED and sweeps requested rates across the panel's VRR
+            range (9 steps from its minimum to its maximum, plus one at 3/4 of the
+            minimum, where each frame is shown for whole refreshes: LFC), reporting per
+            step the requested interval against the achieved one (mean, stddev, count).
+            No VRR (not vrr_capable, no range, legacy API) is one line and exit 2;
+            --vrr auto sweeps when VRR is available, else measures the fixed refresh.
 
             Needs DRM master: run from a text VT with no compositor on the card, as a
             member of the video group or as root.
@@ -44,6 +51,7 @@ struct MeasureCommand: ParsableCommand {
               cadence measure --mode 1024x768@144 --trace    a built mode, every flip
               cadence measure --allocator gbm --api legacy
               cadence measure --backend fake-drm:two-crtc --connector DP-1
+              cadence measure --backend fake-drm:amdgpu-vrr --vrr on
             """)
 
     @Option(name: .long, help: "DRM card node (default: the first /dev/dri/card*).")
@@ -75,6 +83,9 @@ struct MeasureCommand: ParsableCommand {
     @Flag(name: .long, help: "Print every flip event (sequence, kernel timestamp, receipt latency) to stderr.")
     var trace = false
 
+    @Option(name: .long, help: "off (default): the fixed refresh; on: sweep rates across the panel's VRR range; auto: sweep when VRR is available.")
+    var vrr: String = "off"
+
     func run() throws {
         try exitTwoOnError("measure") { try execute() }
     }
@@ -102,6 +113,11 @@ struct MeasureCommand: ParsableCommand {
         let selection = try selecting { try OutputSelection.select(device: dev, connector: connector, mode: mode) }
         let conn = selection.connector
         let chosen = selection.mode
+        let policy = try BackendChoice.vrrPolicy(vrr)
+        if policy != .off, try measureVRR(dev, path: path, driver: driver.name, selection: selection,
+                                          allocator: alloc, api: modesetAPI, policy: policy) {
+            return
+        }
 
         let output = try describing(path) { try KMSOutput(device: dev, connector: conn, mode: chosen, api: modesetAPI) }
         if !output.timestampsMonotonic {

@@ -1,4 +1,5 @@
 import DRM
+import EDID
 import Foundation
 
 /// A device profile file for `--backend fake-drm[:PROFILE]`: where it is (a path, or the name
@@ -37,7 +38,13 @@ struct ProfileFile {
             throw CLIFailure("profile \(path): not JSON (\(firstLine(error)))")
         }
         do {
-            return ProfileFile(path: path, profile: try FakeDRMProfile(json: json(top)))
+            var profile = try FakeDRMProfile(json: json(top))
+            // The panel follows flips inside the range its EDID gives (as amdgpu reads it).
+            profile.setVRRRanges { bytes in
+                guard let r = (try? EDID(bytes))?.adaptiveSyncRange else { return nil }
+                return r.minHz...max(r.minHz, r.maxHz)
+            }
+            return ProfileFile(path: path, profile: profile)
         } catch let e as FakeDRMProfileError {
             throw CLIFailure("profile \(path): \(e.message)")
         }

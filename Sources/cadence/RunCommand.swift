@@ -28,9 +28,11 @@ struct RunCommand: ParsableCommand {
             -j profile (a file, or a shipped name: vkms (default), bochs, virtio-gpu,
             amdgpu-vrr, two-crtc); virtual time unless --fake-clock wall.
 
-            --rate picks a divisor of the refresh (on 60 Hz: 60, 30, 20, 15, ...). Any
-            rate inside a VRR range exists only on the fake display (--fake-vrr): KMS VRR
-            is not implemented yet. --latency is the pipelining depth; KMS has 3 buffers,
+            --rate picks a divisor of the refresh (on 60 Hz: 60, 30, 20, 15, ...), or any
+            rate inside a VRR range: --fake-vrr on the fake display; on kms and fake-drm
+            --vrr auto (default) sets VRR_ENABLED when the connector is vrr_capable and
+            --rate asks for a rate no divisor gives (below the panel's minimum each frame
+            is shown for whole refreshes: LFC). --latency is the pipelining depth; KMS has 3 buffers,
             so it caps latency at 2 (and says so when 3 is asked for).
 
             Exit status:
@@ -53,6 +55,7 @@ struct RunCommand: ParsableCommand {
               cadence run --backend fake --adapt --render-cost 100-199:20 --frames 400 --log adapt.jsonl
               cadence run --backend fake --min-duration 34 --frames 120
               cadence run --backend fake --fake-vrr 48:120 --rate 48:120:90 --frames 300
+              cadence run --backend fake-drm:amdgpu-vrr --rate 0:144:90 --frames 300
               cadence run --duration 0 --log run.jsonl --log-max-size 10M --log-keep 5
                                                            until stopped, rotating the log
               cadence run --duration 3600 --metrics-port 9464   /metrics
@@ -69,7 +72,7 @@ struct RunCommand: ParsableCommand {
 
     @Option(name: .customLong("fake-refresh"), parsing: .unconditional, help: "Fake display refresh in Hz (59.94, 60, 144…).")
     var fakeRefresh: Double = 60
-    @Option(name: .customLong("fake-vrr"), help: "Fake display VRR range MIN:MAX in Hz (VRR is fake-display only).")
+    @Option(name: .customLong("fake-vrr"), help: "Fake display VRR range MIN:MAX in Hz (KMS: --vrr).")
     var fakeVRR: String?
     @Option(name: .customLong("fake-jitter-us"), parsing: .unconditional, help: "Fake vblank timestamp jitter, ± µs.")
     var fakeJitterUs: Double = 0
@@ -82,6 +85,8 @@ struct RunCommand: ParsableCommand {
 
     @Option(help: "Frame-rate range MIN:MAX:PREFERRED in Hz (0 = unconstrained).")
     var rate: String?
+    @Option(help: "Variable refresh on kms/fake-drm: auto (default: when --rate asks for a rate no divisor of the refresh gives and the panel is vrr_capable), on, off.")
+    var vrr: String?
     @Option(name: .customLong("min-duration"), parsing: .unconditional, help: "Present each frame no earlier than the previous one's actual presentation + MS − ε (ε: vblank timestamp jitter, 1 µs to 0.5% of a refresh).")
     var minDuration: Double?
     @Option(name: .customLong("content-rate"), parsing: .unconditional, help: "Present content frame n at the first vblank not before t0 + n/HZ (24 on 60 Hz: 3,2,3,2).")
@@ -145,9 +150,10 @@ struct RunCommand: ParsableCommand {
         let fakeConfig = try makeFakeConfiguration(surface: sceneRenderer != nil)
         let out = try RunOutputs(log: log, options: outputs)
 
-        let display = try out.discardOnError { try openBackend(fakeConfig, source: source, purpose: purpose) }
+        let display = try out.discardOnError { try openBackend(fakeConfig, source: source, purpose: purpose, rate: config.range) }
         var runConfig = config
-        if display is KMSDisplay { runConfig.commitMargin = 1_000_000 }
+        // Under VRR a flip starts its refresh when committed: a margin only makes frames early.
+        if let k = display as? KMSDisplay { runConfig.commitMargin = k.vrrRange == nil ? 1_000_000 : 100_000 }
         if let note = Self.latencyNotice(requested: config.latency, display: display) {
             FileHandle.standardError.write(Data("cadence run: \(note)\n".utf8))
         }
@@ -291,9 +297,10 @@ struct RunCommand: ParsableCommand {
     }
 
     /// Opens the display `--backend` names (see ``BackendChoice``), printing the fallback notice.
-    func openBackend(_ fake: FakeDisplayConfiguration, source: DeviceSource, purpose: BackendChoice.Purpose) throws -> any DisplayBackend {
+    func openBackend(_ fake: FakeDisplayConfiguration, source: DeviceSource, purpose: BackendChoice.Purpose,
+                     rate: FrameRateRange = .default) throws -> any DisplayBackend {
         let (display, notice) = try BackendChoice.open(backend: backend, device: device, connector: connector, mode: mode,
-                                                      fake: fake, source: source, purpose: purpose)
+                                                      fake: fake, source: source, purpose: purpose, vrr: vrr, rate: rate)
         if let notice { StandardStreams.errorLine("cadence run: \(notice)") }
         return display
     }

@@ -164,6 +164,10 @@ if [ "$driver" = vkms ]; then
         grep -q '^cadence_frames_presented_total{.*} [1-9]' /out/run_scrape.txt && break
     done
     wait $mp; echo $? >/out/run_metrics.rc
+    # VRR: vkms has no vrr_capable property, so the real KMS path reading it refuses --vrr on
+    # and runs --vrr auto at the fixed refresh, saying why.
+    run vrr_on 60 cadence run --vrr on --duration 1 --scene solid
+    run vrr_auto 60 cadence run --vrr auto --rate 0:144:90 --duration 2 --scene solid --quiet --json
     run bad_list_devnull 60 cadence list --device /dev/null
     run bad_measure_devnull 60 cadence measure --device /dev/null --duration 1
     run bad_list_nonexistent 60 cadence list --device /nonexistent

@@ -322,6 +322,32 @@ def check_bad(root, name, what, says=()):
            info=bool(says))
 
 
+def check_vrr_auto(root):
+    """`run --vrr auto --rate 0:144:90` on vkms (no vrr_capable): exit 0, one stderr line saying
+    VRR is unavailable and why, the summary at vkms' fixed 60.0038 Hz with no VRR range."""
+    c = Case(root, "vrr_auto")
+    label = "vkms run --vrr auto: fixed refresh, VRR unavailable said once"
+    if not c.present:
+        result(label, False, "case did not run")
+        return
+    want = "VRR unavailable (Virtual-1 has no vrr_capable property): pacing at a divisor of the fixed 60.0038 Hz"
+    lines = [l for l in c.err.splitlines() if l.strip()]
+    problems = []
+    if c.rc != 0:
+        problems.append("exit %s, want 0" % c.rc)
+    if sum(want in l for l in lines) != 1:
+        problems.append("stderr lacks exactly one %r" % want)
+    try:
+        s = json.loads(c.out)
+        if s.get("vrrRangeHz") is not None:
+            problems.append("vrrRangeHz %r, want none" % s.get("vrrRangeHz"))
+        if abs(s.get("effectiveRateHz", 0) - VKMS_1024x768_HZ) > 0.01:
+            problems.append("effectiveRateHz %r, want %.4f" % (s.get("effectiveRateHz"), VKMS_1024x768_HZ))
+    except ValueError as e:
+        problems.append("stdout not JSON: %s" % e)
+    result(label, not problems, "; ".join(problems) + " | stderr: %r" % c.err[:400])
+
+
 def check_no_card(root):
     """The VM without any DRM driver: run falls back to the fake display in one line,
     validate refuses (exit 2) unless --backend fake, list/measure/run --backend kms exit 2."""
@@ -448,6 +474,9 @@ def main(argv):
             check_measure_hw(driver, root, "measure_legacy", "vkms measure --api legacy",
                              VKMS_1024x768_HZ, duration=3)
             check_example(root, "example", "kms")
+            check_bad(root, "vrr_on", "run --vrr on on vkms (no vrr_capable property)",
+                      says=("--vrr on: VRR unavailable: Virtual-1 has no vrr_capable property",))
+            check_vrr_auto(root)
             check_bad(root, "bad_list_devnull", "list --device /dev/null")
             check_bad(root, "bad_measure_devnull", "measure --device /dev/null")
             check_bad(root, "bad_list_nonexistent", "list --device /nonexistent")

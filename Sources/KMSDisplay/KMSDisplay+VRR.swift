@@ -1,0 +1,171 @@
+import CadenceCore
+import DRM
+import EDID
+
+/// Whether a ``KMSDisplay`` runs variable refresh (`VRR_ENABLED` = 1 on its CRTC).
+public enum VRRPolicy: String, CaseIterable, Sendable {
+    /// VRR when the output offers it (``VRRAvailability``) and the display link's rate range asks
+    /// for a rate no divisor of the mode's fixed refresh gives (90 Hz on 144 Hz, 30 Hz on 144 Hz);
+    /// otherwise the fixed refresh, with ``KMSDisplay/vrrNote`` saying why when VRR was wanted.
+    case auto
+    /// VRR always; opening fails with one line when the output cannot run it.
+    case on
+    /// Never: the mode's fixed refresh.
+    case off
+}
+
+/// Whether an output can run variable refresh, and in which range: the panel's range from its
+/// EDID / DisplayID / HDMI data (`EDID.adaptiveSyncRange`), only when the connector's
+/// `vrr_capable` is 1 and the atomic API can set `VRR_ENABLED`, its maximum limited to the
+/// mode's refresh.
+public struct VRRAvailability: Equatable, Sendable {
+    /// The usable range in Hz, nil when VRR is unavailable.
+    public var range: ClosedRange<Double>?
+    /// Why VRR is unavailable (one phrase, e.g. "Virtual-1 has no vrr_capable property"); nil
+    /// when ``range`` is set.
+    public var reason: String?
+
+    public init(range: ClosedRange<Double>?, reason: String?) {
+        self.range = range
+        self.reason = reason
+    }
+
+    /// Reads `vrr_capable` and the EDID of `output`'s connector for a mode refreshing at `modeHz`.
+    public init(device: DRMDevice, output: KMSOutput, modeHz: Double) {
+        let name = output.connector.name
+        if let why = output.vrrUnavailableReason { self.init(range: nil, reason: why); return }
+        switch output.vrrCapable {
+        case nil: self.init(range: nil, reason: "\(name) has no vrr_capable property"); return
+        case false?: self.init(range: nil, reason: "\(name) is not vrr_capable (vrr_capable 0)"); return
+        case true?: break
+        }
+        guard let bytes = try? device.edid(of: output.connector.id), let edid = try? EDID(bytes) else {
+            self.init(range: nil, reason: "\(name) has no EDID to give its VRR range"); return
+        }
+        guard let r = edid.adaptiveSyncRange else { self.init(range: nil, reason: "\(name)'s EDID gives no VRR range"); return }
+        let top = Swift.min(r.maxHz, modeHz)
+        guard top > r.minHz else {
+            self.init(range: nil, reason: "\(name)'s VRR range \(ModeInfo.formatHz(r.minHz))–\(ModeInfo.formatHz(r.maxHz)) Hz has nothing below the mode's \(ModeInfo.formatHz(modeHz)) Hz")
+            return
+        }
+        self.init(range: r.minHz...top, reason: nil)
+    }
+
+    /// True when `rate` asks for a rate no divisor of `refreshHz` gives: its preferred rate is
+    /// more than 0.1% from the nearest divisor picked, or no divisor lies inside [minimum, maximum].
+    public static func wantsVRR(_ rate: FrameRateRange, refreshHz: Double) -> Bool {
+        let fixed = EffectiveRate.select(for: rate, refreshHz: refreshHz)
+        if rate.preferred > 0 { return abs(fixed.hz - rate.preferred) > 0.001 * rate.preferred }
+        let inside = fixed.hz >= rate.minimum * 0.999 && (rate.maximum <= 0 || fixed.hz <= rate.maximum * 1.001)
+        return !inside
+    }
+
+    /// The range to run (nil: fixed refresh) under `policy` for a link asking for `rate`, and the
+    /// note to show when ``VRRPolicy/auto`` wanted VRR that is unavailable. Throws a one-line
+    /// ``OutputSelectionError`` ("VRR unavailable: …") for ``VRRPolicy/on`` without VRR.
+    public func decide(_ policy: VRRPolicy, rate: FrameRateRange, modeHz: Double) throws -> (range: ClosedRange<Double>?, note: String?) {
+        switch policy {
+        case .off:
+            return (nil, nil)
+        case .on:
+            guard let range else { throw OutputSelectionError("VRR unavailable: \(reason ?? "no VRR range")") }
+            return (range, nil)
+        case .auto:
+            guard Self.wantsVRR(rate, refreshHz: modeHz) else { return (nil, nil) }
+            guard let range else {
+                return (nil, "VRR unavailable (\(reason ?? "no VRR range")): pacing at a divisor of the fixed \(ModeInfo.formatHz(modeHz)) Hz")
+            }
+            return (range, nil)
+        }
+    }
+}
+
+/// Low-framerate compensation: a frame meant to stay up longer than the panel's longest refresh
+/// (1/min Hz) is shown for k evenly spaced refreshes, k the fewest that keep each one inside the
+/// range, by flipping the same framebuffer again (each flip starts a refresh under VRR). The
+/// frame's duration is taken from the interval between the last two frames shown; a new frame
+/// cancels the repeats left. Each repeat is committed early by the latency the last frame flip
+/// took from commit to refresh, so that the refreshes land on the even spacing.
+struct VRRRepeats {
+    /// Refresh start of the last frame shown, and the interval before it.
+    var lastFrame: Int64?
+    var duration: Int64 = 0
+    /// Refreshes planned for the current frame (1: no repeat), and repeats done.
+    var count = 1
+    var done = 0
+    /// A repeat flip is in flight.
+    var inFlight = false
+    var lastCommit: Int64 = 0
+    var response: Int64 = 0
+
+    mutating func frameCommitted(at t: Int64) {
+        lastCommit = t
+        done = count
+    }
+
+    mutating func framePresented(at t: Int64, range: ClosedRange<Double>) {
+        let minNs = 1e9 / range.upperBound, maxNs = 1e9 / range.lowerBound
+        response = Swift.max(0, Swift.min(t - lastCommit, Int64(minNs)))
+        if let prev = lastFrame { duration = t - prev }
+        lastFrame = t
+        done = 0
+        count = 1
+        // 0.1% of slack: a frame at exactly the panel's minimum rate needs no repeat, whatever
+        // the timestamps' microsecond rounding says.
+        if Double(duration) > maxNs * 1.001 {
+            let k = (Double(duration) / maxNs).rounded(.up)
+            if Double(duration) / k >= minNs { count = Int(k) }
+        }
+    }
+
+    /// When the next repeat should be committed, nil when none is planned.
+    var nextCommitTime: Int64? {
+        guard let f = lastFrame, done < count - 1 else { return nil }
+        return f + Int64(done + 1) * duration / Int64(count) - response
+    }
+}
+
+extension KMSDisplay {
+    /// Tags a repeat flip's user data (never a frame id, never a vblank request).
+    static let repeatTag: UInt64 = 1 << 62
+
+    /// Under VRR with LFC planned: commits a due repeat (its completion wakes the wait) and
+    /// returns nil, or returns when the next one is due.
+    func repeatDue() -> Nanoseconds? {
+        guard !sessionPaused, inFlight == nil, !output.flipPending, let t = repeats.nextCommitTime else { return nil }
+        if now() < t { return t }
+        guard let shown = swapchain.onScreen else { repeats.done += 1; return nil }
+        do {
+            try output.flip(to: swapchain.buffers[shown].framebuffer, userData: Self.repeatTag)
+            repeats.inFlight = true
+        } catch let e as DRMError {
+            repeats.done += 1
+            if e.errno.rawValue != 16 { _ = fail(e) }
+        } catch {
+            repeats.done += 1
+        }
+        return nil
+    }
+
+    /// A repeat flip completed: one more refresh of the frame on screen.
+    func repeatCompleted(_ e: DRMEvent) {
+        repeats.inFlight = false
+        repeats.done += 1
+        let vb = VBlank(sequence: widener.widen(UInt32(truncatingIfNeeded: e.sequence)), timestamp: e.timestampNs)
+        if vb.sequence >= last.sequence { last = vb }
+    }
+
+    /// Before a frame's flip: waits (at most two of the panel's longest refreshes) for a repeat
+    /// flip still in flight; other events read meanwhile are kept for the next wait.
+    func awaitRepeat() {
+        let deadline = now() &+ Int64(2e9 / (vrrRange?.lowerBound ?? 1))
+        while output.flipPending && repeats.inFlight && now() < deadline {
+            drmEvents.removeAll(keepingCapacity: true)
+            do { _ = try output.readEvents(until: deadline, into: &drmEvents) } catch let e as DRMError {
+                _ = fail(e)
+                return
+            } catch { return }
+            translate(received: now(), into: &immediate)
+        }
+    }
+}
