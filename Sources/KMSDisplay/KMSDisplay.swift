@@ -45,6 +45,8 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     var immediate: [BackendEvent] = []
     var drmEvents: [DRMEvent] = []
     var lost: String?
+    /// Set when the connector reported disconnected (KMSDisplay+Hotplug.swift).
+    var unplugged: String?
     /// True between a seat's disable and its enable (KMSDisplay+Seat.swift): no flips.
     var sessionPaused = false
 
@@ -103,6 +105,8 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
         softwareRequests.reserveCapacity(8)
         immediate.reserveCapacity(8)
         drmEvents.reserveCapacity(64)
+        // Without a uevent monitor (no netlink here) the display works; an unplug goes unseen.
+        try? device.watchHotplug()
     }
 
     /// Restores the CRTC before the buffers go away: removing a framebuffer that is on screen
@@ -120,7 +124,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     public func now() -> Nanoseconds { device.monotonicNow() }
 
     public func lastVBlank() throws -> VBlank {
-        if let lost { throw BackendFailure.deviceLost(lost) }
+        try checkUsable()
         if hasHardwareVBlank && !sessionPaused {
             do {
                 let v = try output.currentVBlank()
@@ -135,7 +139,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     }
 
     public func finish(frame: FrameID) throws {
-        if let lost { throw BackendFailure.deviceLost(lost) }
+        try checkUsable()
         var index = swapchain.acquire()
         if index == nil, !finished.isEmpty {
             // Reuse the oldest finished frame's buffer: that frame can no longer be shown.
@@ -148,7 +152,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     }
 
     public func submit(frame: FrameID) throws {
-        if let lost { throw BackendFailure.deviceLost(lost) }
+        try checkUsable()
         if output.flipPending || inFlight != nil || sessionPaused { throw BackendFailure.busy }
         guard let k = finished.firstIndex(where: { $0.frame == frame }) else {
             throw BackendFailure.other("frame \(frame) was submitted without finish(frame:)")
@@ -170,7 +174,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     }
 
     public func requestVBlank(after sequence: UInt64) throws {
-        if let lost { throw BackendFailure.deviceLost(lost) }
+        try checkUsable()
         if sessionPaused { return }
         guard hasHardwareVBlank else {
             let current = softwareVBlank(at: now())
@@ -207,7 +211,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
                 immediate.removeAll(keepingCapacity: true)
                 return
             }
-            if let lost { throw BackendFailure.deviceLost(lost) }
+            try checkUsable()
             if let seat = device.seat {
                 if serviceSeat(seat, into: &events) { return }
                 if sessionPaused {
@@ -234,6 +238,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
             let received = now()
             let before = events.count
             translate(received: received, into: &events)
+            if device.hotplugPending, serviceHotplug(into: &events) { return }
             if !hasHardwareVBlank && !softwareRequests.isEmpty {
                 let current = softwareVBlank(at: received)
                 var due = false
