@@ -3,8 +3,10 @@ import DRM
 
 /// Hotplug: the display watches its card's uevents (``DRMDevice/watchHotplug()``; the monitor's
 /// descriptor is polled with the card's, so a uevent wakes ``waitForEvents(until:into:)`` at
-/// once). On a `change` uevent with HOTPLUG=1 that names this display's connector (or no
-/// connector) the connector is read again; when it reports disconnected (or is gone), the flip in
+/// once). On a `change` uevent of the card that names this display's connector (CONNECTOR=id)
+/// or no connector (HOTPLUG=1 from the kernel's probe helper, or a `change` written to the
+/// card's `uevent` file: drivers without connector polling, like vkms on Linux 6.1, send
+/// nothing when a status is forced through sysfs) the connector is read again; when it reports disconnected (or is gone), the flip in
 /// flight fails with ``BackendFailure/disconnected(_:)`` and so does the display
 /// (`.failed(frame: nil, .disconnected)`): from then on it accepts nothing more, and the run
 /// ends with "disconnected: connector NAME disconnected". An event for another connector, or a
@@ -27,7 +29,7 @@ extension KMSDisplay {
     func serviceHotplug(into events: inout [BackendEvent]) -> Bool {
         guard unplugged == nil, let uevents = try? device.takeHotplugEvents() else { return false }
         let me = selection.connector.id
-        guard uevents.contains(where: { $0.isHotplug && ($0.connector == nil || $0.connector == me) }) else { return false }
+        guard uevents.contains(where: { $0.action == "change" && ($0.connector == nil || $0.connector == me) }) else { return false }
         let status: ConnectionStatus
         do {
             status = try device.connector(me).status
