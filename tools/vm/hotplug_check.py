@@ -71,6 +71,7 @@ check("unplug: frames not shown are failed with cause disconnected (none device-
       f"{len(failed_frames)} failed: {[f.get('cause') for f in failed_frames]}")
 check("unplug: one stderr line naming the unplug", len(err) == 1 and "unplugged" in err[0], " / ".join(err))
 check("unplug: the run showed frames before the unplug", summary.get("presented", 0) > 0, f"{summary.get('presented')} presented")
+check("unplug: the console (fbcon's framebuffer) back on the plane after the run", "allocated by = [fbcon]" in text("unplug_after.txt"))
 check("unplug: status back to connected after `detect`", text("status_after.txt").strip() == "connected")
 
 # a change uevent without a status change
