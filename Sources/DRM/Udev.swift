@@ -20,6 +20,7 @@ public struct Uevent: Equatable, Sendable {
     /// The uevent's properties (HOTPLUG, CONNECTOR, PROPERTY, DEVNAME, …).
     public var properties: [String: String]
 
+    /// A uevent with these fields (the fake DRM device's scripted ones, tests).
     public init(action: String, subsystem: String = "drm", sysname: String, devnode: String? = nil,
                 deviceNumber: UInt64 = 0, properties: [String: String] = [:]) {
         self.action = action
