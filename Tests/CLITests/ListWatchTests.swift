@@ -38,3 +38,15 @@ import DRM
                 == #"{"time":"T","monotonicNs":5,"device":"card0","connector":"Virtual-1","connectorId":35,"old":"connected","new":"disconnected","mode":null,"monitor":null,"manufacturer":null,"serial":null}"#)
     }
 }
+
+/// `list --watch`'s bad input: one stderr line, exit 2, nothing on stdout.
+@Suite struct ListWatchCLITests {
+    @Test func watchOnAFakeDeviceOrWithoutACardIsOneLine() throws {
+        let dir = scratchDirectory()
+        let fake = try cadence(["list", "--watch", "--backend", "fake-drm"], in: dir)
+        #expect(fake.status == 2 && fake.out.isEmpty)
+        #expect(lines(fake.err) == ["cadence list: --watch needs a real card (--backend kms): a fake DRM device never changes"])
+        let missing = try cadence(["list", "--watch", "--device", "/nonexistent"], in: dir)
+        #expect(missing.status == 2 && missing.out.isEmpty && lines(missing.err).count == 1, "\(missing.err)")
+    }
+}
