@@ -7,6 +7,7 @@ import PackageDescription
 /// Layers (each target imports only the ones above it):
 ///   CDRM, CGBM, CCadenceShim   C interop (libdrm, libgbm, fourcc + dumb-buffer ioctls)
 ///   CSeat                       C interop (libseat: seat sessions through seatd or logind)
+///   CUdev                       C interop (libudev: the kernel's uevents, for hotplug)
 ///   DRM                         Swift wrapper over the kernel API, with a fake device seam
 ///   CadenceCore                 pacing core, statistics, fake display (imports no libdrm)
 ///   KMSDisplay                  the KMS implementation of CadenceCore's DisplayBackend
@@ -55,11 +56,12 @@ let package = Package(
         .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev"])]),
         .systemLibrary(name: "CGBM", pkgConfig: "gbm", providers: [.apt(["libgbm-dev"])]),
         .systemLibrary(name: "CSeat", pkgConfig: "libseat", providers: [.apt(["libseat-dev"])]),
+        .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
         .target(name: "CCadenceShim", dependencies: ["CDRM"]),
         .target(
             name: "DRM",
             dependencies: [
-                "CDRM", "CGBM", "CSeat", "CCadenceShim",
+                "CDRM", "CGBM", "CSeat", "CUdev", "CCadenceShim",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),

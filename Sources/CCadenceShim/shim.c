@@ -137,3 +137,13 @@ int cadence_poll_ns(int fd, int64_t timeout_ns) {
     if (r < 0) return -errno;
     return r > 0 ? 1 : 0;
 }
+
+int cadence_poll2_ns(int fd, int other, int64_t timeout_ns) {
+    struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN, .revents = 0 },
+                             { .fd = other, .events = POLLIN, .revents = 0 } };
+    if (timeout_ns < 0) timeout_ns = 0;
+    struct timespec ts = { .tv_sec = timeout_ns / 1000000000, .tv_nsec = timeout_ns % 1000000000 };
+    int r = ppoll(pfd, 2, &ts, NULL);
+    if (r < 0) return -errno;
+    return (pfd[0].revents ? 1 : 0) | (pfd[1].revents ? 2 : 0);
+}

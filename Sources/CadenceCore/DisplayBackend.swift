@@ -48,6 +48,10 @@ public enum BackendFailure: Error, Equatable, Sendable {
     case busy
     /// The device went away (ENODEV, unplug, lost DRM master).
     case deviceLost(String)
+    /// The output was unplugged: its connector reports disconnected (a hotplug uevent), the
+    /// string says which. Like ``deviceLost(_:)`` the display accepts nothing more, but the
+    /// device itself (and its other outputs) may go on.
+    case disconnected(String)
     /// The mode changed under us; ``DisplayBackend/refreshInterval`` and
     /// ``DisplayBackend/vrrRange`` must be re-read.
     case modeChanged
@@ -64,7 +68,8 @@ public enum BackendEvent: Equatable, Sendable {
     /// A vblank passed (reported when one was requested with ``DisplayBackend/requestVBlank(after:)``).
     case vblank(VBlank)
     /// A submitted frame (or the display itself, when `frame` is nil) failed. After
-    /// `.failed(frame: nil, .deviceLost)` the backend accepts nothing more.
+    /// `.failed(frame: nil, .deviceLost)` or `.failed(frame: nil, .disconnected)` the backend
+    /// accepts nothing more.
     case failed(frame: FrameID?, BackendFailure)
     /// The display was taken away (a seat session disabled: VT switched away) at `at`. Frames
     /// in flight have resolved or never will; the backend accepts no flips until

@@ -41,6 +41,9 @@ extension FramePacer {
             case .deviceLost(let why):
                 failHead(id, cause: .deviceLost)
                 if id == nil { loseDevice(why) }
+            case .disconnected(let why):
+                failHead(id, cause: .disconnected)
+                if id == nil { loseDevice(why, cause: .disconnected) }
             case .modeChanged:
                 refreshInterval = backend.refreshInterval
                 vrrRange = backend.vrrRange
@@ -117,13 +120,29 @@ extension FramePacer {
         }
     }
 
-    func loseDevice(_ why: String) {
-        if deviceLost == nil { deviceLost = why }
+    /// A ``BackendFailure/deviceLost(_:)`` or ``BackendFailure/disconnected(_:)`` ends the
+    /// display (true); any other failure is left to the caller (false).
+    func loseDisplay(_ f: BackendFailure) -> Bool {
+        switch f {
+        case .deviceLost(let why): loseDevice(why)
+        case .disconnected(let why): loseDevice(why, cause: .disconnected)
+        default: return false
+        }
+        return true
+    }
+
+    /// The display is gone: every frame not yet completed fails with `cause` (``DropCause/deviceLost``
+    /// or ``DropCause/disconnected``).
+    func loseDevice(_ why: String, cause: DropCause = .deviceLost) {
+        if deviceLost == nil {
+            deviceLost = why
+            if cause == .disconnected { outputDisconnected = why }
+        }
         inFlight = false
         while count > 0 {
             var r = ring[head]
             r.outcome = .failed
-            r.cause = .deviceLost
+            r.cause = cause
             complete(r)
         }
     }

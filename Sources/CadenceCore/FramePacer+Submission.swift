@@ -64,6 +64,9 @@ extension FramePacer {
             } catch BackendFailure.deviceLost(let why) {
                 loseDevice(why)
                 return
+            } catch BackendFailure.disconnected(let why) {
+                loseDevice(why, cause: .disconnected)
+                return
             }
         }
     }

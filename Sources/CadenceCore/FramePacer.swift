@@ -33,6 +33,9 @@ public final class FramePacer {
     public internal(set) var lastVBlank: VBlank
     /// Set when the device went away; no more frames can be shown.
     public internal(set) var deviceLost: String? = nil
+    /// Set (with ``deviceLost``, to the same reason) when the display went away because its
+    /// output was unplugged (``BackendFailure/disconnected(_:)``).
+    public internal(set) var outputDisconnected: String? = nil
     /// Frames presented to the pacer and not yet completed.
     public var pendingFrames: Int { count }
 
@@ -175,7 +178,7 @@ public final class FramePacer {
             r.frameIndex = d.frameIndex
             r.intent = intent
             r.outcome = .failed
-            r.cause = .deviceLost
+            r.cause = outputDisconnected != nil ? .disconnected : .deviceLost
             d.complete(r)
         }
     }
@@ -339,7 +342,7 @@ public final class FramePacer {
         do {
             try backend.waitForEvents(until: wake, into: &events)
         } catch let f as BackendFailure {
-            if case .deviceLost(let why) = f { loseDevice(why); return false }
+            if loseDisplay(f) { return false }
             throw f
         }
         for e in events { handle(e) }
@@ -354,7 +357,7 @@ public final class FramePacer {
                 lastVBlank = vb
             }
         } catch let f as BackendFailure {
-            if case .deviceLost(let why) = f { loseDevice(why) } else { throw f }
+            if !loseDisplay(f) { throw f }
         }
     }
 
@@ -395,7 +398,7 @@ public final class FramePacer {
                 do {
                     try backend.requestVBlank(after: needVBlankAfter)
                 } catch let f as BackendFailure {
-                    if case .deviceLost(let why) = f { loseDevice(why); return limit }
+                    if loseDisplay(f) { return limit }
                     throw f
                 }
                 outstandingRequest = needVBlankAfter

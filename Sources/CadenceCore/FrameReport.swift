@@ -52,6 +52,9 @@ public enum DropCause: String, Codable, Sendable, CaseIterable {
     /// The seat session was paused (VT switched away) before the frame could be shown: it was
     /// waiting or its flip never completed. Not a drop: no refresh inside a session gap counts.
     case sessionPaused = "session-paused"
+    /// The output was unplugged (its connector reported disconnected) before the frame was
+    /// shown: it was waiting or its flip was in flight.
+    case disconnected
 
     /// Position in `allCases` (without building the array): a slot for per-cause counters.
     public var index: Int {
@@ -63,6 +66,7 @@ public enum DropCause: String, Codable, Sendable, CaseIterable {
         case .busy: return 4
         case .deviceLost: return 5
         case .sessionPaused: return 6
+        case .disconnected: return 7
         }
     }
 }

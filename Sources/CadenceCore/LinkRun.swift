@@ -15,13 +15,16 @@ public enum RunEnd: Equatable, Sendable {
     case stopped
     /// The display went away.
     case deviceLost(String)
+    /// The output was unplugged (its connector reported disconnected).
+    case disconnected(String)
 
-    /// "completed", "stopped", or "device-lost: why" (``RunSummary/endReason``).
+    /// "completed", "stopped", "device-lost: why" or "disconnected: why" (``RunSummary/endReason``).
     public var reason: String {
         switch self {
         case .completed: return "completed"
         case .stopped: return "stopped"
         case .deviceLost(let why): return "device-lost: \(why)"
+        case .disconnected(let why): return "disconnected: \(why)"
         }
     }
 }
@@ -58,7 +61,7 @@ extension FramePacer {
             for link in links { link.callbackError = nil }
             throw error
         }
-        if let why = deviceLost { end = .deviceLost(why) }
+        if let why = outputDisconnected { end = .disconnected(why) } else if let why = deviceLost { end = .deviceLost(why) }
         let link = first
         let summary = RunSummary(accounting: accounting, backend: backend.name, refreshHz: 1e9 / refreshInterval,
                                  vrr: vrrRange, effectiveRateHz: link?.effectiveRate.hz ?? 1e9 / refreshInterval,

@@ -295,7 +295,7 @@ public final class PacingRun {
         let remaining = Swift.max(0, maxLoopTurns - turns)
         if try pacer.drain(until: backend.now() &+ drainNs, maxTurns: remaining) >= remaining { stalled = true }
         let reason: String
-        if let why = pacer.deviceLost { reason = "device-lost: \(why)" } else if stopped { reason = "stopped" } else { reason = "completed" }
+        if let why = pacer.outputDisconnected { reason = RunEnd.disconnected(why).reason } else if let why = pacer.deviceLost { reason = "device-lost: \(why)" } else if stopped { reason = "stopped" } else { reason = "completed" }
         return summary(endReason: reason)
     }
 

@@ -224,6 +224,7 @@ public struct ReportChart {
         case .flipLate: return 0x7B1FA2
         case .busy: return 0x1976D2
         case .deviceLost: return 0x212121
+        case .disconnected: return 0x616161
         case .sessionPaused: return 0x9E9E9E
         }
     }

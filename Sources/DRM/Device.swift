@@ -65,6 +65,10 @@ public final class DRMDevice {
     /// The seat session the device was opened through (nil: opened directly). Its
     /// ``SeatSession/fileDescriptor`` must be serviced while the device is in use.
     public let seat: SeatSession?
+    /// The card's uevent channel after ``watchHotplug()`` (Hotplug.swift).
+    var hotplugChannel: HotplugChannel?
+    /// True when a wait saw this card's uevent channel readable: call ``takeHotplugEvents()``.
+    public internal(set) var hotplugPending = false
 
     /// Whether it was opened read-only (``open(path:readOnly:)``).
     public let isReadOnly: Bool
@@ -297,7 +301,8 @@ public final class DRMDevice {
     }
 
     /// Waits until the device has events or `deadline` (CLOCK_MONOTONIC ns) passes, then
-    /// reads them (poll + drmHandleEvent). Returns [] on timeout. A signal interrupting the
+    /// reads them (poll + drmHandleEvent). Returns [] on timeout. After ``watchHotplug()`` a
+    /// uevent for the card also ends the wait (with ``hotplugPending`` set). A signal interrupting the
     /// wait returns [] early so that callers can check why they were woken.
     public func readEvents(until deadline: Int64) throws -> [DRMEvent] {
         var events: [DRMEvent] = []
@@ -313,7 +318,13 @@ public final class DRMDevice {
         let timeout = deadline - sys.monotonicNow()
         let ready: Bool
         do {
-            ready = try sys.poll(fd, timeoutNs: max(0, timeout))
+            if let channel = hotplugChannel {
+                let r = try sys.poll(fd, hotplug: channel, timeoutNs: max(0, timeout))
+                if r.hotplug { hotplugPending = true }
+                ready = r.events
+            } else {
+                ready = try sys.poll(fd, timeoutNs: max(0, timeout))
+            }
         } catch let e as Errno where e == .interrupted {
             return true
         } catch let e as Errno {

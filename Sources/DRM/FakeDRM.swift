@@ -220,6 +220,9 @@ public final class FakeDRMDevice: DRMSystem {
     var propNames: [String: PropertyID] = [:]
     var planeBinding: [UInt32: CRTCID] = [:]
     var propValues: [UInt32: [PropertyID: UInt64]] = [:]
+    /// Scripted connector status changes not yet due, and uevents not yet read (FakeDRM+Hotplug.swift).
+    var hotplugScript: [(at: Int64, connector: ConnectorID, status: ConnectionStatus)] = []
+    var ueventsReady: [Uevent] = []
 
     deinit {
         for d in dumbs.values { d.memory.deallocate() }
@@ -244,6 +247,7 @@ public final class FakeDRMDevice: DRMSystem {
         calls.append(call)
         ensureState()
         syncWallClock()
+        applyDueHotplug()
         if var list = injected[call], !list.isEmpty {
             let e = list.removeFirst()
             injected[call] = list

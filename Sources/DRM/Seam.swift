@@ -65,6 +65,14 @@ protocol DRMSystem: AnyObject {
     /// Reads and dispatches pending events (drmHandleEvent), appending them to `events`.
     func handleEvents(_ fd: Int32, into events: inout [DRMEvent]) throws
 
+    // Hotplug (Hotplug.swift)
+    /// Opens the uevent channel of the card open as `fd`.
+    func openHotplug(_ fd: Int32) throws -> HotplugChannel
+    /// poll on the card and its uevent channel at once: which became readable.
+    func poll(_ fd: Int32, hotplug: HotplugChannel, timeoutNs: Int64) throws -> (events: Bool, hotplug: Bool)
+    /// poll on the uevent channel alone; true when readable.
+    func pollHotplug(_ channel: HotplugChannel, timeoutNs: Int64) throws -> Bool
+
     // Clock
     /// CLOCK_MONOTONIC in ns.
     func monotonicNow() -> Int64

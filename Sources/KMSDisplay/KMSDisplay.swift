@@ -54,6 +54,8 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     var lost: String?
     /// Low-framerate compensation under VRR (KMSDisplay+VRR.swift).
     var repeats = VRRRepeats()
+    /// Set when the connector reported disconnected (KMSDisplay+Hotplug.swift).
+    var unplugged: String?
     /// True between a seat's disable and its enable (KMSDisplay+Seat.swift): no flips.
     var sessionPaused = false
 
@@ -121,6 +123,8 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
         softwareRequests.reserveCapacity(8)
         immediate.reserveCapacity(8)
         drmEvents.reserveCapacity(64)
+        // Without a uevent monitor (no netlink here) the display works; an unplug goes unseen.
+        try? device.watchHotplug()
     }
 
     /// Restores the CRTC before the buffers go away: removing a framebuffer that is on screen
@@ -138,7 +142,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     public func now() -> Nanoseconds { device.monotonicNow() }
 
     public func lastVBlank() throws -> VBlank {
-        if let lost { throw BackendFailure.deviceLost(lost) }
+        try checkUsable()
         if hasHardwareVBlank && !sessionPaused {
             do {
                 let v = try output.currentVBlank()
@@ -153,7 +157,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     }
 
     public func finish(frame: FrameID) throws {
-        if let lost { throw BackendFailure.deviceLost(lost) }
+        try checkUsable()
         var index = swapchain.acquire()
         if index == nil, !finished.isEmpty {
             // Reuse the oldest finished frame's buffer: that frame can no longer be shown.
@@ -166,7 +170,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     }
 
     public func submit(frame: FrameID) throws {
-        if let lost { throw BackendFailure.deviceLost(lost) }
+        try checkUsable()
         if repeats.inFlight && output.flipPending && inFlight == nil { awaitRepeat() }
         if output.flipPending || inFlight != nil || sessionPaused { throw BackendFailure.busy }
         guard let k = finished.firstIndex(where: { $0.frame == frame }) else {
@@ -190,7 +194,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     }
 
     public func requestVBlank(after sequence: UInt64) throws {
-        if let lost { throw BackendFailure.deviceLost(lost) }
+        try checkUsable()
         if sessionPaused { return }
         guard hasHardwareVBlank else {
             let current = softwareVBlank(at: now())
@@ -227,7 +231,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
                 immediate.removeAll(keepingCapacity: true)
                 return
             }
-            if let lost { throw BackendFailure.deviceLost(lost) }
+            try checkUsable()
             if let seat = device.seat {
                 if serviceSeat(seat, into: &events) { return }
                 if sessionPaused {
@@ -255,6 +259,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
             let received = now()
             let before = events.count
             translate(received: received, into: &events)
+            if device.hotplugPending, serviceHotplug(into: &events) { return }
             if !hasHardwareVBlank && !softwareRequests.isEmpty {
                 let current = softwareVBlank(at: received)
                 var due = false

@@ -9,7 +9,7 @@ struct ListCommand: ParsableCommand {
         commandName: "list", abstract: "List DRM devices, connectors, modes, CRTCs and planes.",
         usage: """
             cadence list [--backend <backend>] [--device <device>] [--json]
-                   [--session <session>]
+                   [--session <session>] [--watch]
             """,
         discussion: """
             For every /dev/dri/card* (or --device): driver and version, capabilities,
@@ -19,8 +19,14 @@ struct ListCommand: ParsableCommand {
             at the size it is driven at (or, when not driven, at its preferred size),
             a one-line warning on stderr says so ("stuck at 60").
 
+            --watch prints every connector's status once, then one line per status
+            change (time, card, connector, old→new, and when connected its preferred
+            mode and the monitor's EDID identity) as the card's hotplug uevents come,
+            until SIGINT or SIGTERM; with --json one JSON object per line.
+
             Exit status:
-              0  listed (a node that fails among several is skipped with one line)
+              0  listed (a node that fails among several is skipped with one line), or
+                 watched until a stop signal
               2  usage or device error (no DRM device, no permission, not a DRM node)
 
             Examples:
@@ -28,6 +34,7 @@ struct ListCommand: ParsableCommand {
               cadence list --device /dev/dri/card1
               cadence list --json                 one JSON object: {"devices": [...]}
               cadence list --backend fake-drm:amdgpu-vrr   a shipped fake DRM profile
+              cadence list --watch --device /dev/dri/card0   connector plug/unplug
             """)
 
     @Option(name: .long, help: "kms (the /dev/dri cards; auto is the same) or fake-drm[:PROFILE] (a fake DRM device from a drm_info -j profile).")
@@ -38,6 +45,9 @@ struct ListCommand: ParsableCommand {
 
     @Flag(name: .long, help: "Print one JSON object.")
     var json = false
+
+    @Flag(name: .long, help: "Print connector status changes (hotplug) as they happen, until SIGINT.")
+    var watch = false
 
     @OptionGroup var sessionOptions: SessionOptions
 
@@ -54,6 +64,11 @@ struct ListCommand: ParsableCommand {
             profile = p
         } else if backend != "auto" && backend != "kms" {
             throw CLIFailure("--backend must be auto, kms or fake-drm[:PROFILE]")
+        }
+        if watch {
+            if profile != nil { throw CLIFailure("--watch needs a real card (--backend kms): a fake DRM device never changes") }
+            guard let path = device ?? DRMDevice.discover().first else { throw CLIFailure(OutputSelection.noDeviceMessage) }
+            return try watch(path: path, source: source)
         }
         let paths: [String]
         if let profile {

@@ -18,7 +18,7 @@ struct RunCommand: ParsableCommand {
             A display link produces frames at the rate chosen from --rate; each frame is
             presented at its target vblank, and the kernel's flip timestamps decide what
             was on time, late by how many refreshes, or discarded, and why (render-late,
-            scheduler-late, flip-late, busy, device-lost).
+            scheduler-late, flip-late, busy, device-lost, disconnected).
 
             --backend kms drives /dev/dri/card* as DRM master; fake is a simulator on
             virtual time; auto (the default) is kms, or the fake display when the machine
@@ -37,7 +37,8 @@ struct RunCommand: ParsableCommand {
 
             Exit status:
               0  the run completed, or was stopped with SIGINT/SIGTERM/SIGHUP
-              1  the device was lost mid-run
+              1  the device was lost mid-run, or the output was unplugged (its connector
+                 reported disconnected: endReason "disconnected: …")
               2  usage, input or device error (no permission, another DRM master, ...)
               3  done, but an output is incomplete (a --log/--csv/--summary file stopped
                  being written: full disk, size limit, removed; or stdout closed)
@@ -124,7 +125,10 @@ struct RunCommand: ParsableCommand {
     private func execute() throws {
         let summary = try pace()
         try printSummary(summary)
-        if summary.endReason.hasPrefix("device-lost") { throw ExitCode(1) }
+        if summary.endReason.hasPrefix("disconnected") {
+            StandardStreams.errorLine("cadence run: the output was unplugged mid-run (\(summary.endReason))")
+        }
+        if summary.endReason.hasPrefix("device-lost") || summary.endReason.hasPrefix("disconnected") { throw ExitCode(1) }
         if let code = StandardStreams.incompleteOutputStatus(summary.incompleteOutputs) { throw ExitCode(code) }
     }
 

@@ -55,7 +55,7 @@ struct ValidateCommand: ParsableCommand {
 
             Exit status:
               0  every criterion passed
-              1  a criterion failed, or the device was lost mid-run
+              1  a criterion failed, or the device was lost or the output unplugged mid-run
               2  usage, input or device error (no DRM device, no permission, another
                  DRM master)
 
@@ -174,6 +174,9 @@ struct ValidateCommand: ParsableCommand {
                                 largestDropEvent: largestDropEvent, junitFile: junitFile)
         if summary.endReason.hasPrefix("device-lost") {
             results.append(CriterionResult(name: "device", passed: false, detail: "the device was lost mid-run (\(summary.endReason))"))
+        }
+        if summary.endReason.hasPrefix("disconnected") {
+            results.append(CriterionResult(name: "output", passed: false, detail: "the output was unplugged mid-run (\(summary.endReason))"))
         }
         results += expect.evaluate(observed)
         try verdict(results, summary: summary, junitFile: junitFile, started: started)

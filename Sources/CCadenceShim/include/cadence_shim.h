@@ -47,6 +47,10 @@ int cadence_handle_events(int fd, cadence_drm_event *out, int capacity);
 /// Returns 1 when readable, 0 on timeout, -errno on failure (EINTR included).
 int cadence_poll_ns(int fd, int64_t timeout_ns);
 
+/// Like cadence_poll_ns on two descriptors (a DRM card and a uevent monitor). Returns a bit
+/// mask (1: `fd` readable, 2: `other` readable), 0 on timeout, -errno on failure.
+int cadence_poll2_ns(int fd, int other, int64_t timeout_ns);
+
 /// Installs SIGINT/SIGTERM/SIGHUP handlers that only set a flag (async-signal-safe).
 void cadence_install_stop_handlers(void);
 /// The signal that was received (SIGINT/SIGTERM/SIGHUP), or 0.

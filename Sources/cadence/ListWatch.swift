@@ -1,0 +1,125 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import DRM
+import EDID
+import KMSDisplay
+
+/// One connector as `list --watch` compares it: its status and, when connected, the mode it
+/// prefers and the panel's identity from its EDID.
+struct WatchedConnector: Equatable {
+    var name: String
+    var id: UInt32
+    var status: ConnectionStatus
+    /// The preferred mode ("1024x768@60.0038"), nil when disconnected or without modes.
+    var mode: String?
+    /// The EDID's monitor name, manufacturer+product and serial, nil without a decodable EDID.
+    var monitor: String?
+    var manufacturer: String?
+    var serial: String?
+
+    /// Reads every connector of `dev` (a connector that cannot be read is left out).
+    static func read(_ dev: DRMDevice) throws -> [WatchedConnector] {
+        let res = try describing(dev.path) { try dev.resources() }
+        return res.connectors.compactMap { id in
+            guard let c = try? dev.connector(id) else { return nil }
+            var w = WatchedConnector(name: c.name, id: id.rawValue, status: c.status)
+            guard c.status == .connected else { return w }
+            w.mode = c.preferredMode?.description
+            if let bytes = try? dev.edid(of: id), !bytes.isEmpty, let e = try? EDID(bytes) {
+                w.monitor = e.name
+                w.manufacturer = "\(e.manufacturer) 0x" + String(e.productCode, radix: 16)
+                w.serial = e.serialString ?? e.serialNumber.map { String($0) }
+            }
+            return w
+        }
+    }
+
+    /// The connectors whose status changed from `old` to `new` (a new connector counts as a
+    /// change from nil; one that vanished as a change to disconnected), in `new`'s order.
+    static func changes(from old: [WatchedConnector], to new: [WatchedConnector]) -> [(old: ConnectionStatus?, now: WatchedConnector)] {
+        var out: [(ConnectionStatus?, WatchedConnector)] = []
+        for c in new {
+            let before = old.first { $0.id == c.id }
+            if before?.status != c.status { out.append((before?.status, c)) }
+        }
+        for c in old where c.status != .disconnected && !new.contains(where: { $0.id == c.id }) {
+            var gone = c
+            gone.status = .disconnected
+            gone.mode = nil
+            gone.monitor = nil; gone.manufacturer = nil; gone.serial = nil
+            out.append((c.status, gone))
+        }
+        return out
+    }
+
+    /// One text line: "2026-11-23T22:40:01.123Z card0 Virtual-1 connected→disconnected", with the
+    /// mode and identity when it is now connected; `old` nil prints the status alone (initial).
+    static func line(time: String, device: String, old: ConnectionStatus?, _ c: WatchedConnector) -> String {
+        var s = "\(time) \(device) \(c.name) " + (old.map { "\($0)→\(c.status)" } ?? "\(c.status) (initial)")
+        if c.status == .connected {
+            s += "  mode \(c.mode.map { $0 + " Hz" } ?? "none")"
+            if let m = c.monitor ?? c.manufacturer { s += "  monitor \"\(m)\"" }
+            if let sn = c.serial { s += " serial \(sn)" }
+            if c.monitor == nil && c.manufacturer == nil { s += "  no EDID" }
+        }
+        return s
+    }
+
+    /// One JSON line (`list --watch --json`).
+    static func json(time: String, monotonicNs: Int64, device: String, old: ConnectionStatus?, _ c: WatchedConnector) -> String {
+        func opt(_ s: String?) -> JSON { s.map(JSON.string) ?? .null }
+        return JSON.object([
+            ("time", .string(time)), ("monotonicNs", .int(Int(monotonicNs))), ("device", .string(device)),
+            ("connector", .string(c.name)), ("connectorId", .int(Int(c.id))),
+            ("old", opt(old?.description)), ("new", .string(c.status.description)),
+            ("mode", opt(c.mode)), ("monitor", opt(c.monitor)), ("manufacturer", opt(c.manufacturer)), ("serial", opt(c.serial)),
+        ]).rendered
+    }
+
+    /// The wall-clock time as ISO 8601 UTC with milliseconds.
+    static func now() -> String {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        var t = time_t(ts.tv_sec)
+        var tmv = tm()
+        gmtime_r(&t, &tmv)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(tmv.tm_year) + 1900, Int(tmv.tm_mon) + 1, Int(tmv.tm_mday),
+                      Int(tmv.tm_hour), Int(tmv.tm_min), Int(tmv.tm_sec), Int(ts.tv_nsec / 1_000_000))
+    }
+}
+
+extension ListCommand {
+    /// `list --watch`: the connectors' statuses once, then a line per status change as the
+    /// card's uevents come, until SIGINT/SIGTERM (exit 0).
+    func watch(path: String, source: DeviceSource) throws {
+        let dev = try openDevice(path, source: source)
+        do {
+            try dev.watchHotplug()
+        } catch let e as DRMError {
+            throw CLIFailure("\(path): cannot watch hotplug events: \(e)")
+        }
+        let stop = SignalStop()
+        defer { stop.remove() }
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        var known = try WatchedConnector.read(dev)
+        emit(WatchedConnector.changes(from: [], to: known), device: name, now: dev.monotonicNow())
+        while !stop.isRequested {
+            let r = try dev.waitForHotplug(until: dev.monotonicNow() + 1_000_000_000)
+            if r.events.isEmpty { continue }
+            let fresh = try WatchedConnector.read(dev)
+            emit(WatchedConnector.changes(from: known, to: fresh), device: name, now: dev.monotonicNow())
+            known = fresh
+        }
+    }
+
+    private func emit(_ changes: [(old: ConnectionStatus?, now: WatchedConnector)], device: String, now: Int64) {
+        guard !changes.isEmpty else { return }
+        let time = WatchedConnector.now()
+        for (old, c) in changes {
+            print(json ? WatchedConnector.json(time: time, monotonicNs: now, device: device, old: old, c)
+                       : WatchedConnector.line(time: time, device: device, old: old, c))
+        }
+        _ = StandardStreams.flushStandardOutput()
+    }
+}
