@@ -2,25 +2,11 @@
 """Host-side checks of tools/vm/hotplug.sh's guest outputs. Usage: hotplug_check.py OUTDIR"""
 import json, os, sys
 
+from vmchecks import Checks
+
 out = sys.argv[1]
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    print(("PASS " if ok else "FAIL ") + name + (f" ({detail})" if detail else ""))
-    if ok: passed += 1
-    else: failed += 1
-
-
-def text(name):
-    p = os.path.join(out, name)
-    return open(p, errors="replace").read() if os.path.exists(p) else ""
-
-
-def rc(name):
-    t = text(name + ".rc").strip()
-    return int(t) if t else None
+checks = Checks(out, "hotplug")
+check, text, rc = checks.check, checks.text, checks.rc
 
 
 def jsonl(name):
@@ -89,5 +75,4 @@ check("validate: exit 1 with FAIL output: the output was unplugged mid-run",
       rc("validate") == 1 and any(l.startswith("FAIL output: the output was unplugged mid-run (disconnected") for l in verr),
       f"rc {rc('validate')}: " + " / ".join(verr))
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+checks.finish()
