@@ -46,3 +46,14 @@ extension Duration {
         return ns &+ atto / 1_000_000_000
     }
 }
+
+/// `x` as nanoseconds, truncated like `Nanoseconds(x)`, saturating at the Int64 range instead of
+/// trapping (NaN: 0). For arithmetic on values that may come from outside (a replayed log's
+/// sequences and timestamps): a prediction so far off that it saturates is wrong either way, but
+/// it must not end the process.
+@inline(__always) package func clampedNanoseconds(_ x: Double) -> Nanoseconds {
+    if x.isNaN { return 0 }
+    if x >= 9.223372036854775e18 { return .max }
+    if x <= -9.223372036854775e18 { return .min }
+    return Nanoseconds(x)
+}

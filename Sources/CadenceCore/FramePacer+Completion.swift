@@ -250,7 +250,7 @@ extension FramePacer {
                 } else if floor == intendedSince, let t = discardedSinceTime {
                     expected = t
                 } else {
-                    expected = r.presentedTime &- Nanoseconds((Double(r.droppedRefreshes) * refreshInterval).rounded())
+                    expected = r.presentedTime &- clampedNanoseconds((Double(r.droppedRefreshes) * refreshInterval).rounded())
                 }
                 hitch = Swift.max(0, r.presentedTime &- expected)
             }

@@ -119,7 +119,7 @@ public final class FramePacer {
     /// Predicted time of vblank `sequence` from the last known vblank.
     public func time(ofSequence sequence: UInt64) -> Nanoseconds {
         let d = Int64(bitPattern: sequence &- lastVBlank.sequence)
-        return lastVBlank.timestamp &+ Nanoseconds((Double(d) * refreshInterval).rounded())
+        return lastVBlank.timestamp &+ clampedNanoseconds((Double(d) * refreshInterval).rounded())
     }
 
     /// The vblank `present(at: t)` aims at: "not before" (`nearest` false) the first one predicted

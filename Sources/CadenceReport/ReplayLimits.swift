@@ -66,12 +66,3 @@ enum ReplayLimits {
         }
     }
 }
-
-/// `x` as nanoseconds, truncated like `Nanoseconds(x)`, saturating at the Int64 range instead of
-/// trapping (NaN: 0).
-@inline(__always) func clampedNanoseconds(_ x: Double) -> Nanoseconds {
-    if x.isNaN { return 0 }
-    if x >= 9.223372036854775e18 { return .max }
-    if x <= -9.223372036854775e18 { return .min }
-    return Nanoseconds(x)
-}

@@ -37,6 +37,19 @@ import Testing
         #expect(r.replayed.frames <= 12)
     }
 
+    /// Found (CI's 30 s fuzz run, replay target): a flip logged 10^12 refreshes after the one
+    /// before it made the pacer predict a vblank time beyond Int64 (Double → Int64 trapped in
+    /// `time(ofSequence:)` when checking a frame's completion timeout). Predictions now saturate;
+    /// the replay ends and reports where it could not follow the recording.
+    @Test func aSequenceJumpBeyondTheClockDoesNotTrap() throws {
+        var log = try recorded(config(frames: 12, injectLate: [4: 1]))
+        let i = try #require(log.records.firstIndex { $0.frame == 6 })
+        for k in i..<log.records.count { log.records[k].sequence &+= 1_000_000_000_000 }
+        let r = try Replay.run(log)
+        #expect(r.replayed.frames <= 12)
+        #expect(!r.differences.isEmpty)
+    }
+
     /// Numbers no real run writes are refused with one line, before the pacer sees them.
     @Test func hostileNumbersAreRefused() throws {
         let good = try recorded(config(frames: 20))
