@@ -205,8 +205,16 @@ public final class PacingRun {
     /// True when the run ended because it reached ``maxLoopTurns``.
     public private(set) var stalled = false
 
+    /// Called, when set, while a frame's scripted rendering time (``RunConfiguration/injectLate``,
+    /// ``RunConfiguration/renderCost``) passes, with the time it ends: ``PacingGroup`` serves its
+    /// other outputs meanwhile, so that one output's slow frame does not hold the others up.
+    public var whileRendering: ((Nanoseconds) -> Void)?
+
     private var produced = 0
     private var producing = true
+    private var runEnd: Nanoseconds = .max
+    private var tick: Nanoseconds = 0
+    private var turns = 0
     private var contentStart: Nanoseconds? = nil
     private var firstTarget: Nanoseconds? = nil
     private var lastStatusPresented = 0
@@ -272,22 +280,43 @@ public final class PacingRun {
     /// least once a refresh), or the device is lost; then lets queued frames complete and returns
     /// the summary.
     public func run(shouldStop: () -> Bool = { false }) throws -> RunSummary {
-        let start = backend.now()
-        let end = configuration.duration.map { start &+ $0 } ?? .max
-        lastStatusTime = start
+        begin()
         var stopped = false
-        pacer.add(link)
-        let tick = Nanoseconds(pacer.refreshInterval.rounded())
-        var turns = 0
         while producing && pacer.deviceLost == nil {
             if shouldStop() { stopped = true; break }
-            turns += 1
-            if turns > maxLoopTurns { stalled = true; break }
-            let now = backend.now()
-            if now >= end { break }
-            try pacer.runOnce(until: Swift.min(end, now &+ 4 &* tick, lastStatusTime &+ 1_000_000_000))
-            emitStatusIfDue()
+            if try !step() { break }
         }
+        return try end(stopped: stopped)
+    }
+
+    /// Starts a run driven turn by turn with ``step(limit:)`` and ``end(stopped:)`` (what
+    /// ``PacingGroup`` does for several outputs on one thread); ``run(shouldStop:)`` does all three.
+    public func begin() {
+        let start = backend.now()
+        runEnd = configuration.duration.map { start &+ $0 } ?? .max
+        lastStatusTime = start
+        pacer.add(link)
+        tick = Nanoseconds(pacer.refreshInterval.rounded())
+        turns = 0
+    }
+
+    /// One turn of the run's loop (fire due callbacks, submit, wait for events), waiting no later
+    /// than `limit`. Returns false, doing nothing, once the run has no more frames to produce
+    /// (frame count or duration reached, device lost, ``maxLoopTurns`` reached).
+    public func step(limit: Nanoseconds = .max) throws -> Bool {
+        guard producing && pacer.deviceLost == nil else { return false }
+        turns += 1
+        if turns > maxLoopTurns { stalled = true; return false }
+        let now = backend.now()
+        if now >= runEnd { return false }
+        try pacer.runOnce(until: Swift.min(runEnd, now &+ 4 &* tick, lastStatusTime &+ 1_000_000_000, limit))
+        emitStatusIfDue()
+        return true
+    }
+
+    /// Ends a run begun with ``begin()``: no more frames, the queued ones complete (for at most
+    /// the time a few frames take), and the summary; `stopped` says it was stopped early.
+    public func end(stopped: Bool) throws -> RunSummary {
         link.invalidate()
         // Frames queued at a slow rate (0.4 Hz: 2.5 s each) need longer than a second.
         let frameNs = 1e9 / Swift.max(intendedRateHz, 0.01)
@@ -370,12 +399,15 @@ public final class PacingRun {
             r(surface, ctx)
         }
         if let cost = configuration.renderCost(of: n) {
+            whileRendering?(renderStart &+ cost)
             try? pacer.renderWork(until: renderStart &+ cost)
         }
         if let k = configuration.injectLate[n] {
             // Overrun the deadline so that the frame misses exactly k vblanks.
             let overrun = (Double(k) - 0.5) * pacer.refreshInterval
-            try? pacer.renderWork(until: u.timing.targetTimestamp &+ Nanoseconds(overrun.rounded()))
+            let until = u.timing.targetTimestamp &+ Nanoseconds(overrun.rounded())
+            whileRendering?(until)
+            try? pacer.renderWork(until: until)
         }
         let renderEnd = backend.now()
         produced += 1

@@ -1,0 +1,174 @@
+import CadenceCore
+import DRM
+import Foundation
+import KMSDisplay
+import Testing
+@testable import cadence
+
+/// Several outputs of one device at once, on the two-CRTC profile (eDP-1 1920x1080@60 on CRTC
+/// 70, DP-1 2560x1440@144 on CRTC 71; virtual time): the library (``KMSDisplay/openOutputs``,
+/// ``PacingGroup``) and `cadence run --connector A --connector B` / `--connector all`.
+@Suite(.serialized) struct SeveralOutputsTests {
+    func object(_ text: String) throws -> [String: Any] {
+        let o = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        return try #require(o, "not a JSON object: \(text.prefix(300))")
+    }
+
+    /// The two-CRTC profile with its encoders limited to CRTC index 0 (`possible_crtcs` 1), written to `dir`.
+    func oneCRTCProfile(in dir: String) throws -> String {
+        let path = try ProfileFile.locate("two-crtc")
+        let data = try #require(FileManager.default.contents(atPath: path))
+        var top = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        var card = try #require(top["/dev/dri/card0"] as? [String: Any])
+        var encoders = try #require(card["encoders"] as? [[String: Any]])
+        for i in encoders.indices { encoders[i]["possible_crtcs"] = 1; encoders[i]["crtc_id"] = 0 }
+        card["encoders"] = encoders
+        var conns = try #require(card["connectors"] as? [[String: Any]])
+        for i in conns.indices { conns[i]["encoder_id"] = 0 }
+        card["connectors"] = conns
+        top["/dev/dri/card0"] = card
+        let out = dir + "/one-crtc.json"
+        try JSONSerialization.data(withJSONObject: top).write(to: URL(fileURLWithPath: out))
+        return out
+    }
+
+    // MARK: Library
+
+    @Test func eachOutputRunsAtItsOwnRateOnItsOwnCRTC() throws {
+        let fake = try ProfileFile.load("two-crtc").makeDevice(wallClock: false, seed: 0)
+        let dev = try DRMDevice.open(fake: fake)
+        let displays = try KMSDisplay.openOutputs(on: dev, connectors: ["eDP-1", "DP-1"])
+        #expect(displays.map(\.crtcID) == [70, 71])
+        #expect(dev.routesEvents)
+        var config = RunConfiguration()
+        config.duration = 2_000_000_000
+        config.commitMargin = 1_000_000
+        var frames: [[FrameReport]] = [[], []]
+        var runs: [PacingRun] = []
+        for (i, d) in displays.enumerated() {
+            let run = try PacingRun(backend: d, configuration: config)
+            run.onFrame = { frames[i].append($0) }
+            runs.append(run)
+        }
+        let summaries = try PacingGroup(runs: runs).run()
+        for d in displays { try d.close() }
+        // Two seconds at 60 and at 144 Hz, every frame on time on its own CRTC.
+        #expect(abs(summaries[0].refreshHz - 60) < 0.01 && abs(summaries[1].refreshHz - 144) < 0.01)
+        #expect((119...121).contains(summaries[0].presented), "\(summaries[0].presented)")
+        #expect((287...289).contains(summaries[1].presented), "\(summaries[1].presented)")
+        #expect(summaries.allSatisfy { $0.droppedRefreshes == 0 && $0.late == 0 && $0.discarded == 0 })
+        #expect(abs(summaries[0].intervalMs.mean - 1000.0 / 60) < 0.01 && abs(summaries[1].intervalMs.mean - 1000.0 / 144) < 0.01)
+        #expect(frames[0].allSatisfy { $0.crtc == 70 } && frames[1].allSatisfy { $0.crtc == 71 })
+        #expect(frames[0].dropFirst().allSatisfy { $0.intervalRefreshes == 1 } && frames[1].dropFirst().allSatisfy { $0.intervalRefreshes == 1 })
+        // The fake device completed flips on both CRTCs.
+        #expect(fake.flipCompletions.contains { $0.crtc.rawValue == 70 } && fake.flipCompletions.contains { $0.crtc.rawValue == 71 })
+    }
+
+    @Test func aLateFrameOnOneOutputIsNotADropOnTheOther() throws {
+        let fake = try ProfileFile.load("two-crtc").makeDevice(wallClock: false, seed: 0)
+        let displays = try KMSDisplay.openOutputs(on: DRMDevice.open(fake: fake), connectors: ["eDP-1", "DP-1"])
+        var late = RunConfiguration()
+        late.frames = 300
+        late.commitMargin = 1_000_000
+        late.injectLate = [100: 2, 200: 1]
+        var plain = late
+        plain.injectLate = [:]
+        plain.frames = 125
+        let group = PacingGroup(runs: [try PacingRun(backend: displays[0], configuration: plain),
+                                       try PacingRun(backend: displays[1], configuration: late)])
+        let s = try group.run()
+        for d in displays { try d.close() }
+        #expect(s[0].droppedRefreshes == 0 && s[0].dropEvents == 0 && s[0].frames == 125, "\(s[0])")
+        #expect(s[1].droppedRefreshes == 3 && s[1].dropEvents == 2 && s[1].causes["render-late"] == 2, "\(s[1])")
+    }
+
+    @Test func crtcAssignment() throws {
+        // Kuhn's matching: the second row can only use 0, so the first moves to 1.
+        #expect(CRTCAssignment.matching([[0, 1], [0]]) == [1, 0])
+        #expect(CRTCAssignment.matching([[0], [0]]) == nil)
+        // The second connector's preferred CRTC 1 is taken: the first moves to its other choice.
+        #expect(CRTCAssignment.matching([[1, 0], [1, 0], [2]]) == [0, 1, 2])
+        #expect(CRTCAssignment.matching([[0, 1, 2], [0, 1, 2], [0, 1, 2], [0, 1, 2]]) == nil)
+        #expect(CRTCAssignment.matching([]) == [])
+    }
+
+    // MARK: CLI
+
+    @Test func runTwoConnectorsPrintsPerOutputSummariesAndATotal() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cadence(["run", "--backend", "fake-drm:two-crtc", "--connector", "eDP-1", "--connector", "DP-1",
+                             "--scene", "solid", "--duration", "2", "--inject-late", "DP-1=100:2", "--quiet"], in: dir)
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out.contains("output            eDP-1  CRTC 70 (index 0)  1920x1080@60"), "\(r.out)")
+        #expect(r.out.contains("output            DP-1  CRTC 71 (index 1)  2560x1440@144"), "\(r.out)")
+        let dropped = lines(r.out).filter { $0.hasPrefix("dropped ") }
+        #expect(dropped.count == 2 && dropped[0].contains("0 refreshes in 0 events") && dropped[1].contains("2 refreshes in 1 events"), "\(r.out)")
+        #expect(lines(r.out).last?.hasPrefix("total             2 outputs") == true, "\(r.out)")
+
+        let j = try cadence(["run", "--backend", "fake-drm:two-crtc", "--connector", "all", "--scene", "solid", "--frames", "120",
+                             "--inject-late", "eDP-1=50:1", "--json", "--quiet"], in: dir)
+        #expect(j.status == 0, "\(j.err)")
+        let top = try object(j.out)
+        let outs = try #require(top["outputs"] as? [[String: Any]])
+        #expect(outs.map { $0["connector"] as? String } == ["eDP-1", "DP-1"])
+        #expect(outs.map { $0["crtc"] as? Int } == [70, 71])
+        #expect(outs.map { $0["droppedRefreshes"] as? Int } == [1, 0], "\(j.out)")
+        let dpMean = try #require((outs[1]["intervalMs"] as? [String: Any])?["mean"] as? Double)
+        #expect(abs(dpMean - 1000.0 / 144) < 0.01, "\(dpMean)")
+        let total = try #require(top["total"] as? [String: Int])
+        #expect(total["frames"] == 240 && total["droppedRefreshes"] == 1 && total["outputs"] == 2, "\(total)")
+    }
+
+    @Test func oneConnectorKeepsTodaysOutput() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cadence(["run", "--backend", "fake-drm:two-crtc", "--connector", "DP-1", "--scene", "solid", "--frames", "60", "--quiet"], in: dir)
+        #expect(r.status == 0 && r.out.hasPrefix("backend           fake DRM device") && !r.out.contains("output ") && !r.out.contains("total "), "\(r.out)")
+        // The plain --inject-late form means the one output; NAME= must name it.
+        let ok = try cadence(["run", "--backend", "fake-drm:two-crtc", "--connector", "DP-1", "--scene", "solid", "--frames", "60",
+                              "--inject-late", "DP-1=10:1", "--quiet"], in: dir)
+        #expect(ok.status == 0 && ok.out.contains("dropped           1 refreshes in 1 events"), "\(ok.out) \(ok.err)")
+        let other = try cadence(["run", "--backend", "fake-drm:two-crtc", "--connector", "DP-1", "--scene", "solid", "--frames", "60",
+                                 "--inject-late", "eDP-1=10:1", "--quiet"], in: dir)
+        #expect(other.status == 2 && lines(other.err).count == 1 && other.err.contains("not eDP-1"), "\(other.err)")
+    }
+
+    @Test func badConnectorListsAreOneLineAndExitTwo() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let base = ["run", "--backend", "fake-drm:two-crtc", "--scene", "solid", "--frames", "30", "--quiet"]
+        let cases: [([String], String)] = [
+            (["--connector", "DP-1", "--connector", "DP-1"], "connector DP-1 is given twice"),
+            (["--connector", "eDP-1", "--connector", "HDMI-A-9"], "no connector named HDMI-A-9"),
+            (["--connector", "all", "--connector", "DP-1"], "'all' cannot be combined"),
+            (["--connector", "eDP-1", "--connector", "DP-1", "--inject-late", "HDMI-A-1=5:1"], "HDMI-A-1 is not one of the outputs"),
+            (["--connector", "eDP-1", "--connector", "DP-1", "--log", dir + "/x.jsonl"], "--log is not supported with several outputs"),
+        ]
+        for (args, message) in cases {
+            let r = try cadence(base + args, in: dir)
+            #expect(r.status == 2 && lines(r.err).count == 1 && r.err.contains(message), "\(args): \(r.err)")
+            #expect(r.out.isEmpty, "\(args): \(r.out)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir + "/x.jsonl"))
+        let fake = try cadence(["run", "--backend", "fake", "--connector", "all", "--frames", "30", "--quiet"], in: dir)
+        #expect(fake.status == 2 && lines(fake.err).count == 1 && fake.err.contains("several outputs need a KMS display"), "\(fake.err)")
+        // Two connectors whose encoders can only use the same CRTC.
+        let profile = try oneCRTCProfile(in: dir)
+        let same = try cadence(["run", "--backend", "fake-drm:" + profile, "--connector", "eDP-1", "--connector", "DP-1",
+                                "--scene", "solid", "--frames", "30", "--quiet"], in: dir)
+        #expect(same.status == 2 && lines(same.err).count == 1 && same.err.contains("cannot all be driven at once"), "\(same.err)")
+        // Each of them alone still runs on that CRTC.
+        let alone = try cadence(["run", "--backend", "fake-drm:" + profile, "--connector", "DP-1", "--scene", "solid", "--frames", "30", "--quiet"], in: dir)
+        #expect(alone.status == 0, "\(alone.err)")
+    }
+
+    @Test func allWithOneConnectedRunsThatOne() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cadence(["run", "--backend", "fake-drm", "--connector", "all", "--scene", "solid", "--frames", "60", "--json", "--quiet"], in: dir)
+        #expect(r.status == 0, "\(r.err)")
+        let outs = try #require(try object(r.out)["outputs"] as? [[String: Any]])
+        #expect(outs.count == 1 && outs[0]["connector"] as? String == "Virtual-1" && outs[0]["frames"] as? Int == 60, "\(r.out)")
+    }
+}
