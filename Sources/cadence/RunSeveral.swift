@@ -7,7 +7,9 @@ import Scenes
 
 /// `cadence run --connector A --connector B` and `--connector all`: several outputs of one
 /// device at once, each on its own CRTC at its own rate (``PacingGroup``), one summary per
-/// output (with its connector and CRTC) and a total.
+/// output (with its connector and CRTC) and a total. `--log`, `--csv` and `--summary` write
+/// one file per output, the connector in its name (``path(_:for:)``), each a complete run log
+/// (`report` and `replay` read it) whose header and frame lines carry the connector.
 extension RunCommand {
     /// One output of a run over several: its display and what it did.
     struct OutputResult {
@@ -23,14 +25,34 @@ extension RunCommand {
             StandardStreams.errorLine("cadence run: \(r.display.output.connector.name) was unplugged mid-run (\(r.summary.endReason))")
         }
         if ends.contains(where: { $0.hasPrefix("device-lost") || $0.hasPrefix("disconnected") }) { throw ExitCode(1) }
+        if let code = StandardStreams.incompleteOutputStatus(results.flatMap { $0.summary.incompleteOutputs ?? [] }.nilIfEmpty) {
+            throw ExitCode(code)
+        }
+    }
+
+    /// `path` for one output: `.CONNECTOR` before the extension (`run.jsonl` → `run.DP-1.jsonl`),
+    /// or at the end when the name has none.
+    static func path(_ path: String, for connector: String) -> String {
+        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
+        if let dot = path[slash...].lastIndex(of: "."), dot > slash {
+            return String(path[..<dot]) + "." + connector + String(path[dot...])
+        }
+        return path + "." + connector
+    }
+
+    /// Each output's files: `--log`, `--csv` and `--summary` with the connector in their names.
+    func outputFiles(for connector: String) throws -> RunOutputs {
+        var o = outputs
+        o.csv = o.csv.map { Self.path($0, for: connector) }
+        o.summary = o.summary.map { Self.path($0, for: connector) }
+        let files = try RunOutputs(log: log.map { Self.path($0, for: connector) }, options: o)
+        files.connector = connector
+        return files
     }
 
     /// What several outputs cannot do yet: one line naming the options.
     func refuseForSeveral() throws {
         var used: [String] = []
-        if log != nil { used.append("--log") }
-        if outputs.csv != nil { used.append("--csv") }
-        if outputs.summary != nil { used.append("--summary") }
         if outputs.metrics.metricsPort != nil || outputs.metrics.metricsTextfile != nil { used.append("--metrics-port/--metrics-textfile") }
         if hud { used.append("--hud") }
         if adapt { used.append("--adapt") }
@@ -73,17 +95,28 @@ extension RunCommand {
                 StandardStreams.errorLine("cadence run: \(d.output.connector.name): \(note)")
             }
         }
+        var files: [RunOutputs] = []
         var runs: [PacingRun] = []
-        for d in displays {
-            var c = base
-            c.commitMargin = d.vrrRange == nil ? 1_000_000 : 100_000
-            if let target, d.output.connector.name != target { c.injectLate = [:] }
-            runs.append(try PacingRun(backend: d, configuration: c, renderer: try makeRenderer()))
+        do {
+            for d in displays { files.append(try outputFiles(for: d.output.connector.name)) }
+            for (d, out) in zip(displays, files) {
+                var c = base
+                c.commitMargin = d.vrrRange == nil ? 1_000_000 : 100_000
+                if let target, d.output.connector.name != target { c.injectLate = [:] }
+                out.prepare(driver: Self.driverName(d))
+                let run = try PacingRun(backend: d, configuration: c, renderer: try makeRenderer())
+                out.attach(run, configuration: c)
+                runs.append(run)
+            }
+        } catch {
+            for f in files { f.discard() }
+            throw error
         }
         let stop = SignalStop()
         defer { stop.remove() }
         let summaries = try PacingGroup(runs: runs).run(shouldStop: { stop.isRequested })
-        return zip(displays, summaries).map { OutputResult(display: $0, summary: $1) }
+        // An output file that fails stops being written; the displays keep running.
+        return zip(displays, zip(files, summaries)).map { OutputResult(display: $0, summary: $1.0.finish($1.1)) }
     }
 
     /// The scene renderer of one output (or plain colours for `--scene solid`).
@@ -142,4 +175,9 @@ extension RunCommand {
          "discarded": s.reduce(0) { $0 + $1.discarded }, "failed": s.reduce(0) { $0 + $1.failed },
          "droppedRefreshes": s.reduce(0) { $0 + $1.droppedRefreshes }, "dropEvents": s.reduce(0) { $0 + $1.dropEvents }]
     }
+}
+
+extension Array {
+    /// nil when empty.
+    var nilIfEmpty: Self? { isEmpty ? nil : self }
 }

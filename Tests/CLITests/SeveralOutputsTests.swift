@@ -143,14 +143,15 @@ import Testing
             (["--connector", "eDP-1", "--connector", "HDMI-A-9"], "no connector named HDMI-A-9"),
             (["--connector", "all", "--connector", "DP-1"], "'all' cannot be combined"),
             (["--connector", "eDP-1", "--connector", "DP-1", "--inject-late", "HDMI-A-1=5:1"], "HDMI-A-1 is not one of the outputs"),
-            (["--connector", "eDP-1", "--connector", "DP-1", "--log", dir + "/x.jsonl"], "--log is not supported with several outputs"),
+            (["--connector", "eDP-1", "--connector", "DP-1", "--metrics-textfile", dir + "/x.prom"], "--metrics-port/--metrics-textfile is not supported with several outputs"),
+            (["--connector", "eDP-1", "--connector", "DP-1", "--hud"], "--hud is not supported with several outputs"),
         ]
         for (args, message) in cases {
             let r = try cadence(base + args, in: dir)
             #expect(r.status == 2 && lines(r.err).count == 1 && r.err.contains(message), "\(args): \(r.err)")
             #expect(r.out.isEmpty, "\(args): \(r.out)")
         }
-        #expect(!FileManager.default.fileExists(atPath: dir + "/x.jsonl"))
+        #expect(!FileManager.default.fileExists(atPath: dir + "/x.prom"))
         let fake = try cadence(["run", "--backend", "fake", "--connector", "all", "--frames", "30", "--quiet"], in: dir)
         #expect(fake.status == 2 && lines(fake.err).count == 1 && fake.err.contains("several outputs need a KMS display"), "\(fake.err)")
         // Two connectors whose encoders can only use the same CRTC.
@@ -170,5 +171,27 @@ import Testing
         #expect(r.status == 0, "\(r.err)")
         let outs = try #require(try object(r.out)["outputs"] as? [[String: Any]])
         #expect(outs.count == 1 && outs[0]["connector"] as? String == "Virtual-1" && outs[0]["frames"] as? Int == 60, "\(r.out)")
+    }
+
+    @Test func logsOneFilePerOutputWithConnectorAndCRTCOnEveryFrame() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(RunCommand.path("run.jsonl", for: "DP-1") == "run.DP-1.jsonl")
+        #expect(RunCommand.path("a.b/run", for: "DP-1") == "a.b/run.DP-1")
+        let r = try cadence(["run", "--backend", "fake-drm:two-crtc", "--connector", "eDP-1", "--connector", "DP-1", "--scene", "solid",
+                             "--frames", "90", "--inject-late", "DP-1=40:1", "--log", "run.jsonl", "--csv", "run.csv", "--quiet"], in: dir)
+        #expect(r.status == 0, "\(r.err)")
+        #expect(files(in: dir) == ["run.DP-1.csv", "run.DP-1.jsonl", "run.eDP-1.csv", "run.eDP-1.jsonl"], "\(files(in: dir))")
+        for (name, crtc, dropped) in [("eDP-1", 70, 0), ("DP-1", 71, 1)] {
+            let text = try String(contentsOfFile: dir + "/run.\(name).jsonl", encoding: .utf8)
+            let records = try lines(text).map { try object(String($0)) }
+            #expect(records.first?["record"] as? String == "run" && records.first?["connector"] as? String == name)
+            let frames = records.filter { $0["frame"] != nil }
+            #expect(frames.count == 90 && frames.allSatisfy { $0["connector"] as? String == name && $0["crtc"] as? Int == crtc }, "\(name)")
+            #expect(frames.reduce(0) { $0 + ($1["droppedRefreshes"] as? Int ?? 0) } == dropped, "\(name)")
+            // Each file is a complete run log: replay reproduces its summary.
+            let replay = try cadence(["replay", "run.\(name).jsonl"], in: dir)
+            #expect(replay.status == 0, "\(name): \(replay.out) \(replay.err)")
+        }
     }
 }
