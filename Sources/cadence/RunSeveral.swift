@@ -64,7 +64,10 @@ extension RunCommand {
 
     /// Opens every output, runs them together until the end (or SIGINT/SIGTERM/SIGHUP) and
     /// restores each CRTC.
-    func paceSeveral(source given: DeviceSource? = nil) throws -> [OutputResult] {
+    /// `onRun` sees each output's display, run and files before the runs start (`validate` hooks
+    /// its frame counting there).
+    func paceSeveral(source given: DeviceSource? = nil, command: String = "run",
+                     onRun: ((KMSDisplay, PacingRun, RunOutputs) -> Void)? = nil) throws -> [OutputResult] {
         try refuseForSeveral()
         let base = try makeConfiguration()
         let target = injectLateTarget
@@ -75,7 +78,7 @@ extension RunCommand {
         } else if BackendChoice.isFakeDRM(backend) {
             source = .fake(try BackendChoice.fakeDRMDevice(backend, wallClock: fakeConfig.clock == .wall, seed: seed))
         } else if backend == "kms" || backend == "auto" {
-            source = try sessionOptions.source(command: "run")
+            source = try sessionOptions.source(command: command)
         } else {
             throw CLIFailure("--backend must be auto, kms, fake or fake-drm[:PROFILE]")
         }
@@ -90,9 +93,9 @@ extension RunCommand {
             throw CLIFailure("--inject-late \(target)=…: \(target) is not one of the outputs run (\(displays.map { $0.output.connector.name }.joined(separator: ", ")))")
         }
         for d in displays {
-            if let note = d.vrrNote { StandardStreams.errorLine("cadence run: \(d.output.connector.name): \(note)") }
+            if let note = d.vrrNote { StandardStreams.errorLine("cadence \(command): \(d.output.connector.name): \(note)") }
             if let note = Self.latencyNotice(requested: base.latency, display: d) {
-                StandardStreams.errorLine("cadence run: \(d.output.connector.name): \(note)")
+                StandardStreams.errorLine("cadence \(command): \(d.output.connector.name): \(note)")
             }
         }
         var files: [RunOutputs] = []
@@ -106,6 +109,7 @@ extension RunCommand {
                 out.prepare(driver: Self.driverName(d))
                 let run = try PacingRun(backend: d, configuration: c, renderer: try makeRenderer())
                 out.attach(run, configuration: c)
+                onRun?(d, run, out)
                 runs.append(run)
             }
         } catch {

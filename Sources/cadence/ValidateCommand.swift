@@ -103,6 +103,7 @@ struct ValidateCommand: ParsableCommand {
 
     func run() throws {
         if observe || client != nil || expectRate != nil || fromTrace != nil { return try executeObserved() }
+        if severalOutputs { return try executeSeveral(source: nil) }
         try execute(source: nil)
     }
 

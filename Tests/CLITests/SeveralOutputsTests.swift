@@ -194,4 +194,28 @@ import Testing
             #expect(replay.status == 0, "\(name): \(replay.out) \(replay.err)")
         }
     }
+
+    @Test func validateJudgesEachOutputAndNamesIt() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let base = ["validate", "--backend", "fake-drm:two-crtc", "--connector", "eDP-1", "--connector", "DP-1", "--scene", "solid",
+                    "--duration", "1", "--max-dropped", "0", "--refresh-tolerance", "0.5", "--quiet"]
+        let pass = try cadence(base, in: dir)
+        #expect(pass.status == 0, "\(pass.out) \(pass.err)")
+        let passLines = lines(pass.out).filter { $0.hasPrefix("PASS ") }
+        #expect(passLines.count == 4 && passLines.filter { $0.hasPrefix("PASS eDP-1 ") }.count == 2 && passLines.filter { $0.hasPrefix("PASS DP-1 ") }.count == 2, "\(pass.out)")
+        #expect(lines(pass.out).last?.hasPrefix("validate: PASS (4 criteria)") == true, "\(pass.out)")
+        // A late frame on DP-1 fails DP-1 only; the run exits 1.
+        let fail = try cadence(base + ["--inject-late", "DP-1=50:2"], in: dir)
+        #expect(fail.status == 1, "\(fail.out) \(fail.err)")
+        #expect(fail.out.contains("FAIL DP-1 max-dropped: dropped refreshes 2 (limit 0)") && !fail.out.contains("FAIL eDP-1"), "\(fail.out)")
+        #expect(lines(fail.out).contains { $0.hasPrefix("PASS eDP-1 max-dropped: dropped refreshes 0") }, "\(fail.out)")
+        #expect(lines(fail.out).last?.hasPrefix("validate: FAIL (1 of 4 criteria)") == true, "\(fail.out)")
+        #expect(lines(fail.err) == ["FAIL DP-1 max-dropped: dropped refreshes 2 (limit 0)"], "\(fail.err)")
+        // Bad input is one line, exit 2.
+        let junit = try cadence(base + ["--junit", "v.xml"], in: dir)
+        #expect(junit.status == 2 && lines(junit.err).count == 1 && junit.err.contains("--junit is not supported with several outputs"), "\(junit.err)")
+        let twice = try cadence(base + ["--connector", "DP-1"], in: dir)
+        #expect(twice.status == 2 && lines(twice.err).count == 1 && twice.err.contains("given twice"), "\(twice.err)")
+    }
 }
