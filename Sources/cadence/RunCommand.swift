@@ -35,6 +35,11 @@ struct RunCommand: ParsableCommand {
             is shown for whole refreshes: LFC). --latency is the pipelining depth; KMS has 3 buffers,
             so it caps latency at 2 (and says so when 3 is asked for).
 
+            --connector A --connector B (or --connector all) runs several outputs of
+            one card at once, each on its own CRTC at its own rate: a summary per
+            output and a total; --log/--csv/--summary write one file per output
+            (run.jsonl -> run.DP-1.jsonl); --inject-late DP-1=100:2 targets one.
+
             Exit status:
               0  the run completed, or was stopped with SIGINT/SIGTERM/SIGHUP
               1  the device was lost mid-run, or the output was unplugged (its connector
@@ -57,6 +62,7 @@ struct RunCommand: ParsableCommand {
               cadence run --backend fake --min-duration 34 --frames 120
               cadence run --backend fake --fake-vrr 48:120 --rate 48:120:90 --frames 300
               cadence run --backend fake-drm:amdgpu-vrr --rate 0:144:90 --frames 300
+              cadence run --backend fake-drm:two-crtc --connector all
               cadence run --duration 0 --log run.jsonl --log-max-size 10M --log-keep 5
                                                            until stopped, rotating the log
               cadence run --duration 3600 --metrics-port 9464   /metrics
