@@ -4,8 +4,8 @@ import DRM
 /// Several outputs of one device at once: one ``KMSDisplay`` per connector, each on its own CRTC
 /// (``CRTCAssignment``), all sharing the device's file descriptor. Each display reads only its
 /// own CRTC's events: the device keeps events read for another CRTC aside for it
-/// (``DRMDevice/readEvents(for:until:into:)``), and a display's wait returns after every read,
-/// so one thread can drive them all (CadenceCore's ``PacingGroup``).
+/// (`DRMDevice.readEvents(for:until:into:)`), and a display's wait returns after every read,
+/// so one thread can drive them all (CadenceCore's `PacingGroup`).
 extension KMSDisplay {
     /// The connector names `names` stands for on `dev`: `["all"]` is every connected connector
     /// (in the card's order); otherwise the names as given. Throws one line for a name given
@@ -33,7 +33,7 @@ extension KMSDisplay {
     /// displays opened so far are closed again.
     ///
     /// With more than one output the device routes events per CRTC, which needs flip events
-    /// that name their CRTC (``DeviceCapability/crtcInVBlankEvent``, Linux 4.12 and later).
+    /// that name their CRTC (`CRTC_IN_VBLANK_EVENT`, Linux 4.12 and later).
     public static func openOutputs(on dev: DRMDevice, connectors names: [String], mode: String? = nil,
                                    allocator: BufferAllocator = .dumb, api: ModesetAPI = .auto,
                                    vrr: VRRPolicy = .off, rate: FrameRateRange = .default) throws -> [KMSDisplay] {
