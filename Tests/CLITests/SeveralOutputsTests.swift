@@ -85,6 +85,34 @@ import Testing
         }
     }
 
+    @Test func eventsOfAnotherCRTCAreKeptForIt() throws {
+        let fake = try ProfileFile.load("two-crtc").makeDevice(wallClock: false, seed: 0)
+        let displays = try KMSDisplay.openOutputs(on: DRMDevice.open(fake: fake), connectors: ["eDP-1", "DP-1"])
+        let dev = displays[0].device
+        let a = displays[0].output, b = displays[1].output
+        // A vblank event requested for DP-1 is read while eDP-1 waits: kept for DP-1, and the
+        // wait returns at once (50 ms were allowed; DP-1's next vblank is within 7 ms).
+        let start = dev.monotonicNow()
+        let seq = try dev.crtcSequence(b.crtc).sequence
+        _ = try dev.queueSequence(b.crtc, seq + 1, userData: DRMDevice.routingTag(crtcIndex: b.crtcIndex) | 7)
+        var events: [DRMEvent] = []
+        try dev.readEvents(for: a.crtc, until: start + 50_000_000, into: &events)
+        #expect(events.isEmpty && dev.hasRoutedEvents(for: b.crtc) && !dev.hasRoutedEvents(for: a.crtc))
+        #expect(dev.monotonicNow() - start < 7_000_000)
+        // DP-1's read returns it without waiting.
+        let before = dev.monotonicNow()
+        try dev.readEvents(for: b.crtc, until: before + 50_000_000, into: &events)
+        #expect(events.count == 1 && events.first?.userData == DRMDevice.routingTag(crtcIndex: 1) | 7 && events.first?.sequence == seq + 1)
+        #expect(dev.monotonicNow() == before && !dev.hasRoutedEvents(for: b.crtc))
+        #expect(events.first.flatMap { dev.owner(of: $0) } == b.crtc)
+        // An event whose CRTC cannot be told (no tag, no crtc_id) goes to whoever reads it.
+        events.removeAll()
+        _ = try dev.queueSequence(a.crtc, try dev.crtcSequence(a.crtc).sequence + 1, userData: 5)
+        try dev.readEvents(for: b.crtc, until: dev.monotonicNow() + 50_000_000, into: &events)
+        #expect(events.map(\.userData) == [5])
+        for d in displays { try d.close() }
+    }
+
     @Test func crtcAssignment() throws {
         // Kuhn's matching: the second row can only use 0, so the first moves to 1.
         #expect(CRTCAssignment.matching([[0, 1], [0]]) == [1, 0])
