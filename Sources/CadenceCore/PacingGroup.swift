@@ -15,7 +15,10 @@ public final class PacingGroup {
     public let runs: [PacingRun]
     /// Indices of the runs whose callback is on the stack (not stepped from inside it).
     private var active: Set<Int> = []
+    /// Runs that produce no more frames (their last frames may still be draining).
     private var finished: Set<Int> = []
+    /// Finished runs whose frames have all completed (or whose drain time is up).
+    private var drained: Set<Int> = []
     private var failure: (any Error)?
     private var rotation = 0
     private let quantum: Nanoseconds
@@ -38,7 +41,7 @@ public final class PacingGroup {
     public func run(shouldStop: () -> Bool = { false }) throws -> [RunSummary] {
         for r in runs { r.begin() }
         var stopped = false
-        while finished.count < runs.count {
+        while drained.count < runs.count {
             if shouldStop() { stopped = true; break }
             try round(Array(runs.indices), until: nil)
             if let e = failure { throw e }
@@ -52,21 +55,26 @@ public final class PacingGroup {
     /// (at most until `t`, or one refresh of the fastest output).
     private func round(_ candidates: [Int], until t: Nanoseconds?) throws {
         for _ in 0..<2 {
-            for i in candidates where !finished.contains(i) && !active.contains(i) {
+            for i in candidates where !drained.contains(i) && !active.contains(i) {
                 try turn(i, limit: runs[i].backend.now())
             }
         }
-        let ready = candidates.filter { !finished.contains($0) && !active.contains($0) }
+        let ready = candidates.filter { !drained.contains($0) && !active.contains($0) }
         guard !ready.isEmpty else { return }
         let k = ready[rotation % ready.count]
         rotation &+= 1
         try turn(k, limit: t ?? runs[k].backend.now() &+ quantum)
     }
 
+    /// One turn of run `i`: a step while it produces frames, then drain steps until its last
+    /// frames have completed.
     private func turn(_ i: Int, limit: Nanoseconds) throws {
         active.insert(i)
         defer { active.remove(i) }
-        if try !runs[i].step(limit: limit) { finished.insert(i) }
+        if !finished.contains(i) {
+            if try !runs[i].step(limit: limit) { finished.insert(i) } else { return }
+        }
+        if try !runs[i].drainStep(limit: limit) { drained.insert(i) }
     }
 
     /// While run `i` renders until `t`: turns of the other runs (those not already on the
@@ -75,7 +83,7 @@ public final class PacingGroup {
         let clock = runs[i].backend
         let others = runs.indices.filter { $0 != i }
         while failure == nil && clock.now() < t {
-            guard others.contains(where: { !active.contains($0) && !finished.contains($0) }) else { return }
+            guard others.contains(where: { !active.contains($0) && !drained.contains($0) }) else { return }
             do { try round(others, until: t) } catch { failure = error }
         }
     }

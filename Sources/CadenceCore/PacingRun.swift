@@ -215,6 +215,7 @@ public final class PacingRun {
     private var runEnd: Nanoseconds = .max
     private var tick: Nanoseconds = 0
     private var turns = 0
+    private var drainDeadline: Nanoseconds?
     private var contentStart: Nanoseconds? = nil
     private var firstTarget: Nanoseconds? = nil
     private var lastStatusPresented = 0
@@ -314,18 +315,39 @@ public final class PacingRun {
         return true
     }
 
+    /// After ``step(limit:)`` returned false: one turn letting the frames already presented
+    /// complete (no callbacks), waiting no later than `limit`. Returns false once none is left,
+    /// or the drain's time is up. ``PacingGroup`` drains an output that finished early this way
+    /// while the others go on, so its last frames are confirmed when they are shown.
+    public func drainStep(limit: Nanoseconds) throws -> Bool {
+        let deadline = startDrain()
+        let now = backend.now()
+        guard pacer.count > 0, pacer.deviceLost == nil, now < deadline, turns < maxLoopTurns else { return false }
+        turns += try pacer.drain(until: Swift.max(now &+ 1, Swift.min(deadline, limit)), maxTurns: 1)
+        return pacer.count > 0 && pacer.deviceLost == nil && backend.now() < deadline
+    }
+
     /// Ends a run begun with ``begin()``: no more frames, the queued ones complete (for at most
     /// the time a few frames take), and the summary; `stopped` says it was stopped early.
     public func end(stopped: Bool) throws -> RunSummary {
+        let deadline = startDrain()
+        let remaining = Swift.max(0, maxLoopTurns - turns)
+        if try pacer.drain(until: Swift.max(deadline, backend.now()), maxTurns: remaining) >= remaining { stalled = true }
+        let reason: String
+        if let why = pacer.outputDisconnected { reason = RunEnd.disconnected(why).reason } else if let why = pacer.deviceLost { reason = "device-lost: \(why)" } else if stopped { reason = "stopped" } else { reason = "completed" }
+        return summary(endReason: reason)
+    }
+
+    /// Invalidates the link and fixes the drain's deadline, once; returns it.
+    private func startDrain() -> Nanoseconds {
+        if let d = drainDeadline { return d }
         link.invalidate()
         // Frames queued at a slow rate (0.4 Hz: 2.5 s each) need longer than a second.
         let frameNs = 1e9 / Swift.max(intendedRateHz, 0.01)
         let drainNs = Nanoseconds(Swift.min(60e9, Swift.max(1e9, Double(effectiveLatency + 2) * frameNs)))
-        let remaining = Swift.max(0, maxLoopTurns - turns)
-        if try pacer.drain(until: backend.now() &+ drainNs, maxTurns: remaining) >= remaining { stalled = true }
-        let reason: String
-        if let why = pacer.outputDisconnected { reason = RunEnd.disconnected(why).reason } else if let why = pacer.deviceLost { reason = "device-lost: \(why)" } else if stopped { reason = "stopped" } else { reason = "completed" }
-        return summary(endReason: reason)
+        let d = backend.now() &+ drainNs
+        drainDeadline = d
+        return d
     }
 
     /// The summary of what has completed so far.

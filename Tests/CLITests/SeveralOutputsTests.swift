@@ -145,6 +145,8 @@ import Testing
         #expect(outs.map { $0["connector"] as? String } == ["eDP-1", "DP-1"])
         #expect(outs.map { $0["crtc"] as? Int } == [70, 71])
         #expect(outs.map { $0["droppedRefreshes"] as? Int } == [1, 0], "\(j.out)")
+        // DP-1 finishes 1.2 s before eDP-1: its last frame is still confirmed when shown.
+        #expect(outs.map { $0["presented"] as? Int } == [120, 120] && outs.map { $0["unconfirmed"] as? Int } == [0, 0], "\(j.out)")
         let dpMean = try #require((outs[1]["intervalMs"] as? [String: Any])?["mean"] as? Double)
         #expect(abs(dpMean - 1000.0 / 144) < 0.01, "\(dpMean)")
         let total = try #require(top["total"] as? [String: Int])
