@@ -1,4 +1,5 @@
 import CadenceCore
+import CadenceReport
 import DRM
 import Foundation
 import KMSDisplay
@@ -250,5 +251,32 @@ import Testing
         #expect(junit.status == 2 && lines(junit.err).count == 1 && junit.err.contains("--junit is not supported with several outputs"), "\(junit.err)")
         let twice = try cadence(base + ["--connector", "DP-1"], in: dir)
         #expect(twice.status == 2 && lines(twice.err).count == 1 && twice.err.contains("given twice"), "\(twice.err)")
+    }
+
+    /// SIGINT ends every output: exit 0, each log's end line says "stopped" and counts its frames.
+    @Test func sigintStopsEveryOutput() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let p = try CadenceProcess(["run", "--backend", "fake-drm:two-crtc", "--fake-clock", "wall", "--connector", "all", "--scene", "solid",
+                                    "--duration", "60", "--log", "run.jsonl", "--quiet"], in: dir)
+        try waitForLines(dir + "/run.eDP-1.jsonl", 20)
+        p.signal(SIGINT)
+        let r = p.finish(timeout: 30)
+        #expect(r.status == 0, "\(r.err)")
+        #expect(lines(r.out).filter { $0.hasPrefix("end               stopped") }.count == 2, "\(r.out)")
+        for name in ["eDP-1", "DP-1"] {
+            let log = try RunLog.read(path: dir + "/run.\(name).jsonl")
+            #expect(log.end?.summary.endReason == "stopped" && log.end?.summary.frames == log.records.count && log.records.count >= 10, "\(name)")
+            #expect(log.records.allSatisfy { $0.connector == name })
+        }
+    }
+
+    func waitForLines(_ path: String, _ n: Int) throws {
+        let end = Date().addingTimeInterval(30)
+        while Date() < end {
+            if let d = FileManager.default.contents(atPath: path), d.filter({ $0 == 10 }).count >= n { return }
+            usleep(20_000)
+        }
+        Issue.record("\(path) never reached \(n) lines")
     }
 }
