@@ -73,6 +73,10 @@ public final class DRMDevice {
     var routedEvents: [CRTCID: [DRMEvent]] = [:]
     /// CRTC index → CRTC, set by ``routeEvents(crtcs:)`` (EventRouting.swift).
     var routedCRTCs: [CRTCID] = []
+    /// The last uevents taken while routing, kept for every output (EventRouting.swift).
+    var sharedUevents: [Uevent] = []
+    /// How many uevents were ever taken while routing.
+    public internal(set) var sharedUeventCount = 0
 
     /// Whether it was opened read-only (``open(path:readOnly:)``).
     public let isReadOnly: Bool

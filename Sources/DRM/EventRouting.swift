@@ -66,4 +66,18 @@ extension DRMDevice {
 
     /// True when events are kept aside for `crtc` (the next read for it returns at once).
     public func hasRoutedEvents(for crtc: CRTCID) -> Bool { !(routedEvents[crtc]?.isEmpty ?? true) }
+
+    /// On a device shared by several outputs, each output must see the card's uevents (one
+    /// output's wait may take them): the uevents taken since `seen` (a running count the caller
+    /// keeps, from ``sharedUeventCount``), oldest first, at most the last 64, and the new count.
+    public func hotplugEvents(since seen: Int) throws -> (events: [Uevent], count: Int) {
+        if hotplugPending {
+            let new = try takeHotplugEvents()
+            sharedUevents += new
+            sharedUeventCount += new.count
+            if sharedUevents.count > 64 { sharedUevents.removeFirst(sharedUevents.count - 64) }
+        }
+        let missed = Swift.max(0, Swift.min(sharedUeventCount - seen, sharedUevents.count))
+        return (Array(sharedUevents.suffix(missed)), sharedUeventCount)
+    }
 }

@@ -58,6 +58,8 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     var unplugged: String?
     /// True between a seat's disable and its enable (KMSDisplay+Seat.swift): no flips.
     var sessionPaused = false
+    /// The device's uevents this output has looked at, when several outputs share it.
+    var ueventsSeen = 0
 
     /// Tags sequence-event user data so it is never mistaken for a frame id.
     static let vblankTag: UInt64 = DRMDevice.routedVBlankTag
@@ -265,7 +267,8 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
             let received = now()
             let before = events.count
             translate(received: received, into: &events)
-            if device.hotplugPending, serviceHotplug(into: &events) { return }
+            if device.hotplugPending || (device.routesEvents && device.sharedUeventCount != ueventsSeen),
+               serviceHotplug(into: &events) { return }
             if !hasHardwareVBlank && !softwareRequests.isEmpty {
                 let current = softwareVBlank(at: received)
                 var due = false

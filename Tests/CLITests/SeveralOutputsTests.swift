@@ -114,6 +114,26 @@ import Testing
         for d in displays { try d.close() }
     }
 
+    /// Unplugging one output ends its run with "disconnected"; the other goes on to the end with
+    /// no drops, whichever output's wait took the uevent.
+    @Test(arguments: ["eDP-1", "DP-1"]) func anUnpluggedOutputEndsAloneWhileTheOtherGoesOn(unplug: String) throws {
+        let fake = try ProfileFile.load("two-crtc").makeDevice(wallClock: false, seed: 0)
+        let displays = try KMSDisplay.openOutputs(on: DRMDevice.open(fake: fake), connectors: ["eDP-1", "DP-1"])
+        #expect(displays.allSatisfy { $0.watchesHotplug })
+        let gone = try #require(displays.firstIndex { $0.output.connector.name == unplug })
+        fake.scheduleConnector(displays[gone].output.connector.id, status: .disconnected, at: displays[0].now() + 500_000_000)
+        var config = RunConfiguration()
+        config.duration = 1_500_000_000
+        config.commitMargin = 1_000_000
+        var runs: [PacingRun] = []
+        for d in displays { runs.append(try PacingRun(backend: d, configuration: config)) }
+        let s = try PacingGroup(runs: runs).run()
+        for d in displays { try? d.close() }
+        let other = s[1 - gone]
+        #expect(s[gone].endReason == "disconnected: connector \(unplug) disconnected", "\(s[gone].endReason)")
+        #expect(other.endReason == "completed" && other.droppedRefreshes == 0 && other.durationSeconds > 1.4, "\(other)")
+    }
+
     @Test func crtcAssignment() throws {
         // Kuhn's matching: the second row can only use 0, so the first moves to 1.
         #expect(CRTCAssignment.matching([[0, 1], [0]]) == [1, 0])
