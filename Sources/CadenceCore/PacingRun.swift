@@ -131,45 +131,6 @@ public struct RenderCost: Codable, Equatable, Sendable, CustomStringConvertible 
     }
 }
 
-/// What a renderer is told about the frame it draws.
-public struct FrameContext: Equatable, Sendable {
-    /// Application frame number, from 0.
-    public var frameIndex: Int
-    /// Seconds from the first frame's target presentation to this frame's.
-    public var time: Double
-    /// When the frame is meant to be shown, and the render deadline (display clock, ns).
-    public var targetPresentationTime: Nanoseconds
-    public var deadline: Nanoseconds
-    /// The display's refresh and the rate frames are produced at, Hz.
-    public var refreshHz: Double
-    public var effectiveRateHz: Double
-}
-
-/// Draws one frame into the backend's shadow surface.
-public typealias FrameRenderer = (PixelSurface, FrameContext) -> Void
-
-/// Once-a-second view of a run in progress (for a live status line).
-public struct RunStatus: Equatable, Sendable {
-    public var elapsedSeconds: Double
-    /// Frames shown in the last second.
-    public var fps: Double
-    public var effectiveRateHz: Double
-    public var droppedRefreshes: Int
-    public var dropEvents: Int
-    public var hitchTimeRatio: Double
-    /// True while the seat session is paused (VT switched away).
-    public var sessionPaused = false
-
-    public init(elapsedSeconds: Double, fps: Double, effectiveRateHz: Double, droppedRefreshes: Int, dropEvents: Int, hitchTimeRatio: Double) {
-        self.elapsedSeconds = elapsedSeconds
-        self.fps = fps
-        self.effectiveRateHz = effectiveRateHz
-        self.droppedRefreshes = droppedRefreshes
-        self.dropEvents = dropEvents
-        self.hitchTimeRatio = hitchTimeRatio
-    }
-}
-
 /// A complete scenario run (what `cadence run` does): one display link producing frames per ``RunConfiguration`` on a
 /// ``DisplayBackend``, rendering with an optional ``FrameRenderer``, accounting every frame.
 /// The CLI and the end-to-end tests drive exactly this.
@@ -205,8 +166,17 @@ public final class PacingRun {
     /// True when the run ended because it reached ``maxLoopTurns``.
     public private(set) var stalled = false
 
+    /// Called, when set, while a frame's scripted rendering time (``RunConfiguration/injectLate``,
+    /// ``RunConfiguration/renderCost``) passes, with the time it ends: ``PacingGroup`` serves its
+    /// other outputs meanwhile, so that one output's slow frame does not hold the others up.
+    public var whileRendering: ((Nanoseconds) -> Void)?
+
     private var produced = 0
     private var producing = true
+    private var runEnd: Nanoseconds = .max
+    private var tick: Nanoseconds = 0
+    private var turns = 0
+    private var drainDeadline: Nanoseconds?
     private var contentStart: Nanoseconds? = nil
     private var firstTarget: Nanoseconds? = nil
     private var lastStatusPresented = 0
@@ -272,31 +242,73 @@ public final class PacingRun {
     /// least once a refresh), or the device is lost; then lets queued frames complete and returns
     /// the summary.
     public func run(shouldStop: () -> Bool = { false }) throws -> RunSummary {
-        let start = backend.now()
-        let end = configuration.duration.map { start &+ $0 } ?? .max
-        lastStatusTime = start
+        begin()
         var stopped = false
-        pacer.add(link)
-        let tick = Nanoseconds(pacer.refreshInterval.rounded())
-        var turns = 0
         while producing && pacer.deviceLost == nil {
             if shouldStop() { stopped = true; break }
-            turns += 1
-            if turns > maxLoopTurns { stalled = true; break }
-            let now = backend.now()
-            if now >= end { break }
-            try pacer.runOnce(until: Swift.min(end, now &+ 4 &* tick, lastStatusTime &+ 1_000_000_000))
-            emitStatusIfDue()
+            if try !step() { break }
         }
+        return try end(stopped: stopped)
+    }
+
+    /// Starts a run driven turn by turn with ``step(limit:)`` and ``end(stopped:)`` (what
+    /// ``PacingGroup`` does for several outputs on one thread); ``run(shouldStop:)`` does all three.
+    public func begin() {
+        let start = backend.now()
+        runEnd = configuration.duration.map { start &+ $0 } ?? .max
+        lastStatusTime = start
+        pacer.add(link)
+        tick = Nanoseconds(pacer.refreshInterval.rounded())
+        turns = 0
+    }
+
+    /// One turn of the run's loop (fire due callbacks, submit, wait for events), waiting no later
+    /// than `limit`. Returns false, doing nothing, once the run has no more frames to produce
+    /// (frame count or duration reached, device lost, ``maxLoopTurns`` reached).
+    public func step(limit: Nanoseconds = .max) throws -> Bool {
+        guard producing && pacer.deviceLost == nil else { return false }
+        turns += 1
+        if turns > maxLoopTurns { stalled = true; return false }
+        let now = backend.now()
+        if now >= runEnd { return false }
+        try pacer.runOnce(until: Swift.min(runEnd, now &+ 4 &* tick, lastStatusTime &+ 1_000_000_000, limit))
+        emitStatusIfDue()
+        return true
+    }
+
+    /// After ``step(limit:)`` returned false: one turn letting the frames already presented
+    /// complete (no callbacks), waiting no later than `limit`. Returns false once none is left,
+    /// or the drain's time is up. ``PacingGroup`` drains an output that finished early this way
+    /// while the others go on, so its last frames are confirmed when they are shown.
+    public func drainStep(limit: Nanoseconds) throws -> Bool {
+        let deadline = startDrain()
+        let now = backend.now()
+        guard pacer.count > 0, pacer.deviceLost == nil, now < deadline, turns < maxLoopTurns else { return false }
+        turns += try pacer.drain(until: Swift.max(now &+ 1, Swift.min(deadline, limit)), maxTurns: 1)
+        return pacer.count > 0 && pacer.deviceLost == nil && backend.now() < deadline
+    }
+
+    /// Ends a run begun with ``begin()``: no more frames, the queued ones complete (for at most
+    /// the time a few frames take), and the summary; `stopped` says it was stopped early.
+    public func end(stopped: Bool) throws -> RunSummary {
+        let deadline = startDrain()
+        let remaining = Swift.max(0, maxLoopTurns - turns)
+        if try pacer.drain(until: Swift.max(deadline, backend.now()), maxTurns: remaining) >= remaining { stalled = true }
+        let reason: String
+        if let why = pacer.outputDisconnected { reason = RunEnd.disconnected(why).reason } else if let why = pacer.deviceLost { reason = "device-lost: \(why)" } else if stopped { reason = "stopped" } else { reason = "completed" }
+        return summary(endReason: reason)
+    }
+
+    /// Invalidates the link and fixes the drain's deadline, once; returns it.
+    private func startDrain() -> Nanoseconds {
+        if let d = drainDeadline { return d }
         link.invalidate()
         // Frames queued at a slow rate (0.4 Hz: 2.5 s each) need longer than a second.
         let frameNs = 1e9 / Swift.max(intendedRateHz, 0.01)
         let drainNs = Nanoseconds(Swift.min(60e9, Swift.max(1e9, Double(effectiveLatency + 2) * frameNs)))
-        let remaining = Swift.max(0, maxLoopTurns - turns)
-        if try pacer.drain(until: backend.now() &+ drainNs, maxTurns: remaining) >= remaining { stalled = true }
-        let reason: String
-        if let why = pacer.outputDisconnected { reason = RunEnd.disconnected(why).reason } else if let why = pacer.deviceLost { reason = "device-lost: \(why)" } else if stopped { reason = "stopped" } else { reason = "completed" }
-        return summary(endReason: reason)
+        let d = backend.now() &+ drainNs
+        drainDeadline = d
+        return d
     }
 
     /// The summary of what has completed so far.
@@ -370,12 +382,15 @@ public final class PacingRun {
             r(surface, ctx)
         }
         if let cost = configuration.renderCost(of: n) {
+            whileRendering?(renderStart &+ cost)
             try? pacer.renderWork(until: renderStart &+ cost)
         }
         if let k = configuration.injectLate[n] {
             // Overrun the deadline so that the frame misses exactly k vblanks.
             let overrun = (Double(k) - 0.5) * pacer.refreshInterval
-            try? pacer.renderWork(until: u.timing.targetTimestamp &+ Nanoseconds(overrun.rounded()))
+            let until = u.timing.targetTimestamp &+ Nanoseconds(overrun.rounded())
+            whileRendering?(until)
+            try? pacer.renderWork(until: until)
         }
         let renderEnd = backend.now()
         produced += 1
@@ -385,15 +400,5 @@ public final class PacingRun {
             producing = false
         }
         if let limit = configuration.frames, produced >= limit { producing = false }
-    }
-}
-
-extension PixelSurface {
-    /// Fills the whole surface with one XRGB8888 colour.
-    public func fill(_ color: UInt32) {
-        for y in 0..<height {
-            let row = (base + y &* stride).assumingMemoryBound(to: UInt32.self)
-            row.update(repeating: color, count: width)
-        }
     }
 }

@@ -54,6 +54,9 @@ public struct FrameRecord: Codable, Equatable, Sendable {
     /// When the completion event was received.
     public var receivedNs: Int64
     public var crtc: UInt32
+    /// The connector the frame was shown on, in runs over several outputs (each output's log
+    /// carries it on every line); absent in single-output logs and in logs written before it.
+    public var connector: String?
     /// "on-time", "late", "discarded", "failed", "unconfirmed".
     public var outcome: FrameOutcome
     public var lateRefreshes: Int

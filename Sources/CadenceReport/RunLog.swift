@@ -22,6 +22,8 @@ public struct RunLogHeader: Codable, Equatable, Sendable {
     public var vrrRangeHz: [Double]?
     public var hasHardwareVBlank: Bool
     public var crtc: UInt32
+    /// The connector, in runs over several outputs (absent otherwise and in older logs).
+    public var connector: String?
     /// Finished frames the backend could hold besides the one on screen and the one in flight.
     public var queueCapacity: Int
     /// The run's configuration, enough to run it again (`RunConfiguration`).

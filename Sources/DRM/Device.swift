@@ -69,6 +69,14 @@ public final class DRMDevice {
     var hotplugChannel: HotplugChannel?
     /// True when a wait saw this card's uevent channel readable: call ``takeHotplugEvents()``.
     public internal(set) var hotplugPending = false
+    /// Events read for another CRTC while several outputs share this device (EventRouting.swift).
+    var routedEvents: [CRTCID: [DRMEvent]] = [:]
+    /// CRTC index → CRTC, set by ``routeEvents(crtcs:)`` (EventRouting.swift).
+    var routedCRTCs: [CRTCID] = []
+    /// The last uevents taken while routing, kept for every output (EventRouting.swift).
+    var sharedUevents: [Uevent] = []
+    /// How many uevents were ever taken while routing.
+    public internal(set) var sharedUeventCount = 0
 
     /// Whether it was opened read-only (``open(path:readOnly:)``).
     public let isReadOnly: Bool

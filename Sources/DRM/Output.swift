@@ -59,8 +59,9 @@ public final class KMSOutput {
 
     /// Prepares `connector` for `mode`: becomes DRM master, enables universal planes (and
     /// atomic when `api` allows), picks a CRTC and its primary plane, and saves the CRTC's
-    /// current state for ``restore()``. Nothing on screen changes yet.
-    public init(device: DRMDevice, connector: Connector, mode: ModeInfo, api: ModesetAPI = .auto) throws {
+    /// current state for ``restore()``. Nothing on screen changes yet. `crtc` drives the
+    /// connector with that CRTC (several outputs at once: KMSDisplay chooses one per connector).
+    public init(device: DRMDevice, connector: Connector, mode: ModeInfo, api: ModesetAPI = .auto, crtc requestedCRTC: CRTCID? = nil) throws {
         self.device = device
         self.connector = connector
         self.mode = mode
@@ -82,8 +83,8 @@ public final class KMSOutput {
 
         let res = try device.resources()
         // Prefer the CRTC already driving the connector, else the first one an encoder allows.
-        var pick: CRTCID?
-        if !connector.encoderID.isNone, let enc = try? device.encoder(connector.encoderID), !enc.crtcID.isNone {
+        var pick: CRTCID? = requestedCRTC
+        if pick == nil, !connector.encoderID.isNone, let enc = try? device.encoder(connector.encoderID), !enc.crtcID.isNone {
             pick = enc.crtcID
         }
         if pick == nil {
@@ -207,7 +208,9 @@ public final class KMSOutput {
     @discardableResult
     public func readEvents(until deadline: Int64, into events: inout [DRMEvent]) throws -> Bool {
         let start = events.count
-        let interrupted = try device.readEvents(until: deadline, into: &events)
+        let interrupted = device.routesEvents
+            ? try device.readEvents(for: crtc, until: deadline, into: &events)
+            : try device.readEvents(until: deadline, into: &events)
         for e in events[start...] where e.kind == .flipComplete && (e.crtcID == crtc || e.crtcID.isNone) { flipPending = false }
         return interrupted
     }

@@ -27,7 +27,16 @@ extension KMSDisplay {
 
     /// Reads the pending uevents and acts on them; true when an event was added.
     func serviceHotplug(into events: inout [BackendEvent]) -> Bool {
-        guard unplugged == nil, let uevents = try? device.takeHotplugEvents() else { return false }
+        let taken: [Uevent]?
+        if device.routesEvents {
+            // Several outputs share the device: whichever wait took the uevents, each output sees them.
+            let shared = try? device.hotplugEvents(since: ueventsSeen)
+            if let shared { ueventsSeen = shared.count }
+            taken = shared?.events
+        } else {
+            taken = try? device.takeHotplugEvents()
+        }
+        guard unplugged == nil, let uevents = taken else { return false }
         let me = selection.connector.id
         guard uevents.contains(where: { $0.action == "change" && ($0.connector == nil || $0.connector == me) }) else { return false }
         let status: ConnectionStatus

@@ -58,9 +58,17 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     var unplugged: String?
     /// True between a seat's disable and its enable (KMSDisplay+Seat.swift): no flips.
     var sessionPaused = false
+    /// The device's uevents this output has looked at, when several outputs share it.
+    var ueventsSeen = 0
 
     /// Tags sequence-event user data so it is never mistaken for a frame id.
-    static let vblankTag: UInt64 = 1 << 63
+    static let vblankTag: UInt64 = DRMDevice.routedVBlankTag
+
+    /// A vblank request's user data: the tag, this output's CRTC index (to route it when several
+    /// outputs share the device) and the sequence.
+    func vblankUserData(_ sequence: UInt64) -> UInt64 {
+        DRMDevice.routingTag(crtcIndex: output.crtcIndex) | (sequence & ((1 << 56) - 1))
+    }
 
     // MARK: Opening
 
@@ -94,11 +102,11 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     }
 
     init(device: DRMDevice, selection: OutputSelection, allocator: BufferAllocator, api: ModesetAPI,
-         vrr: VRRPolicy, rate: FrameRateRange) throws {
+         vrr: VRRPolicy, rate: FrameRateRange, crtc: CRTCID? = nil) throws {
         self.device = device
         self.selection = selection
         let mode = selection.mode
-        output = try KMSOutput(device: device, connector: selection.connector, mode: mode, api: api)
+        output = try KMSOutput(device: device, connector: selection.connector, mode: mode, api: api, crtc: crtc)
         vrrAvailability = VRRAvailability(device: device, output: output, modeHz: mode.refreshHz)
         let choice = try vrrAvailability.decide(vrr, rate: rate, modeHz: mode.refreshHz)
         vrrRange = choice.range
@@ -213,10 +221,10 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
         guard !requested.contains(sequence) else { return }
         do {
             do {
-                try device.queueSequence(output.crtc, sequence + 1, flags: .nextOnMiss, userData: Self.vblankTag | (sequence + 1))
+                try device.queueSequence(output.crtc, sequence + 1, flags: .nextOnMiss, userData: vblankUserData(sequence + 1))
             } catch let e as DRMError where e.errno == .eopnotsupp || e.errno == .invalidArgument || e.errno == .enotty {
                 try device.waitVBlankEvent(crtcIndex: output.crtcIndex, sequence: UInt32(truncatingIfNeeded: sequence + 1),
-                                           userData: Self.vblankTag | (sequence + 1))
+                                           userData: vblankUserData(sequence + 1))
             }
         } catch let e as DRMError {
             throw fail(e)
@@ -259,7 +267,8 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
             let received = now()
             let before = events.count
             translate(received: received, into: &events)
-            if device.hotplugPending, serviceHotplug(into: &events) { return }
+            if device.hotplugPending || (device.routesEvents && device.sharedUeventCount != ueventsSeen),
+               serviceHotplug(into: &events) { return }
             if !hasHardwareVBlank && !softwareRequests.isEmpty {
                 let current = softwareVBlank(at: received)
                 var due = false
@@ -269,7 +278,9 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
                 }
                 if due { events.append(.vblank(current)) }
             }
-            if events.count > before || received >= deadline || interrupted { return }
+            // Sharing the device with other outputs: return after every read so that the loop
+            // driving them all can serve the one whose events were read.
+            if events.count > before || received >= deadline || interrupted || device.routesEvents { return }
         }
     }
 

@@ -35,6 +35,11 @@ struct RunCommand: ParsableCommand {
             is shown for whole refreshes: LFC). --latency is the pipelining depth; KMS has 3 buffers,
             so it caps latency at 2 (and says so when 3 is asked for).
 
+            --connector A --connector B (or --connector all) runs several outputs of
+            one card at once, each on its own CRTC at its own rate: a summary per
+            output and a total; --log/--csv/--summary write one file per output
+            (run.jsonl -> run.DP-1.jsonl); --inject-late DP-1=100:2 targets one.
+
             Exit status:
               0  the run completed, or was stopped with SIGINT/SIGTERM/SIGHUP
               1  the device was lost mid-run, or the output was unplugged (its connector
@@ -57,6 +62,7 @@ struct RunCommand: ParsableCommand {
               cadence run --backend fake --min-duration 34 --frames 120
               cadence run --backend fake --fake-vrr 48:120 --rate 48:120:90 --frames 300
               cadence run --backend fake-drm:amdgpu-vrr --rate 0:144:90 --frames 300
+              cadence run --backend fake-drm:two-crtc --connector all
               cadence run --duration 0 --log run.jsonl --log-max-size 10M --log-keep 5
                                                            until stopped, rotating the log
               cadence run --duration 3600 --metrics-port 9464   /metrics
@@ -66,8 +72,10 @@ struct RunCommand: ParsableCommand {
     var backend: String = "auto"
     @Option(help: "DRM card node for --backend kms (default: the first /dev/dri/card*).")
     var device: String?
-    @Option(help: "Connector name for KMS, e.g. Virtual-1 (default: the first connected).")
-    var connector: String?
+    @Option(name: .customLong("connector"), help: "Connector name for KMS, e.g. Virtual-1 (default: the first connected); repeat it, or give all (every connected one), to run several outputs at once.")
+    var connectors: [String] = []
+    /// The one connector asked for (nil: the first connected).
+    var connector: String? { connectors.first }
     @Option(help: "KMS mode WxH or WxH@HZ (default: preferred).")
     var mode: String?
 
@@ -102,7 +110,7 @@ struct RunCommand: ParsableCommand {
     var seed: UInt64 = 0
     @Option(help: "Write one JSON record per frame to FILE (JSON lines, format version 1).")
     var log: String?
-    @Option(name: .customLong("inject-late"), help: "FRAME:K[,...]: that frame's rendering ends K-1/2 refreshes after its deadline.")
+    @Option(name: .customLong("inject-late"), help: "[CONNECTOR=]FRAME:K[,...]: that frame's rendering ends K-1/2 refreshes after its deadline (on CONNECTOR only, else on every output).")
     var injectLate: String?
     @Option(name: .customLong("render-cost"), help: "FROM-TO:MS[,…] (FROM-:MS to the end): those frames take at least MS to render.")
     var renderCost: String?
@@ -123,6 +131,7 @@ struct RunCommand: ParsableCommand {
 
     /// Everything up to the run itself fails with exit 2; the run ends with 0 or 1.
     private func execute() throws {
+        if connectors.count > 1 || connectors == ["all"] { return try executeSeveral() }
         let summary = try pace()
         try printSummary(summary)
         if summary.endReason.hasPrefix("disconnected") {
@@ -155,6 +164,11 @@ struct RunCommand: ParsableCommand {
         let out = try RunOutputs(log: log, options: outputs)
 
         let display = try out.discardOnError { try openBackend(fakeConfig, source: source, purpose: purpose, rate: config.range) }
+        if let target = injectLateTarget, (display as? KMSDisplay)?.output.connector.name != target {
+            try? display.close()
+            out.discard()
+            throw CLIFailure("--inject-late \(target)=…: the run drives \((display as? KMSDisplay)?.output.connector.name ?? display.name), not \(target)")
+        }
         var runConfig = config
         // Under VRR a flip starts its refresh when committed: a margin only makes frames early.
         if let k = display as? KMSDisplay { runConfig.commitMargin = k.vrrRange == nil ? 1_000_000 : 100_000 }
@@ -215,11 +229,17 @@ struct RunCommand: ParsableCommand {
         } else if frames == nil {
             c.duration = 5_000_000_000
         }
-        if let i = injectLate { c.injectLate = try RunSpec.injectLate(i) }
+        if let i = injectLate { c.injectLate = try RunSpec.injectLate(injectLateTarget == nil ? i : String(i.drop { $0 != "=" }.dropFirst())) }
         if let r = renderCost { c.renderCost = try RunSpec.renderCost(r) }
         c.adapt = adapt
         do { try c.validate() } catch let e as RunConfiguration.Invalid { throw CLIFailure(e.commandLineMessage) }
         return c
+    }
+
+    /// The connector `--inject-late NAME=FRAME:K,…` names (nil: every output).
+    var injectLateTarget: String? {
+        guard let i = injectLate, let eq = i.firstIndex(of: "=") else { return nil }
+        return String(i[..<eq])
     }
 
     /// The fake display's timing options given on the command line (they shape only

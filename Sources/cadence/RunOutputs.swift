@@ -64,6 +64,9 @@ final class RunOutputs {
     /// The run's intended rate (the summary's effective rate), read again at each rate switch.
     private var intendedRateHz = 0.0
     private var readIntendedRate: (() -> Double)?
+    /// The output's connector in a run over several outputs: written on the log's header and
+    /// every frame line, and put before each status line. Nil for one output (logs unchanged).
+    var connector: String?
 
     init(log logPath: String?, options: RunOutputOptions) throws {
         let rotation = try Self.rotation(log: logPath, maxSize: options.logMaxSize, keep: options.logKeep)
@@ -148,7 +151,9 @@ final class RunOutputs {
             let backend = run.backend
             clock = { backend.now() }
             do {
-                try l.begin(RunLogHeader(backend: backend, configuration: configuration, system: system))
+                var header = RunLogHeader(backend: backend, configuration: configuration, system: system)
+                header.connector = connector
+                try l.begin(header)
                 if let s = sampler { try l.write(s.sample(timeNs: backend.now())) }
             } catch { logFailed(error) }
         }
@@ -185,7 +190,8 @@ final class RunOutputs {
         if let m = metrics { m.push(FrameSample(r, refreshHz: measuredRefreshHz ?? nominalRefreshHz, effectiveRateHz: intendedRateHz)) }
         let logging = log != nil && !logStopped, exporting = csv != nil && !csvStopped
         guard logging || exporting else { return }
-        let rec = FrameRecord(r)
+        var rec = FrameRecord(r)
+        rec.connector = connector
         if logging {
             do { try log!.write(rec) } catch { logFailed(error) }
         }
@@ -230,7 +236,7 @@ final class RunOutputs {
             return
         }
         lastStatusWall = now
-        StandardStreams.errorLine(Self.statusLine(s))
+        StandardStreams.errorLine((connector.map { "\($0): " } ?? "") + Self.statusLine(s))
     }
 
     /// A parent may start us with SIGINT/SIGTERM/SIGHUP blocked (the mask is inherited through

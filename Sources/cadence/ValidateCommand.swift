@@ -43,6 +43,8 @@ struct ValidateCommand: ParsableCommand {
             judges every criterion in each consecutive S-second window after the
             warm-up (a last part shorter than S counts only overall) and reports the
             worst window; a criterion passes only if it holds overall and in every window.
+            With several outputs (--connector A --connector B, or all) each output is
+            judged on its own; every PASS/FAIL line names it (no --junit, --expect-*).
 
             --observe judges what another program shows (a kiosk's own app) instead of
             running: it observes the kernel's DRM trace events for --duration S (needs
@@ -103,6 +105,7 @@ struct ValidateCommand: ParsableCommand {
 
     func run() throws {
         if observe || client != nil || expectRate != nil || fromTrace != nil { return try executeObserved() }
+        if severalOutputs { return try executeSeveral(source: nil) }
         try execute(source: nil)
     }
 

@@ -1,0 +1,65 @@
+import CadenceCore
+import DRM
+
+/// Several outputs of one device at once: one ``KMSDisplay`` per connector, each on its own CRTC
+/// (``CRTCAssignment``), all sharing the device's file descriptor. Each display reads only its
+/// own CRTC's events: the device keeps events read for another CRTC aside for it
+/// (`DRMDevice.readEvents(for:until:into:)`), and a display's wait returns after every read,
+/// so one thread can drive them all (CadenceCore's `PacingGroup`).
+extension KMSDisplay {
+    /// The connector names `names` stands for on `dev`: `["all"]` is every connected connector
+    /// (in the card's order); otherwise the names as given. Throws one line for a name given
+    /// twice, `all` mixed with names, or no connected connector.
+    public static func connectorNames(_ names: [String], on dev: DRMDevice) throws -> [String] {
+        var seen = Set<String>()
+        for n in names where !seen.insert(n).inserted {
+            throw OutputSelectionError("connector \(n) is given twice: each output is driven once")
+        }
+        guard names.contains("all") else { return names }
+        guard names == ["all"] else { throw OutputSelectionError("connector 'all' cannot be combined with connector names") }
+        let conns: [Connector]
+        do { conns = try dev.connectors() } catch let e as DRMError { throw OutputSelection.failure(e, path: dev.path) }
+        let connected = conns.filter { $0.status == .connected }.map(\.name)
+        guard !connected.isEmpty else {
+            throw OutputSelectionError("no connected connector on \(dev.path) (connectors: \(conns.map { "\($0.name) \($0.status)" }.joined(separator: ", ")))")
+        }
+        return connected
+    }
+
+    /// Opens one display per connector in `connectors` (names, or `["all"]`: every connected
+    /// one) on `dev`, each at its preferred mode (or `mode`, "WxH[@HZ]", for all of them), on
+    /// CRTCs chosen without conflicts. Throws ``OutputSelectionError`` with one line (an unknown
+    /// or disconnected connector, a name twice, connectors that cannot have a CRTC each); the
+    /// displays opened so far are closed again.
+    ///
+    /// With more than one output the device routes events per CRTC, which needs flip events
+    /// that name their CRTC (`CRTC_IN_VBLANK_EVENT`, Linux 4.12 and later).
+    public static func openOutputs(on dev: DRMDevice, connectors names: [String], mode: String? = nil,
+                                   allocator: BufferAllocator = .dumb, api: ModesetAPI = .auto,
+                                   vrr: VRRPolicy = .off, rate: FrameRateRange = .default) throws -> [KMSDisplay] {
+        try OutputSelection.check(dev)
+        let wanted = try connectorNames(names, on: dev)
+        var selections: [OutputSelection] = []
+        for n in wanted { selections.append(try OutputSelection.select(device: dev, connector: n, mode: mode)) }
+        let crtcs = try CRTCAssignment.assign(selections.map(\.connector), on: dev)
+        if selections.count > 1 {
+            guard dev.has(.crtcInVBlankEvent) else {
+                throw OutputSelectionError("\(dev.path): several outputs need flip events that name their CRTC (CRTC_IN_VBLANK_EVENT), which this driver does not offer")
+            }
+            do { dev.routeEvents(crtcs: try dev.resources().crtcs) } catch let e as DRMError {
+                throw OutputSelection.failure(e, path: dev.path)
+            }
+        }
+        var displays: [KMSDisplay] = []
+        do {
+            for (s, crtc) in zip(selections, crtcs) {
+                displays.append(try KMSDisplay(device: dev, selection: s, allocator: allocator, api: api, vrr: vrr, rate: rate, crtc: crtc))
+            }
+        } catch {
+            for d in displays.reversed() { try? d.close() }
+            if let e = error as? DRMError { throw OutputSelection.failure(e, path: dev.path) }
+            throw error
+        }
+        return displays
+    }
+}

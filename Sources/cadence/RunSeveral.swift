@@ -1,0 +1,187 @@
+import ArgumentParser
+import CadenceCore
+import DRM
+import Foundation
+import KMSDisplay
+import Scenes
+
+/// `cadence run --connector A --connector B` and `--connector all`: several outputs of one
+/// device at once, each on its own CRTC at its own rate (``PacingGroup``), one summary per
+/// output (with its connector and CRTC) and a total. `--log`, `--csv` and `--summary` write
+/// one file per output, the connector in its name (``path(_:for:)``), each a complete run log
+/// (`report` and `replay` read it) whose header and frame lines carry the connector.
+extension RunCommand {
+    /// One output of a run over several: its display and what it did.
+    struct OutputResult {
+        var display: KMSDisplay
+        var summary: RunSummary
+    }
+
+    func executeSeveral() throws {
+        let results = try paceSeveral()
+        try printSeveral(results)
+        let ends = results.map(\.summary.endReason)
+        for r in results where r.summary.endReason.hasPrefix("disconnected") {
+            StandardStreams.errorLine("cadence run: \(r.display.output.connector.name) was unplugged mid-run (\(r.summary.endReason))")
+        }
+        if ends.contains(where: { $0.hasPrefix("device-lost") || $0.hasPrefix("disconnected") }) { throw ExitCode(1) }
+        if let code = StandardStreams.incompleteOutputStatus(results.flatMap { $0.summary.incompleteOutputs ?? [] }.nilIfEmpty) {
+            throw ExitCode(code)
+        }
+    }
+
+    /// `path` for one output: `.CONNECTOR` before the extension (`run.jsonl` → `run.DP-1.jsonl`),
+    /// or at the end when the name has none.
+    static func path(_ path: String, for connector: String) -> String {
+        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
+        if let dot = path[slash...].lastIndex(of: "."), dot > slash {
+            return String(path[..<dot]) + "." + connector + String(path[dot...])
+        }
+        return path + "." + connector
+    }
+
+    /// Each output's files: `--log`, `--csv` and `--summary` with the connector in their names.
+    func outputFiles(for connector: String) throws -> RunOutputs {
+        var o = outputs
+        o.csv = o.csv.map { Self.path($0, for: connector) }
+        o.summary = o.summary.map { Self.path($0, for: connector) }
+        let files = try RunOutputs(log: log.map { Self.path($0, for: connector) }, options: o)
+        files.connector = connector
+        return files
+    }
+
+    /// What several outputs cannot do yet: one line naming the options.
+    func refuseForSeveral() throws {
+        var used: [String] = []
+        if outputs.metrics.metricsPort != nil || outputs.metrics.metricsTextfile != nil { used.append("--metrics-port/--metrics-textfile") }
+        if hud { used.append("--hud") }
+        if adapt { used.append("--adapt") }
+        if !used.isEmpty {
+            throw CLIFailure("\(used.joined(separator: ", ")) \(used.count == 1 ? "is" : "are") not supported with several outputs yet: run one --connector at a time")
+        }
+        if backend == "fake" { throw CLIFailure("several outputs need a KMS display: --backend kms or fake-drm[:PROFILE] (the fake display has one output)") }
+    }
+
+    /// Opens every output, runs them together until the end (or SIGINT/SIGTERM/SIGHUP) and
+    /// restores each CRTC.
+    /// `onRun` sees each output's display, run and files before the runs start (`validate` hooks
+    /// its frame counting there).
+    func paceSeveral(source given: DeviceSource? = nil, command: String = "run",
+                     onRun: ((KMSDisplay, PacingRun, RunOutputs) -> Void)? = nil) throws -> [OutputResult] {
+        try refuseForSeveral()
+        let base = try makeConfiguration()
+        let target = injectLateTarget
+        let fakeConfig = try makeFakeConfiguration(surface: false)
+        let source: DeviceSource
+        if let given {
+            source = given
+        } else if BackendChoice.isFakeDRM(backend) {
+            source = .fake(try BackendChoice.fakeDRMDevice(backend, wallClock: fakeConfig.clock == .wall, seed: seed))
+        } else if backend == "kms" || backend == "auto" {
+            source = try sessionOptions.source(command: command)
+        } else {
+            throw CLIFailure("--backend must be auto, kms, fake or fake-drm[:PROFILE]")
+        }
+        let policy = try BackendChoice.vrrPolicy(vrr)
+        let displays: [KMSDisplay] = try selecting {
+            let path = try OutputSelection.devicePath(device, discovered: source.discover())
+            let dev = try OutputSelection.open(path, source: source)
+            return try KMSDisplay.openOutputs(on: dev, connectors: connectors, mode: mode, vrr: policy, rate: base.range)
+        }
+        defer { for d in displays.reversed() { try? d.close() } }
+        if let target, !displays.contains(where: { $0.output.connector.name == target }) {
+            throw CLIFailure("--inject-late \(target)=…: \(target) is not one of the outputs run (\(displays.map { $0.output.connector.name }.joined(separator: ", ")))")
+        }
+        for d in displays {
+            if let note = d.vrrNote { StandardStreams.errorLine("cadence \(command): \(d.output.connector.name): \(note)") }
+            if let note = Self.latencyNotice(requested: base.latency, display: d) {
+                StandardStreams.errorLine("cadence \(command): \(d.output.connector.name): \(note)")
+            }
+        }
+        var files: [RunOutputs] = []
+        var runs: [PacingRun] = []
+        do {
+            for d in displays { files.append(try outputFiles(for: d.output.connector.name)) }
+            for (d, out) in zip(displays, files) {
+                var c = base
+                c.commitMargin = d.vrrRange == nil ? 1_000_000 : 100_000
+                if let target, d.output.connector.name != target { c.injectLate = [:] }
+                out.prepare(driver: Self.driverName(d))
+                let run = try PacingRun(backend: d, configuration: c, renderer: try makeRenderer())
+                out.attach(run, configuration: c)
+                onRun?(d, run, out)
+                runs.append(run)
+            }
+        } catch {
+            for f in files { f.discard() }
+            throw error
+        }
+        let stop = SignalStop()
+        defer { stop.remove() }
+        let summaries = try PacingGroup(runs: runs).run(shouldStop: { stop.isRequested })
+        // An output file that fails stops being written; the displays keep running.
+        return zip(displays, zip(files, summaries)).map { OutputResult(display: $0, summary: $1.0.finish($1.1)) }
+    }
+
+    /// The scene renderer of one output (or plain colours for `--scene solid`).
+    func makeRenderer() throws -> FrameRenderer {
+        guard scene != "solid" else {
+            let colours: [UInt32] = [0x00C0_3030, 0x0030_C030, 0x0030_30C0, 0x00C0_C030]
+            return { surface, ctx in surface.fill(colours[ctx.frameIndex & 3]) }
+        }
+        guard let s = SceneCatalog.scene(named: scene) else {
+            throw CLIFailure("unknown scene '\(scene)': choose solid or one of \(SceneCatalog.names.joined(separator: ", "))")
+        }
+        let sr = SceneRenderer(scene: s)
+        return { surface, ctx in
+            let c = Scenes.FrameContext(frameIndex: ctx.frameIndex, time: ctx.time, refreshHz: ctx.refreshHz, effectiveRateHz: ctx.effectiveRateHz)
+            sr.render(base: surface.base, width: surface.width, height: surface.height, stride: surface.stride, context: c, hud: nil)
+        }
+    }
+
+    /// The output's name in summaries: connector, CRTC and mode.
+    static func outputLine(_ d: KMSDisplay) -> String {
+        "\(d.output.connector.name)  CRTC \(d.output.crtc.rawValue) (index \(d.output.crtcIndex))  \(d.output.mode.hdisplay)x\(d.output.mode.vdisplay)@\(ModeInfo.formatHz(d.output.mode.refreshHz))"
+    }
+
+    /// Text: per output its line and the usual summary; then the total. `--json`: one object
+    /// `{"outputs": [summary + connector, crtc, crtcIndex], "total": {…}}`.
+    func printSeveral(_ results: [OutputResult]) throws {
+        let total = Self.total(results.map(\.summary))
+        if json {
+            let enc = JSONEncoder()
+            enc.outputFormatting = [.sortedKeys]
+            var outs: [Any] = []
+            for r in results {
+                guard var o = try JSONSerialization.jsonObject(with: enc.encode(r.summary)) as? [String: Any] else { continue }
+                o["connector"] = r.display.output.connector.name
+                o["crtc"] = Int(r.display.output.crtc.rawValue)
+                o["crtcIndex"] = r.display.output.crtcIndex
+                outs.append(o)
+            }
+            let doc: [String: Any] = ["outputs": outs, "total": total]
+            print(String(decoding: try JSONSerialization.data(withJSONObject: doc, options: [.sortedKeys]), as: UTF8.self))
+            return
+        }
+        for (i, r) in results.enumerated() {
+            if i > 0 { print("") }
+            print("output            \(Self.outputLine(r.display))")
+            try printSummary(r.summary)
+        }
+        print("")
+        print("total             \(results.count) outputs  frames \(total["frames"] ?? 0)  presented \(total["presented"] ?? 0)  discarded \(total["discarded"] ?? 0)  dropped \(total["droppedRefreshes"] ?? 0) refreshes in \(total["dropEvents"] ?? 0) events")
+    }
+
+    /// The counts of several outputs added up.
+    static func total(_ s: [RunSummary]) -> [String: Int] {
+        ["outputs": s.count, "frames": s.reduce(0) { $0 + $1.frames }, "presented": s.reduce(0) { $0 + $1.presented },
+         "onTime": s.reduce(0) { $0 + $1.onTime }, "late": s.reduce(0) { $0 + $1.late },
+         "discarded": s.reduce(0) { $0 + $1.discarded }, "failed": s.reduce(0) { $0 + $1.failed },
+         "droppedRefreshes": s.reduce(0) { $0 + $1.droppedRefreshes }, "dropEvents": s.reduce(0) { $0 + $1.dropEvents }]
+    }
+}
+
+extension Array {
+    /// nil when empty.
+    var nilIfEmpty: Self? { isEmpty ? nil : self }
+}

@@ -1,0 +1,81 @@
+import ArgumentParser
+import CadenceCore
+import CadenceReport
+import DRM
+import Foundation
+import KMSDisplay
+
+/// `cadence validate --connector A --connector B` (or `--connector all`): every output runs at
+/// once (as `run` does) and is judged on its own with the same thresholds; each PASS/FAIL line
+/// names its output, and the verdict fails when any output fails.
+extension ValidateCommand {
+    /// True when the options ask for several outputs.
+    var severalOutputs: Bool { options.connectors.count > 1 || options.connectors == ["all"] }
+
+    /// Frames and the largest drop event of one output, counted while it runs.
+    final class OutputTally {
+        var frames: [FrameReport] = []
+        var largestDropEvent = 0
+        var files: RunOutputs?
+    }
+
+    func executeSeveral(source: DeviceSource?) throws {
+        let criteria: ValidationCriteria
+        let results: [RunCommand.OutputResult]
+        var tallies: [OutputTally] = []
+        let keepFrames = warmup != nil || window != nil
+        let started = Date()
+        do {
+            criteria = try self.criteria()
+            var refused: [String] = []
+            if junit != nil { refused.append("--junit") }
+            if !expect.isEmpty { refused.append("--expect-monitor/--expect-serial/--expect-mode") }
+            if !refused.isEmpty {
+                throw CLIFailure("\(refused.joined(separator: ", ")) \(refused.count == 1 ? "is" : "are") not supported with several outputs yet: validate one --connector at a time")
+            }
+            if criteria.isEmpty {
+                throw ValidationCriteria.Invalid("give at least one threshold (--max-dropped, --max-drop-events, --max-drop-event, --refresh-tolerance, --max-jitter, --min-rate)")
+            }
+            results = try options.paceSeveral(source: source, command: "validate") { _, run, out in
+                let t = OutputTally()
+                t.files = out
+                tallies.append(t)
+                let logFrame = run.onFrame
+                run.onFrame = { r in
+                    logFrame?(r)
+                    if r.wasPresented { t.largestDropEvent = max(t.largestDropEvent, r.droppedRefreshes) }
+                    if keepFrames { t.frames.append(r) }
+                }
+            }
+        } catch let e as ExitCode {
+            throw e
+        } catch {
+            StandardStreams.errorLine("cadence validate: \(String(describing: error))")
+            throw ExitCode(2)
+        }
+        var all: [CriterionResult] = []
+        for (i, (r, t)) in zip(results, tallies).enumerated() {
+            if i > 0 { print("") }
+            print("output            \(RunCommand.outputLine(r.display))")
+            try options.printSummary(r.summary)
+            var judged = try judge(criteria, summary: r.summary, frames: keepFrames ? t.frames : nil,
+                                   hardwareVBlank: t.files?.hardwareVBlank ?? true, measuredRefreshHz: t.files?.measuredRefreshHz,
+                                   largestDropEvent: t.largestDropEvent, junitFile: nil)
+            if r.summary.endReason.hasPrefix("device-lost") {
+                judged.append(CriterionResult(name: "device", passed: false, detail: "the device was lost mid-run (\(r.summary.endReason))"))
+            }
+            if r.summary.endReason.hasPrefix("disconnected") {
+                judged.append(CriterionResult(name: "output", passed: false, detail: "the output was unplugged mid-run (\(r.summary.endReason))"))
+            }
+            let name = r.display.output.connector.name
+            for var c in judged {
+                c.name = "\(name) \(c.name)"
+                all.append(c)
+            }
+        }
+        print("")
+        var summary = results[0].summary
+        summary.incompleteOutputs = results.flatMap { $0.summary.incompleteOutputs ?? [] }.nilIfEmpty
+        try verdict(all, summary: summary, junitFile: nil, started: started)
+    }
+}
