@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -75,3 +76,14 @@ func lines(_ text: String) -> [Substring] { text.split(separator: "\n") }
 /// True when this test process (and so the `cadence` it runs, built alike) is built with
 /// `--sanitize=thread`: the TSan runtime's entry point is linked in.
 let underThreadSanitizer: Bool = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
+
+/// Waits up to 30 s for the file at `path` to hold `n` complete lines (a run's log filling up);
+/// records an issue if it never does.
+func waitForLines(_ path: String, _ n: Int) throws {
+    let end = Date().addingTimeInterval(30)
+    while Date() < end {
+        if let d = FileManager.default.contents(atPath: path), d.filter({ $0 == 10 }).count >= n { return }
+        usleep(20_000)
+    }
+    Issue.record("\(path) never reached \(n) lines")
+}

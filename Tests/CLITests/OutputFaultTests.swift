@@ -170,13 +170,4 @@ import Glibc
         }
         #expect(files(in: dir).isEmpty)
     }
-
-    func waitForLines(_ path: String, _ n: Int) throws {
-        for _ in 0..<1000 {
-            let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-            if text.split(separator: "\n").count >= n { return }
-            usleep(10_000)
-        }
-        Issue.record("\(path) never reached \(n) lines")
-    }
 }

@@ -290,13 +290,4 @@ import Testing
             #expect(log.records.allSatisfy { $0.connector == name })
         }
     }
-
-    func waitForLines(_ path: String, _ n: Int) throws {
-        let end = Date().addingTimeInterval(30)
-        while Date() < end {
-            if let d = FileManager.default.contents(atPath: path), d.filter({ $0 == 10 }).count >= n { return }
-            usleep(20_000)
-        }
-        Issue.record("\(path) never reached \(n) lines")
-    }
 }
