@@ -97,10 +97,9 @@ public struct VRRSweep {
                 gaps.append(Double(b.vblank.timestamp - a.vblank.timestamp) / 1e6)
                 seqs.append(Double(b.vblank.sequence &- a.vblank.sequence))
             }
-            let mean = gaps.isEmpty ? 0 : gaps.reduce(0, +) / Double(gaps.count)
-            let variance = gaps.isEmpty ? 0 : gaps.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(gaps.count)
-            out.append(VRRSweepStep(requestedHz: hz, achievedMeanMs: mean, achievedStddevMs: variance.squareRoot(), count: gaps.count,
-                                    refreshesPerFrame: seqs.isEmpty ? 0 : seqs.reduce(0, +) / Double(seqs.count),
+            let intervals = SummaryStatistics(gaps)
+            out.append(VRRSweepStep(requestedHz: hz, achievedMeanMs: intervals.mean, achievedStddevMs: intervals.stddev, count: intervals.count,
+                                    refreshesPerFrame: SummaryStatistics(seqs).mean,
                                     belowRange: hz < range.lowerBound))
         }
         return out
