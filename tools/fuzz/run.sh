@@ -13,10 +13,15 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here"
 targets=$(ls Targets)
+# The manifest lists Targets/ when it is evaluated, which SwiftPM's shared manifest cache cannot
+# see: once in a local CI run a build found "no product named 'fuzz-profile'" although the target
+# was there and built (most likely a cached evaluation from an earlier checkout at the same path).
+# So the manifest is never taken from the cache.
+swiftpm=(--manifest-cache none)
 build() {
     # A target that does not compile fails the build (and CI), not only its own run.
     local out rc=0
-    out=$(swift build -c release --disable-build-manifest-caching "$@" -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld 2>&1) || rc=$?
+    out=$(swift build -c release "${swiftpm[@]}" --disable-build-manifest-caching "$@" -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld 2>&1) || rc=$?
     echo "$out" | grep -E "error|warning: unre|Compiling|Build complete" | grep -v "^\[" || true
     return "$rc"
 }
@@ -28,7 +33,7 @@ esac
 name=$1; seconds=${2:?"run.sh NAME SECONDS"}; shift 2
 echo "$targets" | grep -qx "$name" || { echo "run.sh: no fuzz target '$name' (have: $(echo $targets))" >&2; exit 2; }
 build --product "fuzz-$name"
-bin="$(swift build -c release --show-bin-path -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld)/fuzz-$name"
+bin="$(swift build -c release "${swiftpm[@]}" --show-bin-path -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld)/fuzz-$name"
 [ -x "$bin" ] || { echo "run.sh: build of fuzz-$name failed" >&2; exit 2; }
 work=".build/corpus/$name"; art=".build/artifacts"
 mkdir -p "$work" "$art" "corpus/$name"
