@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Soak on a real kernel (issue 10, item 8b; not in CI): one `cadence run` of DURATION seconds
-# on vkms at 144 Hz (`--mode 1024x768@144`, a release build) with --log, in the VM. The guest
+# on vkms at 144 Hz (`--mode 1024x768@144` unless --mode says otherwise; a release build) with
+# --log, in the VM. The guest
 # samples the process's RSS 10 s after the start (warm-up) and every 60 s after; on the host:
 #   - RSS stays flat: every sample after the first within 2 MiB of it,
 #   - every drop has a cause (none unknown),
@@ -12,6 +13,9 @@
 # Usage: tools/vm/soak.sh [--bin PATH/TO/cadence] [--duration S] [--scene NAME] [--keep DIR]
 #   --duration  seconds (default 600)
 #   --scene     scene to draw (default bar; `solid` measures the pacing core alone)
+#   --mode      WxH@HZ for vkms (default 1024x768@144; a smaller mode costs TCG less per frame)
+#   --latency   frames in flight, 1-3 (default 1; 2 gives the emulated CPU's scheduler a refresh
+#               of slack)
 # Exit 0 when RSS is flat, no drop lacks a cause and the log reads; 1 otherwise.
 set -euo pipefail
 
@@ -20,10 +24,14 @@ repo="$(cd "$here/../.." && pwd)"
 . "$here/common.sh"
 duration=600
 scene=bar
+mode=1024x768@144
+latency=1
 while (($#)); do
     case "$1" in
         --duration) duration="$2"; shift 2 ;;
         --scene) scene="$2"; shift 2 ;;
+        --mode) mode="$2"; shift 2 ;;
+        --latency) latency="$2"; shift 2 ;;
         *) vm_common_option "$@"; shift "$vm_used" ;;
     esac
 done
@@ -34,7 +42,7 @@ rm -rf "$out"; mkdir -p "$out"
 
 cat >"$work/guests.sh" <<GUEST
 before=\$(dmesg | grep -c 'vblank timer overrun')
-cadence run --backend kms --mode 1024x768@144 --scene $scene --duration $duration --log /tmp/soak.jsonl --json --quiet \\
+cadence run --backend kms --mode $mode --latency $latency --scene $scene --duration $duration --log /tmp/soak.jsonl --json --quiet \\
     >/out/soak.out 2>/out/soak.err &
 pid=\$!
 sleep 10  # warm-up: the first RSS sample is the reference
@@ -52,7 +60,7 @@ cp /tmp/soak.jsonl /out/soak.jsonl
 exit 0
 GUEST
 
-echo "== vkms: booting the VM for a ${duration} s soak at 144 Hz (scene $scene)"
+echo "== vkms: booting the VM for a ${duration} s soak at $mode (scene $scene, latency $latency)"
 t0=$(date +%s)
 "$here/run.sh" --driver vkms --timeout $((duration + 300)) --mem 2048 --bin "$bin" --file "$work/guests.sh:/guests.sh" \
     --out-dir "$out" --console "$out/console.log" -v -- sh /guests.sh || { echo "soak.sh: VM failed (rc $?)" >&2; exit 1; }
