@@ -81,9 +81,11 @@ static long last_level_cache(void) {
     return llc > 0 ? llc : 8L << 20;
 }
 
-/* Streaming stores pay off once the destination no longer fits the cache it would be
- * written into: from half the last-level cache (32 MiB L3: 16 MiB) up, so a 1080p frame
- * (8 MiB) is written through the cache and a 4K frame (33 MiB) streamed. */
+/* Streaming stores pay off once the memory traffic through the cache exceeds the last-level
+ * cache: the bytes written, plus the bytes read for a copy from a large source (the callers
+ * count them, see streamingPays in KernelDispatch.swift). With a 32 MiB L3 a 4K fill
+ * (31.6 MiB) is written through the cache and an 8K fill or a 4K copy (63 MiB) streamed;
+ * measured on a quiet host in docs/raster-bench.md, "Streaming stores". */
 static int64_t stream_threshold(void) {
     /* CADENCE_STREAM_THRESHOLD=BYTES overrides (for measuring the crossover). */
     const char *env = getenv("CADENCE_STREAM_THRESHOLD");
@@ -92,7 +94,7 @@ static int64_t stream_threshold(void) {
         long long v = strtoll(env, &end, 10);
         if (end && *end == 0 && v >= 0) return (int64_t)v;
     }
-    return (int64_t)last_level_cache() / 2;
+    return (int64_t)last_level_cache();
 }
 
 const cadence_raster_kernels *cadence_raster_table(int32_t isa) {

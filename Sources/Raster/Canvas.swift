@@ -134,12 +134,12 @@ public struct Canvas: @unchecked Sendable {
             let bytes = r.width &* 4
             copyRowsKernel(UnsafeMutableRawPointer(row(r.minY) + r.minX), dstStride: stride,
                            UnsafeRawPointer(image.row(r.minY &- y) + (r.minX &- x)), srcStride: image.stride,
-                           bytes: bytes, rows: r.height, stream: streamingPays(bytes: bytes &* r.height))
+                           bytes: bytes, rows: r.height, stream: streamingPays(bytes: 2 &* bytes &* r.height))
             return
         }
         let c = clip
         if c.isEmpty { return }
-        let stream = streamingPays(bytes: c.width &* c.height &* 4)
+        let stream = streamingPays(bytes: 2 &* c.width &* c.height &* 4)
         var sy0 = (c.minY &- y) % ih
         if sy0 < 0 { sy0 &+= ih }
         var sx0 = (c.minX &- x) % iw

@@ -9,16 +9,19 @@ import Darwin
 /// load, see ``RasterISA``) and calls its C loop, or the portable Swift kernel where the
 /// table has none. Dispatch is per span or per rectangle, never per pixel.
 
-/// True when a fill or copy writing `bytes` bytes should use streaming (non-temporal)
-/// stores: from half the last-level cache up, where cached stores would only evict and
-/// cost a read for ownership of every line.
+/// True when a fill or copy moving `bytes` bytes through the cache should use streaming
+/// (non-temporal) stores: from the size of the last-level cache up, where cached stores
+/// would only evict and cost a read for ownership of every line. `bytes` counts what is
+/// written, plus what is read when the source is as large (a copy or blit: twice the bytes
+/// written); a source that stays in cache (a gradient's strip) does not count.
 @inlinable @inline(__always)
 func streamingPays(bytes: Int) -> Bool {
     Int64(bytes) >= cadence_raster_active().pointee.stream_threshold
 }
 
 /// Fills `rows` rows of `count` pixels (row r at `base + r * stride`), with streaming
-/// stores when the whole fill is large enough (see ``streamingPays(bytes:)``).
+/// stores when the whole fill is large enough (see ``streamingPays(bytes:)``: the bytes
+/// written).
 @inlinable @inline(__always)
 func fillRowsKernel(_ base: UnsafeMutableRawPointer, stride: Int, count: Int, rows: Int, _ pixel: UInt32) {
     if count <= 0 || rows <= 0 { return }
