@@ -27,20 +27,25 @@ extension KMSDisplay {
     }
 
     /// Opens one display per connector in `connectors` (names, or `["all"]`: every connected
-    /// one) on `dev`, each at its preferred mode (or `mode`, "WxH[@HZ]", for all of them), on
-    /// CRTCs chosen without conflicts. Throws ``OutputSelectionError`` with one line (an unknown
-    /// or disconnected connector, a name twice, connectors that cannot have a CRTC each); the
-    /// displays opened so far are closed again.
+    /// one) on `dev`, each at its preferred mode (or `mode`, "WxH[@HZ]", for all of them, or
+    /// `modes[name]` for the output `name`), on CRTCs chosen without conflicts. Throws
+    /// ``OutputSelectionError`` with one line (an unknown or disconnected connector, a name
+    /// twice, a `modes` key that is not one of the outputs, connectors that cannot have a CRTC
+    /// each); the displays opened so far are closed again.
     ///
     /// With more than one output the device routes events per CRTC, which needs flip events
     /// that name their CRTC (`CRTC_IN_VBLANK_EVENT`, Linux 4.12 and later).
     public static func openOutputs(on dev: DRMDevice, connectors names: [String], mode: String? = nil,
+                                   modes: [String: String] = [:],
                                    allocator: BufferAllocator = .dumb, api: ModesetAPI = .auto,
                                    vrr: VRRPolicy = .off, rate: FrameRateRange = .default) throws -> [KMSDisplay] {
         try OutputSelection.check(dev)
         let wanted = try connectorNames(names, on: dev)
+        if let stray = modes.keys.sorted().first(where: { !wanted.contains($0) }) {
+            throw OutputSelectionError("a mode is given for \(stray), which is not one of the outputs (\(wanted.joined(separator: ", ")))")
+        }
         var selections: [OutputSelection] = []
-        for n in wanted { selections.append(try OutputSelection.select(device: dev, connector: n, mode: mode)) }
+        for n in wanted { selections.append(try OutputSelection.select(device: dev, connector: n, mode: modes[n] ?? mode)) }
         let crtcs = try CRTCAssignment.assign(selections.map(\.connector), on: dev)
         if selections.count > 1 {
             guard dev.has(.crtcInVBlankEvent) else {

@@ -38,7 +38,8 @@ struct RunCommand: ParsableCommand {
             --connector A --connector B (or --connector all) runs several outputs of
             one card at once, each on its own CRTC at its own rate: a summary per
             output and a total; --log/--csv/--summary write one file per output
-            (run.jsonl -> run.DP-1.jsonl); --inject-late DP-1=100:2 targets one.
+            (run.jsonl -> run.DP-1.jsonl); --inject-late DP-1=100:2 targets one;
+            --mode DP-1=2560x1440@60 gives one output its own mode.
 
             Exit status:
               0  the run completed, or was stopped with SIGINT/SIGTERM/SIGHUP
@@ -63,6 +64,7 @@ struct RunCommand: ParsableCommand {
               cadence run --backend fake --fake-vrr 48:120 --rate 48:120:90 --frames 300
               cadence run --backend fake-drm:amdgpu-vrr --rate 0:144:90 --frames 300
               cadence run --backend fake-drm:two-crtc --connector all
+              cadence run --connector all --mode Virtual-2=1024x768@144
               cadence run --duration 0 --log run.jsonl --log-max-size 10M --log-keep 5
                                                            until stopped, rotating the log
               cadence run --duration 3600 --metrics-port 9464   /metrics
@@ -76,8 +78,8 @@ struct RunCommand: ParsableCommand {
     var connectors: [String] = []
     /// The one connector asked for (nil: the first connected).
     var connector: String? { connectors.first }
-    @Option(help: "KMS mode WxH or WxH@HZ (default: preferred).")
-    var mode: String?
+    @Option(name: .customLong("mode"), help: "KMS mode WxH or WxH@HZ (default: preferred); with several outputs, NAME=WxH[@HZ] gives output NAME its own mode (repeat it).")
+    var modeSpecs: [String] = []
 
     @Option(name: .customLong("fake-refresh"), parsing: .unconditional, help: "Fake display refresh in Hz (59.94, 60, 144…).")
     var fakeRefresh: Double = 60
@@ -323,7 +325,7 @@ struct RunCommand: ParsableCommand {
     /// Opens the display `--backend` names (see ``BackendChoice``), printing the fallback notice.
     func openBackend(_ fake: FakeDisplayConfiguration, source: DeviceSource, purpose: BackendChoice.Purpose,
                      rate: FrameRateRange = .default) throws -> any DisplayBackend {
-        let (display, notice) = try BackendChoice.open(backend: backend, device: device, connector: connector, mode: mode,
+        let (display, notice) = try BackendChoice.open(backend: backend, device: device, connector: connector, mode: try singleOutputMode(),
                                                       fake: fake, source: source, purpose: purpose, vrr: vrr, rate: rate)
         if let notice { StandardStreams.errorLine("cadence run: \(notice)") }
         return display

@@ -83,10 +83,12 @@ extension RunCommand {
             throw CLIFailure("--backend must be auto, kms, fake or fake-drm[:PROFILE]")
         }
         let policy = try BackendChoice.vrrPolicy(vrr)
+        let modes = try modeChoice()
         let displays: [KMSDisplay] = try selecting {
             let path = try OutputSelection.devicePath(device, discovered: source.discover())
             let dev = try OutputSelection.open(path, source: source)
-            return try KMSDisplay.openOutputs(on: dev, connectors: connectors, mode: mode, vrr: policy, rate: base.range)
+            return try KMSDisplay.openOutputs(on: dev, connectors: connectors, mode: modes.all, modes: modes.perOutput,
+                                              vrr: policy, rate: base.range)
         }
         defer { for d in displays.reversed() { try? d.close() } }
         if let target, !displays.contains(where: { $0.output.connector.name == target }) {

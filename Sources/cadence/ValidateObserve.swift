@@ -12,7 +12,7 @@ extension ValidateCommand {
         let o = options
         var used: [String] = []
         if o.backend != "auto" { used.append("--backend") }
-        if o.mode != nil { used.append("--mode") }
+        if !o.modeSpecs.isEmpty { used.append("--mode") }
         used += o.fakeDisplayTimingOptionsGiven()
         if o.fakeClock != "virtual" { used.append("--fake-clock") }
         if o.rate != nil { used.append("--rate") }

@@ -218,6 +218,43 @@ import Testing
         #expect(alone.status == 0, "\(alone.err)")
     }
 
+    @Test func modePerOutputWinsOverTheCommonOne() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // DP-1 offers 2560x1440 at 144 (preferred) and 60 Hz: NAME= moves only DP-1 to 60 Hz.
+        let r = try cadence(["run", "--backend", "fake-drm:two-crtc", "--connector", "all", "--mode", "DP-1=2560x1440@60",
+                             "--scene", "solid", "--frames", "60", "--json", "--quiet"], in: dir)
+        #expect(r.status == 0, "\(r.err)")
+        let outs = try #require(try object(r.out)["outputs"] as? [[String: Any]])
+        let means = outs.compactMap { ($0["intervalMs"] as? [String: Any])?["mean"] as? Double }
+        #expect(means.count == 2 && means.allSatisfy { abs($0 - 1000.0 / 60) < 0.02 }, "\(means)")
+        // A common mode eDP-1 has, with DP-1's own mode on top: each output at its own.
+        let both = try cadence(["run", "--backend", "fake-drm:two-crtc", "--connector", "all", "--mode", "1920x1080@60",
+                                "--mode", "DP-1=2560x1440@144", "--scene", "solid", "--frames", "30", "--quiet"], in: dir)
+        #expect(both.status == 0 && both.out.contains("eDP-1  CRTC 70 (index 0)  1920x1080@60")
+                && both.out.contains("DP-1  CRTC 71 (index 1)  2560x1440@144"), "\(both.out) \(both.err)")
+        // One output named with NAME=: that output's mode; any other name is refused.
+        let one = try cadence(["run", "--backend", "fake-drm:two-crtc", "--connector", "DP-1", "--mode", "DP-1=2560x1440@60",
+                               "--scene", "solid", "--frames", "30", "--json", "--quiet"], in: dir)
+        let oneMean = try #require((try object(one.out)["intervalMs"] as? [String: Any])?["mean"] as? Double)
+        #expect(one.status == 0 && abs(oneMean - 1000.0 / 60) < 0.02, "\(one.out) \(one.err)")
+        let base = ["run", "--backend", "fake-drm:two-crtc", "--scene", "solid", "--frames", "30", "--quiet"]
+        let cases: [([String], String)] = [
+            (["--connector", "all", "--mode", "HDMI-A-1=1920x1080"], "a mode is given for HDMI-A-1, which is not one of the outputs (eDP-1, DP-1)"),
+            (["--connector", "all", "--mode", "DP-1=big"], "invalid mode 'big'"),
+            (["--connector", "all", "--mode", "DP-1=2560x1440", "--mode", "DP-1=2560x1440@60"], "--mode DP-1=…: given twice"),
+            (["--connector", "all", "--mode", "1920x1080", "--mode", "2560x1440"], "--mode is given twice (1920x1080, 2560x1440)"),
+            (["--connector", "all", "--mode", "=1920x1080"], "give NAME=WxH[@HZ]"),
+            (["--connector", "DP-1", "--mode", "eDP-1=1920x1080"], "this run drives DP-1, not several outputs"),
+            (["--mode", "DP-1=2560x1440@60"], "this run drives the first connected connector"),
+        ]
+        for (args, message) in cases {
+            let e = try cadence(base + args, in: dir)
+            #expect(e.status == 2 && lines(e.err).count == 1 && e.err.contains(message), "\(args): \(e.err)")
+            #expect(e.out.isEmpty, "\(args): \(e.out)")
+        }
+    }
+
     @Test func allWithOneConnectedRunsThatOne() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
