@@ -38,6 +38,11 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     /// Vblank sequence → when the recorded run woke for a callback planned at it (logs with
     /// `schedulerDelayNs`: planned vblank = wake − delay).
     private var wakeAtSequence: [UInt64: Nanoseconds] = [:]
+    /// Vblank sequence → the earliest time the recorded run knew of it, where that was before
+    /// its timestamp: a callback that woke for it earlier, or its flip completion received
+    /// earlier. Hardware that stamps a vblank with the end of the blanking interval (the start of
+    /// scanout) delivers its events before that time, as the fake display with jitter does.
+    private var knownEarly: [UInt64: Nanoseconds] = [:]
     private var loggedDelays = false
     private var pending: (id: FrameID, at: VBlank, received: Nanoseconds, kind: Int)? = nil
     private var requests: [UInt64] = []
@@ -134,6 +139,17 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
             let s = sequence(near: planned)
             if abs(time(of: s) &- planned) < clampedNanoseconds(refreshInterval / 4) {
                 wakeAtSequence[s] = Swift.max(wakeAtSequence[s] ?? 0, r.wakeNs)
+            }
+        }
+        // Vblanks the recorded run knew of before their timestamps (see `knownEarly`).
+        if hasHardwareVBlank && vrrRange == nil {
+            func early(_ s: UInt64, _ at: Nanoseconds) { knownEarly[s] = Swift.min(knownEarly[s] ?? at, at) }
+            for r in recs where r.callbackNs > 0 && r.wakeNs > 0 && r.wakeNs < r.callbackNs {
+                let s = sequence(near: r.callbackNs)
+                if time(of: s) == r.callbackNs { early(s, r.wakeNs) }
+            }
+            for r in recs where (r.outcome == .onTime || r.outcome == .late) && r.receivedNs > 0 && r.receivedNs < r.flipNs {
+                early(r.sequence, r.receivedNs)
             }
         }
         // Start where the recorded run started: its first callback's vblank, woken when it woke.
@@ -286,7 +302,9 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     public func now() -> Nanoseconds { clock }
 
     public func lastVBlank() throws -> VBlank {
-        let vb = vblank(atOrBefore: clock)
+        var vb = vblank(atOrBefore: clock)
+        // The next vblank, when the recorded run already knew of it (before its timestamp).
+        if let k = knownEarly[vb.sequence &+ 1], k <= clock { vb = VBlank(sequence: vb.sequence &+ 1, timestamp: time(of: vb.sequence &+ 1)) }
         return vb.sequence < startSequence ? VBlank(sequence: startSequence, timestamp: time(of: startSequence)) : vb
     }
 
@@ -316,7 +334,8 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
                 if r.sequence > lastFlipSequence && r.sequence &+ 1 >= next {
                     lastFlipSequence = r.sequence
                     target = VBlank(sequence: r.sequence, timestamp: r.flipNs)
-                    received = Swift.max(r.receivedNs, r.flipNs)
+                    // Received when it was: before its timestamp too (see `knownEarly`).
+                    received = r.receivedNs > 0 && knownEarly[r.sequence] == r.receivedNs ? r.receivedNs : Swift.max(r.receivedNs, r.flipNs)
                     let wake = loggedDelays ? wakeAtSequence[r.sequence] : wakeAt[r.flipNs]
                     deliver = Swift.max(received, wake ?? received)
                 } else {
@@ -349,7 +368,9 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
             // Delivered when the recorded run received it (a late wake is replayed as late).
             let t = time(of: s)
             let wake = loggedDelays ? wakeAtSequence[s] : wakeAt[t]
-            enqueue(.vblank(VBlank(sequence: s, timestamp: t)), at: Swift.max(t, wake ?? t), order: 1)
+            // Early when the recorded run knew of it early, late when it woke late.
+            let on = wake == nil ? Swift.min(t, knownEarly[s] ?? t) : t
+            enqueue(.vblank(VBlank(sequence: s, timestamp: t)), at: Swift.max(on, wake ?? on), order: 1)
         }
     }
 

@@ -22,6 +22,14 @@ import Testing
         j.jitter = 300_000
         j.driftPPM = 50
         out.append(("jitter and drift", config(injectLate: [10: 1, 400: 2]), j))
+        // Vblank and flip events that arrive before their (jittered) timestamps, as on hardware
+        // that stamps a vblank with the start of scanout: six slow frames at latency 2 made the
+        // replay wait for a vblank the recorded run had already seen (one late frame too many).
+        var early = config(frames: 600, latency: 2)
+        early.renderCost = try! RunSpec.renderCost("300-305:20")
+        var ej = FakeDisplayConfiguration(refreshHz: 60, seed: 0)
+        ej.jitter = 200_000
+        out.append(("events before their timestamps, latency 2", early, ej))
         out.append(("late flip events", config(frames: 300), {
             var f = FakeDisplayConfiguration()
             f.faults = [.lateEvent(submission: 100, by: 12_000_000), .lateEvent(submission: 200, by: 30_000_000)]
