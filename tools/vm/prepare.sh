@@ -3,7 +3,9 @@
 # in qemu (TCG) with a DRM driver: installs the apt packages, extracts the uncompressed
 # vmlinux (booted through its PVH entry), builds vkms out of tree from linux-source-6.1
 # against the matching linux-headers, collects the driver modules with all their
-# dependencies, and copies busybox-static. libdrm-tests gives modetest, which observe.sh copies
+# dependencies, and copies busybox-static. vkms2.ko is vkms with two outputs
+# (tools/vm/vkms-two-outputs.patch), built the same way from a second copy; it has its own stamp,
+# so a cache prepared before it existed only gains the vkms2 files. libdrm-tests gives modetest, which observe.sh copies
 # into the guest with --bin (its ldd closure comes with it).
 #
 # Cache: $CADENCE_VM_DIR (default: <repo>/.vm). Layout:
@@ -11,6 +13,7 @@
 #   <cache>/<abi>/modules/*.ko        flat module set (uncompressed)
 #   <cache>/<abi>/load-<set>.txt      module load order for a set (vkms bochs virtio 9p)
 #   <cache>/<abi>/ready               stamp: package versions this cache was built from
+#   <cache>/<abi>/vkms2.ready         stamp of vkms2.ko (+ the patch's sha256), load-vkms2.txt
 #   <cache>/busybox                   static busybox
 #   <cache>/current                   the abi run.sh uses
 # Usage: tools/vm/prepare.sh [--force]
@@ -34,7 +37,7 @@ die() { echo "vm-prepare: error: $*" >&2; exit 1; }
 # --- apt packages (only call apt-get when something is missing) -------------------------
 packages=(linux-image-amd64 linux-headers-amd64 linux-source-6.1 qemu-system-x86
           busybox-static libgl1-mesa-dri libdrm-dev libgbm-dev gcc-12 make xz-utils
-          binutils kmod python3 libdrm-tests)
+          binutils kmod python3 libdrm-tests patch)
 missing=()
 for p in "${packages[@]}"; do
     if ! dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed; then
@@ -70,8 +73,47 @@ build="$moddir/build"
 
 out="$cache/$abi"
 stamp="kernel=$kver source=$srcver vm-prepare=2"
+src="/usr/src/linux-source-6.1.tar.xz"
+cc=gcc-12
+command -v "$cc" >/dev/null || cc=gcc
+
+# --- vkms2: vkms with two outputs (tools/vm/vkms-two-outputs.patch) ---------------------
+# Built from its own copy of the source under names no other step uses (vkms2-src/,
+# vkms2-build.log, modules/vkms2.ko, load-vkms2.txt, vkms2.ready), the module renamed to vkms2
+# in the Makefile; vkms.ko and every other file of the cache are left as they are. Rebuilt when
+# the kernel, the source or the patch changes.
+patch_file="$here/vkms-two-outputs.patch"
+vkms2_stamp="$stamp patch=$(sha256sum "$patch_file" | cut -d' ' -f1)"
+prepare_vkms2() {
+    if [ "$force" = 0 ] && [ -f "$out/vkms2.ready" ] && [ "$(cat "$out/vkms2.ready")" = "$vkms2_stamp" ] \
+       && [ -f "$out/modules/vkms2.ko" ] && [ -f "$out/load-vkms2.txt" ]; then
+        return 0
+    fi
+    [ -r "$src" ] || die "cannot read $src"
+    [ -f "$out/load-vkms.txt" ] || die "$out/load-vkms.txt missing"
+    local d="$out/vkms2-src"
+    rm -rf "$d" "$out/vkms2.ready"
+    mkdir -p "$d"
+    tar -xJf "$src" -C "$d" --strip-components=5 linux-source-6.1/drivers/gpu/drm/vkms
+    patch -d "$d" -p5 -s <"$patch_file" || die "$patch_file does not apply to linux-source-6.1 $srcver"
+    sed -i -e 's/^vkms-y :=/vkms2-y :=/' -e 's/^obj-\$(CONFIG_DRM_VKMS) += vkms\.o$/obj-m += vkms2.o/' "$d/Makefile"
+    grep -q '^obj-m += vkms2.o$' "$d/Makefile" || die "cannot rename the module in $d/Makefile"
+    if ! make -s -C "$build" M="$d" CC="$cc" modules >"$out/vkms2-build.log" 2>&1; then
+        tail -n 30 "$out/vkms2-build.log" >&2
+        die "vkms2 build failed (log: $out/vkms2-build.log)"
+    fi
+    [ "$(modinfo -F depends "$d/vkms2.ko")" = "$(modinfo -F depends "$out/modules/vkms.ko")" ] \
+        || die "vkms2.ko depends on other modules than vkms.ko"
+    cp "$d/vkms2.ko" "$out/modules/vkms2.ko.tmp" && mv "$out/modules/vkms2.ko.tmp" "$out/modules/vkms2.ko"
+    sed 's/^vkms\.ko$/vkms2.ko/' "$out/load-vkms.txt" >"$out/load-vkms2.txt.tmp"
+    mv "$out/load-vkms2.txt.tmp" "$out/load-vkms2.txt"
+    echo "$vkms2_stamp" >"$out/vkms2.ready"
+    say "vkms2.ko (vkms with two outputs, $(basename "$patch_file")) built with $cc"
+}
+
 if [ "$force" = 0 ] && [ -f "$out/ready" ] && [ "$(cat "$out/ready")" = "$stamp" ] \
    && [ -x "$cache/busybox" ]; then
+    prepare_vkms2
     echo "$abi" >"$cache/current.tmp" && mv "$cache/current.tmp" "$cache/current"
     say "ready: kernel $abi ($kver), cache $out"
     exit 0
@@ -101,13 +143,10 @@ mv "$out/vmlinux.tmp" "$out/vmlinux"
 say "vmlinux: $(du -h "$out/vmlinux" | cut -f1) (PVH entry present)"
 
 # --- vkms: extract its directory from linux-source-6.1 and build it out of tree ---------
-src="/usr/src/linux-source-6.1.tar.xz"
 [ -r "$src" ] || die "cannot read $src"
 rm -rf "$out/vkms-src"
 mkdir -p "$out/vkms-src"
 tar -xJf "$src" -C "$out/vkms-src" --strip-components=5 linux-source-6.1/drivers/gpu/drm/vkms
-cc=gcc-12
-command -v "$cc" >/dev/null || cc=gcc
 if ! make -s -C "$build" M="$out/vkms-src" CC="$cc" CONFIG_DRM_VKMS=m modules \
         >"$out/vkms-build.log" 2>&1; then
     tail -n 30 "$out/vkms-build.log" >&2
@@ -166,6 +205,7 @@ make_set vkms drm drm_kms_helper drm_shmem_helper vkms
 make_set bochs drm drm_kms_helper bochs
 make_set virtio drm drm_kms_helper drm_shmem_helper virtio_pci virtio-gpu
 make_set 9p virtio_pci 9pnet_virtio 9p
+prepare_vkms2
 
 # --- busybox ----------------------------------------------------------------------------
 bb=/bin/busybox

@@ -33,6 +33,9 @@ EXIT_NOT_PREPARED = 126 # tools/vm/prepare.sh has not been run / cache incomplet
 DRIVERS = {
     # driver: (module set from prepare.sh, qemu device arguments)
     "vkms": ("vkms", []),
+    # vkms with two outputs (Virtual-1, Virtual-2, each on its own CRTC and vblank timer):
+    # vkms2.ko, built by prepare.sh from vkms-two-outputs.patch.
+    "vkms2": ("vkms2", []),
     "bochs": ("bochs", ["-device", "VGA"]),
     "virtio": ("virtio", ["-device", "virtio-gpu-pci"]),
     # No DRM driver and no display device: a machine without any /dev/dri/card*.
@@ -248,7 +251,7 @@ def parse(argv):
         opts, command = argv, []
     p = argparse.ArgumentParser(
         prog="tools/vm/run.sh",
-        usage="tools/vm/run.sh --driver vkms|bochs|virtio|none [options] -- COMMAND [ARGS...]",
+        usage="tools/vm/run.sh --driver vkms|vkms2|bochs|virtio|none [options] -- COMMAND [ARGS...]",
         description="Run COMMAND as root inside Debian's kernel (qemu TCG) with a DRM "
                     "driver (none: no DRM driver and no display device, so no "
                     "/dev/dri/card*); forwards its stdout/stderr and exits with its status.",
@@ -314,8 +317,12 @@ def main(argv):
         die(EXIT_NOT_PREPARED, "qemu-system-x86_64 not found: run tools/vm/prepare.sh")
 
     def load_set(name):
-        with open(os.path.join(kdir, "load-%s.txt" % name)) as f:
-            return [l.strip() for l in f if l.strip()]
+        try:
+            with open(os.path.join(kdir, "load-%s.txt" % name)) as f:
+                return [l.strip() for l in f if l.strip()]
+        except OSError:
+            die(EXIT_NOT_PREPARED, "%s missing: run tools/vm/prepare.sh"
+                % os.path.join(kdir, "load-%s.txt" % name))
 
     module_set, qemu_dev = DRIVERS[args.driver]
     modules = load_set(module_set) if module_set else []

@@ -1,0 +1,83 @@
+# Guest side of tools/vm/outputs.sh (busybox sh, root, vkms2: vkms with two outputs). Writes
+# NAME.rc/.out/.err, per-output logs NAME.Virtual-N.jsonl and NAME.attempts (one line per
+# attempt: rc, what was compared, the guest's vblank-timer overruns during it) to /out.
+. /guest_lib.sh
+
+# rec NAME CMD...: runs CMD once, records NAME.rc/.out/.err and NAME.attempts.
+rec() {
+    name=$1; shift
+    before=$(overruns); start=$(up)
+    timeout 120 "$@" </dev/null >"/out/$name.out" 2>"/out/$name.err"
+    rc=$?
+    echo $rc >"/out/$name.rc"
+    echo "attempt 1 rc=$rc timerOverruns=$(( $(overruns) - before )) ($start..$(up) s)" >"/out/$name.attempts"
+}
+
+# try NAME WANT CMD...: like rec, but retried (three attempts at most) while `got NAME` (the
+# attempt's outcome in one word) is not WANT: on a loaded host the qemu vCPU can be held past a
+# vblank, which drops refreshes the scripted case does not expect. Every attempt is recorded;
+# the last one is checked.
+try() {
+    name=$1; want=$2; shift 2
+    attempt=1
+    : >"/out/$name.attempts"
+    while :; do
+        rm -f /out/$name.*.jsonl
+        before=$(overruns); start=$(up)
+        timeout 120 "$@" </dev/null >"/out/$name.out" 2>"/out/$name.err"
+        rc=$?
+        echo $rc >"/out/$name.rc"
+        g=$(got "$name")
+        echo "attempt $attempt rc=$rc got=$g timerOverruns=$(( $(overruns) - before )) ($start..$(up) s)" >>"/out/$name.attempts"
+        echo "case $name attempt $attempt: rc $rc got $g" >/dev/console
+        [ "$g" = "$want" ] || [ "$attempt" -ge 3 ] && break
+        attempt=$((attempt + 1))
+    done
+}
+# got NAME: validate's verdicts, P or F per criterion line in order (Virtual-1's criteria, then
+# Virtual-2's: "PPFP"); for a run, each output's drops after its first two frames as
+# FRAME:REFRESHES from its log (keys are sorted: droppedRefreshes before frame), e.g.
+# "V1=;V2=100:1,250:3". The first two frames are left out: at the start one output's first
+# frames often miss a refresh while the single pacing thread serves the other's first frame
+# (outputs_check.py prints and bounds that).
+got() {
+    case $1 in
+        validate_*) grep -oE '^(PASS|FAIL) Virtual-[12] [a-z-]+' "/out/$1.out" | cut -c1 | tr -d '\n' ;;
+        *) for n in 1 2; do
+               printf 'V%s=%s' $n "$(sed -n 's/.*"droppedRefreshes":\([1-9][0-9]*\),.*"frame":\([0-9]*\),.*/\2:\1/p' \
+                   "/out/$1.Virtual-$n.jsonl" 2>/dev/null | awk -F: '$1 >= 2' | tr '\n' ',' | sed 's/,$//')"
+               [ $n = 1 ] && printf ';'
+           done ;;
+    esac
+}
+
+# The card: both connectors connected, and each CRTC ticking at its mode's rate (vblank-smoke
+# sets the preferred mode on the CRTC the connector's encoder can drive, waits for vblanks and
+# flips; independent of cadence).
+cat /sys/class/drm/card0-Virtual-1/status /sys/class/drm/card0-Virtual-2/status >/out/status.txt 2>&1
+rec list cadence list --json
+rec smoke_1 vblank-smoke --connector Virtual-1 --seconds 2 --expect vblank
+rec smoke_2 vblank-smoke --connector Virtual-2 --seconds 2 --expect vblank
+
+# Natural runs (drops are reported with the overruns, not judged): every connected output, then
+# the two named.
+cat "$state" >/out/state_before.txt
+rec all cadence run --backend kms --connector all --scene solid --duration 5 --log /out/all.jsonl --json --quiet
+cat "$state" >/out/state_after.txt
+# --mode applies to every output: both CRTCs at 144 Hz, each from its own timer.
+rec all_144 cadence run --backend kms --connector all --mode 1024x768@144 --scene solid --duration 5 --log /out/all_144.jsonl --json --quiet
+rec pair cadence run --backend kms --connector Virtual-1 --connector Virtual-2 --scene solid --duration 5 \
+    --log /out/pair.jsonl --quiet
+
+# Scripted late frames on Virtual-2 only (frame 100 one refresh late, frame 250 three): exactly
+# 4 dropped refreshes in 2 events there, none on Virtual-1 (after the first two frames).
+try late 'V1=;V2=100:1,250:3' cadence run --backend kms --connector all --scene solid --latency 1 \
+    --inject-late Virtual-2=100:1,250:3 --frames 400 --log /out/late.jsonl --json --quiet
+
+# validate over both outputs: under the thresholds (exit 0), and with a 3-refresh drop injected
+# on Virtual-2 against --max-drop-event 2 (exit 1, only Virtual-2's criterion fails).
+rec validate_pass cadence validate --backend kms --connector all --scene solid --duration 5 --refresh-tolerance 0.5 --quiet
+try validate_fail PPFP cadence validate --backend kms --connector Virtual-1 --connector Virtual-2 --scene solid \
+    --latency 1 --inject-late Virtual-2=100:3 --frames 300 --max-drop-event 2 --refresh-tolerance 0.5 --quiet
+overruns >/out/overruns.txt
+exit 0
