@@ -18,7 +18,10 @@ import Foundation
 /// file of such a run may differ (its note names which): `--adapt`'s rate and window
 /// (a fresh run starts at the preferred rate), and ε, the window of the last 64 vblank
 /// residuals, refilled from the carried frames only (a jittery display's ε can differ, which
-/// moves `present(at:)` and `--min-duration` decisions that fall within ε of a vblank).
+/// moves `present(at:)` and `--min-duration` decisions that fall within ε of a vblank). On a
+/// jittery display the predicted target times, fitted from fewer vblanks at the start of a
+/// file, can differ by microseconds too: the on-time error statistics of such a file may then
+/// differ while every frame's vblank, outcome and dropped refreshes are the same.
 enum ReplaySegment {
     static func run(_ log: RunLog, continuation c: LogContinuation) throws -> ReplayResult {
         guard var header = log.header, let firstOwn = log.records.min(by: { $0.frame < $1.frame }) else {
