@@ -64,8 +64,9 @@ rec smoke_2 vblank-smoke --connector Virtual-2 --seconds 2 --expect vblank
 cat "$state" >/out/state_before.txt
 rec all cadence run --backend kms --connector all --scene solid --duration 5 --log /out/all.jsonl --json --quiet
 cat "$state" >/out/state_after.txt
-# --mode applies to every output: both CRTCs at 144 Hz, each from its own timer.
-rec all_144 cadence run --backend kms --connector all --mode 1024x768@144 --scene solid --duration 5 --log /out/all_144.jsonl --json --quiet
+# Different modes: Virtual-1 at its preferred 1024x768@60, Virtual-2 at --mode Virtual-2=…@144,
+# each CRTC at its own rate from its own timer.
+rec mixed cadence run --backend kms --connector all --mode Virtual-2=1024x768@144 --scene solid --duration 5 --log /out/mixed.jsonl --json --quiet
 rec pair cadence run --backend kms --connector Virtual-1 --connector Virtual-2 --scene solid --duration 5 \
     --log /out/pair.jsonl --quiet
 
