@@ -218,17 +218,33 @@ check("late: the start (frames 0-1) drops at most 1 refresh per output, schedule
       f"{[(f['frame'], f['droppedRefreshes'], f.get('cause')) for f in start1]}, {[(f['frame'], f['droppedRefreshes'], f.get('cause')) for f in start2]}")
 after2 = {f["frame"]: (f["droppedRefreshes"], f.get("cause")) for f in f2 if f["frame"] >= START and f["droppedRefreshes"]}
 after1 = {f["frame"]: (f["droppedRefreshes"], f.get("cause")) for f in f1 if f["frame"] >= START and f["droppedRefreshes"]}
-check("late: Virtual-2 drops exactly frame 100 (1 refresh) and frame 250 (3), render-late",
-      after2 == {100: (1, "render-late"), 250: (3, "render-late")}, str(after2))
-check("late: Virtual-1 drops nothing while Virtual-2's frames are late (no drop from frame 2 on)", after1 == {}, str(after1))
-s1, s2 = sum(f["droppedRefreshes"] for f in start1), sum(f["droppedRefreshes"] for f in start2)
-check("late: Virtual-2's summary: 4 dropped refreshes in 2 events besides the start's, render-late",
-      v2.get("droppedRefreshes") == 4 + s2 and v2.get("dropEvents") == 2 + len(start2)
-      and v2.get("causes", {}).get("render-late") == 2,
-      f"{v2.get('droppedRefreshes')} in {v2.get('dropEvents')} (start {s2} in {len(start2)}), {v2.get('causes')}")
-check("late: Virtual-1's summary: no drop but the start's",
-      v1.get("droppedRefreshes") == s1 and v1.get("dropEvents") == len(start1),
-      f"{v1.get('droppedRefreshes')} in {v1.get('dropEvents')} (start {s1} in {len(start1)}), {v1.get('causes')}")
+# Exact: the injected drops (render-late) on Virtual-2, none on Virtual-1, and no Virtual-1 drop
+# while Virtual-2's late frames were drawn (from the late frame's wake to one refresh after its
+# flip). Other drops are the host holding the vCPU (scheduler-late, a few per run under TCG even
+# without vblank-timer overruns): printed, each with its cause, not judged.
+HOST = ("scheduler-late", "copy-late", "flip-late")
+injected2 = {k: v for k, v in after2.items() if v[1] == "render-late"}
+check("late: Virtual-2's render-late drops are exactly frame 100 (1 refresh) and frame 250 (3); its others the host's",
+      injected2 == {100: (1, "render-late"), 250: (3, "render-late")} and all(v[1] in HOST for k, v in after2.items() if k not in injected2),
+      str(after2))
+by_frame2 = {f["frame"]: f for f in f2}
+windows = [(by_frame2[k]["wakeNs"], by_frame2[k]["flipNs"] + 16_700_000) for k in (100, 250) if k in by_frame2]
+spilled = {f["frame"]: (f["droppedRefreshes"], f.get("cause")) for f in f1 if f["frame"] >= START and f["droppedRefreshes"]
+           and any(a <= f["flipNs"] <= b for a, b in windows)}
+check("late: Virtual-1 drops nothing while Virtual-2's late frames are drawn, and nothing render-late",
+      len(windows) == 2 and spilled == {} and all(v[1] in HOST for v in after1.values()),
+      f"in the windows {spilled}; from frame 2 on {after1}")
+print(f"   late: the host's drops from frame 2 on: Virtual-1 {after1}, Virtual-2 { {k: v for k, v in after2.items() if k not in injected2} }")
+s2 = sum(f["droppedRefreshes"] for f in f2 if f["droppedRefreshes"])
+e2 = sum(1 for f in f2 if f["droppedRefreshes"])
+check("late: Virtual-2's summary: its log's drops, 2 events render-late",
+      v2.get("droppedRefreshes") == s2 and v2.get("dropEvents") == e2 and v2.get("causes", {}).get("render-late") == 2,
+      f"{v2.get('droppedRefreshes')} in {v2.get('dropEvents')} (log {s2} in {e2}), {v2.get('causes')}")
+s1 = sum(f["droppedRefreshes"] for f in f1 if f["droppedRefreshes"])
+e1 = sum(1 for f in f1 if f["droppedRefreshes"])
+check("late: Virtual-1's summary: its log's drops, none render-late",
+      v1.get("droppedRefreshes") == s1 and v1.get("dropEvents") == e1 and not v1.get("causes", {}).get("render-late"),
+      f"{v1.get('droppedRefreshes')} in {v1.get('dropEvents')} (log {s1} in {e1}), {v1.get('causes')}")
 
 # --- validate ----------------------------------------------------------------------------
 print("-- validate --connector all --duration 5 --refresh-tolerance 0.5")
