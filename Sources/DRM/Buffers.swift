@@ -60,6 +60,7 @@ public final class ScanoutBuffer {
         let size = Int(created.size)
         let map = try retrying("mmap", "\(created.handle)") { try sys.mmap(fd, size: size, offset: offset) }
         defer { if !ok { sys.munmap(map, size: size) } }
+        Self.prefault(map, size: size)
         framebuffer = try retrying("drmModeAddFB2", "\(created.handle)") {
             try sys.addFB2(fd, width: UInt32(width), height: UInt32(height), format: format,
                            handle: created.handle, pitch: created.pitch, offset: 0)
@@ -68,6 +69,20 @@ public final class ScanoutBuffer {
         stride = Int(created.pitch)
         storage = .dumb(handle: created.handle, size: size)
         ok = true
+    }
+
+    /// Faults in every page of a new mapping now, by writing a zero word at the start of each
+    /// page (the kernel hands out dumb buffers zeroed, and the first frame overwrites all of it),
+    /// so that the first copy of a frame does not take the page faults: most drivers map dumb
+    /// buffers as PFN maps, which `MAP_POPULATE` does not fill, and under TCG a 1024x768 buffer's
+    /// faults made its first copy 5.3–5.6 ms instead of ~1.6 ms. Writes only: never reads.
+    static func prefault(_ map: UnsafeMutableRawPointer, size: Int) {
+        let page = 4096
+        var offset = 0
+        while offset < size {
+            map.storeBytes(of: 0 as UInt32, toByteOffset: offset, as: UInt32.self)
+            offset &+= page
+        }
     }
 
     /// Creates a linear scanout GBM BO, maps it for writing and adds it as a framebuffer.

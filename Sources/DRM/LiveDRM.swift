@@ -196,9 +196,7 @@ final class LiveDRM: DRMSystem, Sendable {
     }
 
     func mmap(_ fd: Int32, size: Int, offset: UInt64) throws -> UnsafeMutableRawPointer {
-        // MAP_POPULATE: fault every page in now, not during a frame's first copy into the buffer
-        // (page faults on a whole frame cost milliseconds; the kernel skips it for I/O mappings).
-        let p = Glibc.mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, off_t(bitPattern: UInt(offset)))
+        let p = Glibc.mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off_t(bitPattern: UInt(offset)))
         guard let p, p != MAP_FAILED else { throw lastErrno() }
         return p
     }
