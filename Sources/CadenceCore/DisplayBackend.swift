@@ -145,6 +145,11 @@ public protocol DisplayBackend: AnyObject {
     /// in order to `events` (the caller empties it and keeps its capacity, so that waiting does
     /// not allocate). Returns at `deadline` with nothing appended when nothing happened.
     func waitForEvents(until deadline: Nanoseconds, into events: inout [BackendEvent]) throws
+    /// True when events are already read and waiting for this display, so that
+    /// ``waitForEvents(until:into:)`` would return them at once: on a device shared by several
+    /// outputs, another output's wait may have read them. ``PacingGroup`` serves such a display
+    /// before it waits on any. False by default.
+    var hasEventsReady: Bool { get }
     /// Gives the display back: restores what it showed before (the console on KMS) and frees its
     /// buffers. Idempotent; a closed display accepts no more frames.
     func close() throws
@@ -153,6 +158,11 @@ public protocol DisplayBackend: AnyObject {
 /// A display that can stand for CPU work in simulations (injected lateness, replay): the fake
 /// display jumps its virtual clock, KMS busy-waits. Inside the package only: it is a test and
 /// benchmark tool, not part of the display contract.
+extension DisplayBackend {
+    /// A display of its own device never holds events another wait has read.
+    public var hasEventsReady: Bool { false }
+}
+
 package protocol WorkSimulating: DisplayBackend {
     /// Occupies the CPU until `deadline`.
     func spin(until deadline: Nanoseconds)

@@ -46,6 +46,9 @@ public final class FramePacer {
     var predicted: [UInt64]        // predicted sequence (fixed) or time (VRR) per ring slot
     var head = 0
     var count = 0
+    /// Display events handled so far (wrapping): ``PacingGroup`` reads it to see whether a turn
+    /// that did not wait handled any, after its callbacks had already been considered.
+    public private(set) var eventsHandled = 0
     var inFlight = false
     var lastPresentedSeq: UInt64 = 0
     var lastPresentedTime: Nanoseconds = 0
@@ -345,6 +348,7 @@ public final class FramePacer {
             if loseDisplay(f) { return false }
             throw f
         }
+        eventsHandled &+= events.count
         for e in events { handle(e) }
         return true
     }

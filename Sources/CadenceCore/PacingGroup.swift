@@ -49,18 +49,35 @@ public final class PacingGroup {
         return try runs.map { try $0.end(stopped: stopped) }
     }
 
-    /// One round over `candidates` (skipping finished runs and those on the stack): two turns
-    /// each that do not wait (due callbacks fire, frames are submitted, events already read are
-    /// handled), then one turn, taken in rotation, that waits for the next event of any output
-    /// (at most until `t`, or one refresh of the fastest output).
+    /// One round over `candidates` (skipping finished runs and those on the stack): turns that do
+    /// not wait (due callbacks fire, frames are submitted, events already read are handled), two
+    /// each and more while a pass handled events, then one turn, taken in rotation, that waits
+    /// for the next event of any output (at most until `t`, or one refresh of the fastest
+    /// output).
+    ///
+    /// A turn handles events after its callbacks were considered: a flip completion it handles
+    /// frees its link to fire, which only its next turn does. The waiting turn goes to one
+    /// output in rotation, so the passes go on until one handles nothing; otherwise the freed
+    /// link would wait up to a refresh (seen on a wall-clock two-output run whose vblanks came
+    /// while the other output was drawing).
     private func round(_ candidates: [Int], until t: Nanoseconds?) throws {
-        for _ in 0..<2 {
+        var pass = 0
+        while true {
+            var handled = 0
             for i in candidates where !drained.contains(i) && !active.contains(i) {
+                let before = runs[i].pacer.eventsHandled
                 try turn(i, limit: runs[i].backend.now())
+                handled &+= runs[i].pacer.eventsHandled &- before
             }
+            pass += 1
+            if pass >= 2 && (handled == 0 || pass >= 8) { break }
         }
         let ready = candidates.filter { !drained.contains($0) && !active.contains($0) }
         guard !ready.isEmpty else { return }
+        // A turn above may have read another output's events from the shared device after that
+        // output's own turns: serve it in the next round instead of waiting (up to a refresh) on
+        // the one in rotation while its events sit there.
+        if ready.contains(where: { runs[$0].backend.hasEventsReady }) { return }
         let k = ready[rotation % ready.count]
         rotation &+= 1
         try turn(k, limit: t ?? runs[k].backend.now() &+ quantum)

@@ -232,6 +232,12 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
         requested.append(sequence)
     }
 
+    /// Events kept for this output: translated ones not yet returned, or DRM events another
+    /// output's wait read from the shared device for this CRTC (see `DRMDevice.readEvents(for:until:into:)`).
+    public var hasEventsReady: Bool {
+        !immediate.isEmpty || (!sessionPaused && device.routesEvents && device.hasRoutedEvents(for: output.crtc))
+    }
+
     public func waitForEvents(until deadline: Nanoseconds, into events: inout [BackendEvent]) throws {
         while true {
             if !immediate.isEmpty {
