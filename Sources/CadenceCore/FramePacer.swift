@@ -306,11 +306,13 @@ public final class FramePacer {
 
     /// Waits until every presented frame is complete (or `deadline`, or `maxTurns` turns of the
     /// loop: a virtual-time backend fed a corrupt recording may never advance), firing no link
-    /// callbacks. Returns the turns taken.
+    /// callbacks. Returns the turns taken. The first turn is taken even when `deadline` has
+    /// passed, so that events already read (on a shared device, by another output's wait) are
+    /// handled by a drain that must not wait.
     @discardableResult
     public func drain(until deadline: Nanoseconds, maxTurns: Int = .max) throws -> Int {
         var turns = 0
-        while count > 0 && deviceLost == nil && backend.now() < deadline && turns < maxTurns {
+        while count > 0 && deviceLost == nil && (turns == 0 || backend.now() < deadline) && turns < maxTurns {
             turns += 1
             if sessionPausedAt != nil { flushForPause(); break }
             try refreshLastVBlank()

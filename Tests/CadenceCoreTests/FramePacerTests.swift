@@ -127,6 +127,26 @@ private func pump(_ p: FramePacer, for ns: Nanoseconds) throws {
         #expect(out[0].outcome == .late && out[0].lateRefreshes == 4)
     }
 
+    /// A drain whose deadline has already passed still handles the events that are due (on a
+    /// device shared by several outputs another output's wait may have read them, and
+    /// `PacingGroup` drains a finished output without waiting): it completes the frame at once.
+    /// Before, it took no turn at all, and a finished output's last frame stayed pending.
+    @Test func drainPastItsDeadlineHandlesTheEventsAlreadyDue() throws {
+        let d = FakeDisplay(.init(refreshHz: 60))
+        let p = try FramePacer(backend: d)
+        var out: [FrameReport] = []
+        p.onFrameCompleted = { out.append($0) }
+        try p.present(intent: .nextOpportunity, frameIndex: 0, renderStart: d.now(), renderEnd: d.now())
+        try p.runOnce(until: d.now())
+        #expect(p.count == 1 && out.isEmpty)
+        d.spin(until: d.now() + 40_000_000)  // its flip has completed; nobody has read it
+        let t = d.now()
+        let turns = try p.drain(until: t)
+        #expect(turns == 1 && out.count == 1 && out.first?.outcome == .onTime, "\(out)")
+        #expect(p.count == 0 && d.now() == t, "handled without waiting")
+        #expect(try p.drain(until: t) == 0, "nothing left: no turn")
+    }
+
     @Test func afterMinimumDurationCountsFromTheActualPresentation() throws {
         let d = FakeDisplay(.init(refreshHz: 60))
         let p = try FramePacer(backend: d)
