@@ -38,6 +38,22 @@ vm_prologue() {
     fi
 }
 
+# vm_guest_check NAME DRIVER TIMEOUT [RUN.SH ARGS...]: boots DRIVER once with $bin, guest_lib.sh
+# and NAME_guest.sh (run as the command, output directory $work/<driver dir> = $out, which the
+# caller has set and emptied), checks it with NAME_check.py, prints the wall time since $t0,
+# removes $work on success (unless --keep) and exits with the status: the tail that seat.sh,
+# hotplug.sh and outputs.sh share.
+vm_guest_check() {
+    local name=$1 driver=$2 timeout=$3 status=0; shift 3
+    "$here/run.sh" --driver "$driver" --timeout "$timeout" --bin "$bin" "$@" --file "$here/${name}_guest.sh:/${name}_guest.sh" \
+        --file "$here/guest_lib.sh:/guest_lib.sh" --out-dir "$out" --console "$out/console.log" -v -- sh "/${name}_guest.sh" \
+        || { echo "$name.sh: VM failed (rc $?)" >&2; status=1; }
+    [ "$status" = 0 ] && { python3 "$here/${name}_check.py" "$out" || status=1; }
+    echo "$name wall time: $(( $(date +%s) - t0 )) s"
+    if [ "$status" = 0 ] && [ -z "$keep" ]; then rm -rf "$work"; elif [ "$status" != 0 ]; then echo "outputs kept in $work"; fi
+    exit "$status"
+}
+
 # Host-side checks of a guest's output directory $out: `check NAME COMMAND...` prints PASS or
 # FAIL NAME as COMMAND succeeds and counts it in $pass/$fail; `rc NAME` prints NAME.rc;
 # `lines FILE` counts FILE's lines (0 when it is missing).

@@ -27,11 +27,4 @@ t0=$(date +%s)
 vm_prologue hotplug release
 out="$work/vkms"
 rm -rf "$out"; mkdir -p "$out"
-status=0
-"$here/run.sh" --driver vkms --timeout 300 --bin "$bin" --file "$here/hotplug_guest.sh:/hotplug_guest.sh" \
-    --file "$here/guest_lib.sh:/guest_lib.sh" --out-dir "$out" --console "$out/console.log" -v -- sh /hotplug_guest.sh \
-    || { echo "hotplug.sh: VM failed (rc $?)" >&2; status=1; }
-[ "$status" = 0 ] && { python3 "$here/hotplug_check.py" "$out" || status=1; }
-echo "hotplug wall time: $(( $(date +%s) - t0 )) s"
-if [ "$status" = 0 ] && [ -z "$keep" ]; then rm -rf "$work"; elif [ "$status" != 0 ]; then echo "outputs kept in $work"; fi
-exit "$status"
+vm_guest_check hotplug vkms 300

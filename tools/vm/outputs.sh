@@ -35,11 +35,4 @@ rm -rf "$out"; mkdir -p "$out"
 smoke="$work/vblank-smoke"
 cc="$(command -v gcc-12 || command -v gcc || command -v cc)"
 "$cc" -O2 $(pkg-config --cflags libdrm) "$here/vblank-smoke.c" -ldrm -lm -o "$smoke"
-status=0
-"$here/run.sh" --driver vkms2 --timeout 600 --bin "$bin" --bin "$smoke" --file "$here/outputs_guest.sh:/outputs_guest.sh" \
-    --file "$here/guest_lib.sh:/guest_lib.sh" --out-dir "$out" --console "$out/console.log" -v -- sh /outputs_guest.sh \
-    || { echo "outputs.sh: VM failed (rc $?)" >&2; status=1; }
-[ "$status" = 0 ] && { python3 "$here/outputs_check.py" "$out" || status=1; }
-echo "outputs wall time: $(( $(date +%s) - t0 )) s"
-if [ "$status" = 0 ] && [ -z "$keep" ]; then rm -rf "$work"; elif [ "$status" != 0 ]; then echo "outputs kept in $work"; fi
-exit "$status"
+vm_guest_check outputs vkms2 600 --bin "$smoke"

@@ -41,14 +41,7 @@ seatd_bin=$(command -v seatd || true)
 
 out="$work/vkms"
 rm -rf "$out"; mkdir -p "$out"
-status=0
 # setfacl (package acl) for the read-ACL case; without it that case fails with the reason.
 acl=(); setfacl_bin=$(command -v setfacl || true); [ -n "$setfacl_bin" ] && acl=(--bin "$setfacl_bin")
 echo "== vkms: booting the VM"
-"$here/run.sh" --driver vkms --timeout 300 --bin "$bin" --bin "$seatd_bin" "${acl[@]}" --file "$here/seat_guest.sh:/seat_guest.sh" --file "$here/guest_lib.sh:/guest_lib.sh" \
-    --out-dir "$out" --console "$out/console.log" -v -- sh /seat_guest.sh \
-    || { echo "seat.sh: VM failed (rc $?)" >&2; status=1; }
-[ "$status" = 0 ] && { python3 "$here/seat_check.py" "$out" || status=1; }
-echo "seat wall time: $(( $(date +%s) - t0 )) s"
-if [ "$status" = 0 ] && [ -z "$keep" ]; then rm -rf "$work"; elif [ "$status" != 0 ]; then echo "outputs kept in $work"; fi
-exit "$status"
+vm_guest_check seat vkms 300 --bin "$seatd_bin" "${acl[@]}"
