@@ -246,6 +246,28 @@ check("late: Virtual-1's summary: its log's drops, none render-late",
       v1.get("droppedRefreshes") == s1 and v1.get("dropEvents") == e1 and not v1.get("causes", {}).get("render-late"),
       f"{v1.get('droppedRefreshes')} in {v1.get('dropEvents')} (log {s1} in {e1}), {v1.get('causes')}")
 
+
+# --- hotplug: Virtual-2 unplugged mid-run ----------------------------------------------------
+print("-- run --connector all --duration 6, Virtual-2 forced off (+ change uevent) after the start")
+doc = json_doc("unplug")
+outs = {o.get("connector"): o for o in doc.get("outputs", [])}
+v1, v2 = outs.get("Virtual-1", {}), outs.get("Virtual-2", {})
+print(f"   unplug: Virtual-1 {v1.get('frames')} frames, end {v1.get('endReason')!r}; "
+      f"Virtual-2 {v2.get('frames')} frames, end {v2.get('endReason')!r}; rc {rc('unplug')}")
+check("unplug: exit 1 (an output was unplugged), a summary per output",
+      rc("unplug") == 1 and list(outs) == NAMES, f"rc {rc('unplug')}, outputs {list(outs)}, stderr {text('unplug.err').strip()[:200]!r}")
+check("unplug: Virtual-2 ends disconnected, Virtual-1 runs to its end (completed, ~6 s of frames)",
+      str(v2.get("endReason", "")).startswith("disconnected") and v1.get("endReason") == "completed"
+      and (v1.get("frames") or 0) > (v2.get("frames") or 0) and (v1.get("frames") or 0) >= 300,
+      f"Virtual-1 {v1.get('endReason')!r} {v1.get('frames')} frames, Virtual-2 {v2.get('endReason')!r} {v2.get('frames')} frames")
+h2, f2, e2, _ = log("unplug", "Virtual-2")
+failed2 = [f.get("cause") for f in f2 if f.get("outcome") == "failed"]
+check("unplug: Virtual-2's log ends with its end line; frames after the unplug fail with cause disconnected",
+      e2 is not None and str(e2.get("summary", {}).get("endReason", "")).startswith("disconnected")
+      and all(c == "disconnected" for c in failed2), f"end {e2 is not None}, failed causes {failed2[:5]}")
+check("unplug: Virtual-2 connected again after `detect`", text("unplug_status_after.txt").strip() == "connected",
+      text("unplug_status_after.txt").strip())
+
 # --- validate ----------------------------------------------------------------------------
 print("-- validate --connector all --duration 5 --refresh-tolerance 0.5")
 attempts("validate_pass")

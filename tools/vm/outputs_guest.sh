@@ -82,5 +82,18 @@ try late 'V1=;V2=100:1,250:3' cadence run --backend kms --connector all --scene 
 rec validate_pass cadence validate --backend kms --connector all --scene solid --duration 5 --refresh-tolerance 0.5 --quiet
 try validate_fail PPFP cadence validate --backend kms --connector Virtual-1 --connector Virtual-2 --scene solid \
     --latency 1 --inject-late Virtual-2=100:3 --frames 300 --max-drop-event 2 --refresh-tolerance 0.5 --quiet
+# Hotplug with two outputs: Virtual-2 forced off mid-run (then the card's change uevent, as in
+# hotplug_guest.sh: vkms sends none itself) ends Virtual-2 with `disconnected` while Virtual-1
+# runs to its end; the run exits 1. Virtual-2 is put back afterwards.
+cadence run --backend kms --connector all --scene solid --duration 6 --log /out/unplug.jsonl --json --quiet \
+    >/out/unplug.out 2>/out/unplug.err &
+pid=$!
+wait_running
+echo $(up) >/out/unplug.t
+echo off >/sys/class/drm/card0-Virtual-2/status; echo change >/sys/class/drm/card0/uevent
+wait $pid; echo $? >/out/unplug.rc
+echo detect >/sys/class/drm/card0-Virtual-2/status; echo change >/sys/class/drm/card0/uevent
+cat /sys/class/drm/card0-Virtual-2/status >/out/unplug_status_after.txt
+
 overruns >/out/overruns.txt
 exit 0
