@@ -39,25 +39,18 @@ extension KMSDisplay {
                                    modes: [String: String] = [:],
                                    allocator: BufferAllocator = .dumb, api: ModesetAPI = .auto,
                                    vrr: VRRPolicy = .off, rate: FrameRateRange = .default) throws -> [KMSDisplay] {
-        try OutputSelection.check(dev)
-        let wanted = try connectorNames(names, on: dev)
-        if let stray = modes.keys.sorted().first(where: { !wanted.contains($0) }) {
-            throw OutputSelectionError("a mode is given for \(stray), which is not one of the outputs (\(wanted.joined(separator: ", ")))")
-        }
-        var selections: [OutputSelection] = []
-        for n in wanted { selections.append(try OutputSelection.select(device: dev, connector: n, mode: modes[n] ?? mode)) }
-        let crtcs = try CRTCAssignment.assign(selections.map(\.connector), on: dev)
-        if selections.count > 1 {
-            guard dev.has(.crtcInVBlankEvent) else {
-                throw OutputSelectionError("\(dev.path): several outputs need flip events that name their CRTC (CRTC_IN_VBLANK_EVENT), which this driver does not offer")
-            }
-            do { dev.routeEvents(crtcs: try dev.resources().crtcs) } catch let e as DRMError {
-                throw OutputSelection.failure(e, path: dev.path)
-            }
-        }
+        try open(OutputPlan.Card(device: dev, connectors: names, mode: mode, modes: modes),
+                 allocator: allocator, api: api, vrr: vrr, rate: rate)
+    }
+
+    /// Lights the outputs of one planned card, one display each; the displays opened so far
+    /// are closed again on failure.
+    static func open(_ card: OutputPlan.Card, allocator: BufferAllocator, api: ModesetAPI,
+                     vrr: VRRPolicy, rate: FrameRateRange) throws -> [KMSDisplay] {
+        let dev = card.device
         var displays: [KMSDisplay] = []
         do {
-            for (s, crtc) in zip(selections, crtcs) {
+            for (s, crtc) in zip(card.selections, card.crtcs) {
                 displays.append(try KMSDisplay(device: dev, selection: s, allocator: allocator, api: api, vrr: vrr, rate: rate, crtc: crtc))
             }
         } catch {
