@@ -17,34 +17,61 @@ extension PacingGroup {
     /// a group's thread is the only one touching it between the start and the join.
     public static func runTogether(_ groups: [PacingGroup],
                                    shouldStop: @escaping @Sendable () -> Bool = { false }) throws -> [[RunSummary]] {
-        guard groups.count > 1 else { return try groups.map { try $0.run(shouldStop: shouldStop) } }
-        let abort = Flag()
-        let jobs = groups.map { GroupJob($0) }
-        let stop: @Sendable () -> Bool = { abort.isSet || shouldStop() }
+        let failed = StopFlag()
+        let results = SeparateThreads.run(groups.count) { i in
+            do {
+                return try groups[i].run { failed.isSet || shouldStop() }
+            } catch {
+                failed.set()
+                throw error
+            }
+        }
+        return try results.map { try $0.get() }
+    }
+}
+
+/// Work on objects that share nothing (one card each), one thread per piece.
+public enum SeparateThreads {
+    /// Calls `body(i)` for every `i` in `0..<count` at once: 0 on the calling thread, each other
+    /// one on a thread of its own; returns when all have returned, with each one's result in
+    /// order. A thread that cannot be started gives ``PacingThreadError`` for its piece.
+    ///
+    /// The caller promises that the pieces touch disjoint state (each its own device, runs and
+    /// callbacks): that promise is what makes handing `body` to other threads sound, and why it
+    /// need not be `@Sendable`. Results are read only after `pthread_join`, which orders them.
+    public static func run<T>(_ count: Int, _ body: @escaping (Int) throws -> T) -> [Result<T, any Error>] {
+        guard count > 1 else { return (0..<count).map { i in Result { try body(i) } } }
+        let results = Results<T>(count)
         var threads: [pthread_t] = []
-        for job in jobs.dropFirst() {
-            job.stop = stop
-            job.abort = abort
-            let box = Unmanaged.passRetained(job)
+        for i in 1..<count {
+            let box = Unmanaged.passRetained(Job { results.values[i] = Result { try body(i) } })
             var t = pthread_t()
             let rc = pthread_create(&t, nil, { arg in
-                let me = Unmanaged<GroupJob>.fromOpaque(arg!).takeRetainedValue()
-                me.execute()
+                Unmanaged<Job>.fromOpaque(arg!).takeRetainedValue().work()
                 return nil
             }, box.toOpaque())
-            guard rc == 0 else {
+            if rc == 0 {
+                threads.append(t)
+            } else {
                 box.release()
-                job.result = .failure(PacingThreadError(errno: rc))
-                abort.set()
-                continue
+                results.values[i] = .failure(PacingThreadError(errno: rc))
             }
-            threads.append(t)
         }
-        jobs[0].stop = stop
-        jobs[0].abort = abort
-        jobs[0].execute()
+        results.values[0] = Result { try body(0) }
         for t in threads { pthread_join(t, nil) }
-        return try jobs.map { try $0.result!.get() }
+        return results.values.map { $0! }
+    }
+
+    /// One thread's work. `@unchecked Sendable`: see ``run(_:_:)``.
+    private final class Job: @unchecked Sendable {
+        let work: () -> Void
+        init(_ work: @escaping () -> Void) { self.work = work }
+    }
+
+    /// Each piece's result, written by its own thread only. `@unchecked Sendable`: see ``run(_:_:)``.
+    private final class Results<T>: @unchecked Sendable {
+        var values: [Result<T, any Error>?]
+        init(_ count: Int) { values = Array(repeating: nil, count: count) }
     }
 }
 
@@ -55,25 +82,11 @@ public struct PacingThreadError: Error, CustomStringConvertible {
     public var description: String { "cannot start a thread for a card's outputs: \(String(cString: strerror(errno)))" }
 }
 
-/// One group and what its run gave. `@unchecked Sendable`: it is handed to its thread once, and
-/// read back only after `pthread_join`, which orders the two.
-private final class GroupJob: @unchecked Sendable {
-    let group: PacingGroup
-    var stop: @Sendable () -> Bool = { false }
-    var abort: Flag?
-    var result: Result<[RunSummary], any Error>?
-    init(_ group: PacingGroup) { self.group = group }
-
-    func execute() {
-        result = Result { try group.run(shouldStop: stop) }
-        if case .failure = result { abort?.set() }
-    }
-}
-
 /// A flag set once, read from any thread.
-private final class Flag: Sendable {
+package final class StopFlag: Sendable {
     private let lock = Lock()
     private nonisolated(unsafe) var value = false
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
+    package init() {}
+    package var isSet: Bool { lock.withLock { value } }
+    package func set() { lock.withLock { value = true } }
 }
