@@ -82,8 +82,8 @@ static long last_level_cache(void) {
 }
 
 /* Streaming stores pay off once the memory traffic through the cache exceeds the last-level
- * cache: the bytes written, plus the bytes read for a copy from a large source (the callers
- * count them, see streamingPays in KernelDispatch.swift). With a 32 MiB L3 a 4K fill
+ * cache: the bytes written, plus the bytes read for a copy from a large source (counted in
+ * one place, copyStreams and CopySource in KernelDispatch.swift). With a 32 MiB L3 a 4K fill
  * (31.6 MiB) is written through the cache and an 8K fill or a 4K copy (63 MiB) streamed;
  * measured on a quiet host in docs/raster-bench.md, "Streaming stores". */
 static int64_t stream_threshold(void) {

@@ -43,6 +43,10 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     /// earlier. Hardware that stamps a vblank with the end of the blanking interval (the start of
     /// scanout) delivers its events before that time, as the fake display with jitter does.
     private var knownEarly: [UInt64: Nanoseconds] = [:]
+    /// Events before their timestamps are replayed (`knownEarly`, flip receipts) only on a
+    /// fixed-refresh display with a hardware vblank counter, where sequences and timestamps
+    /// form a grid; elsewhere nothing is replayed before its timestamp.
+    private var modelsEarlyEvents: Bool { hasHardwareVBlank && vrrRange == nil }
     private var loggedDelays = false
     private var pending: (id: FrameID, at: VBlank, received: Nanoseconds, kind: Int)? = nil
     private var requests: [UInt64] = []
@@ -142,7 +146,7 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
             }
         }
         // Vblanks the recorded run knew of before their timestamps (see `knownEarly`).
-        if hasHardwareVBlank && vrrRange == nil {
+        if modelsEarlyEvents {
             func early(_ s: UInt64, _ at: Nanoseconds) { knownEarly[s] = Swift.min(knownEarly[s] ?? at, at) }
             for r in recs where r.callbackNs > 0 && r.wakeNs > 0 && r.wakeNs < r.callbackNs {
                 let s = sequence(near: r.callbackNs)
@@ -334,8 +338,11 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
                 if r.sequence > lastFlipSequence && r.sequence &+ 1 >= next {
                     lastFlipSequence = r.sequence
                     target = VBlank(sequence: r.sequence, timestamp: r.flipNs)
-                    // Received when it was: before its timestamp too (see `knownEarly`).
-                    received = r.receivedNs > 0 && knownEarly[r.sequence] == r.receivedNs ? r.receivedNs : Swift.max(r.receivedNs, r.flipNs)
+                    // Received when it was: before its timestamp too where the replay models
+                    // early events (see `knownEarly`), even when a callback knew of the vblank
+                    // earlier still. A receipt not logged (0) is taken as the timestamp.
+                    let receivedEarly = modelsEarlyEvents && r.receivedNs > 0 && r.receivedNs < r.flipNs
+                    received = receivedEarly ? r.receivedNs : Swift.max(r.receivedNs, r.flipNs)
                     let wake = loggedDelays ? wakeAtSequence[r.sequence] : wakeAt[r.flipNs]
                     deliver = Swift.max(received, wake ?? received)
                 } else {

@@ -58,6 +58,6 @@ public enum ShadowCopy {
         precondition(stride >= source.width * 4, "destination rows are too short")
         let rowBytes = source.width * 4
         copyRowsKernel(destination, dstStride: stride, UnsafeRawPointer(source.base), srcStride: source.stride,
-                       bytes: rowBytes, rows: source.height, stream: streamingPays(bytes: 2 &* rowBytes &* source.height))
+                       bytes: rowBytes, rows: source.height, from: .readOnce)
     }
 }

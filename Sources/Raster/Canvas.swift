@@ -134,12 +134,13 @@ public struct Canvas: @unchecked Sendable {
             let bytes = r.width &* 4
             copyRowsKernel(UnsafeMutableRawPointer(row(r.minY) + r.minX), dstStride: stride,
                            UnsafeRawPointer(image.row(r.minY &- y) + (r.minX &- x)), srcStride: image.stride,
-                           bytes: bytes, rows: r.height, stream: streamingPays(bytes: 2 &* bytes &* r.height))
+                           bytes: bytes, rows: r.height, from: .readOnce)
             return
         }
         let c = clip
         if c.isEmpty { return }
-        let stream = streamingPays(bytes: 2 &* c.width &* c.height &* 4)
+        // One streaming decision for the whole clip, not per tile.
+        let copy = RowCopy(bytes: c.width &* 4, rows: c.height, from: .readOnce)
         var sy0 = (c.minY &- y) % ih
         if sy0 < 0 { sy0 &+= ih }
         var sx0 = (c.minX &- x) % iw
@@ -153,9 +154,9 @@ public struct Canvas: @unchecked Sendable {
             var sx = sx0
             while px < c.maxX {
                 let n = min(iw &- sx, c.maxX &- px)
-                copyRowsKernel(UnsafeMutableRawPointer(row(py) + px), dstStride: stride,
-                               UnsafeRawPointer(image.row(sy) + sx), srcStride: image.stride,
-                               bytes: n &* 4, rows: m, stream: stream)
+                copy.copy(UnsafeMutableRawPointer(row(py) + px), dstStride: stride,
+                          UnsafeRawPointer(image.row(sy) + sx), srcStride: image.stride,
+                          bytes: n &* 4, rows: m)
                 px &+= n
                 sx = 0
             }

@@ -97,13 +97,14 @@ extension Canvas {
                 withUnsafeTemporaryAllocation(of: UInt32.self, capacity: length) { strip in
                     let s = strip.baseAddress!
                     gradientSpanKernel(s, length, lut, j0 &* step, step, alphaBits)
-                    let stream = opaque && streamingPays(bytes: r.width &* r.height &* 4)
+                    // The strip stays in cache: one decision for the whole rect from the bytes written.
+                    let copy = RowCopy(bytes: r.width &* 4, rows: r.height, from: .cacheResident)
                     for y in r.minY..<r.maxY {
                         let src = s + Int(base(y) / step + Int64(r.minX) - j0)
                         let dst = row(y) + r.minX
                         if opaque {
-                            copyRowsKernel(UnsafeMutableRawPointer(dst), dstStride: 0, UnsafeRawPointer(src), srcStride: 0,
-                                           bytes: r.width &* 4, rows: 1, stream: stream)
+                            copy.copy(UnsafeMutableRawPointer(dst), dstStride: 0, UnsafeRawPointer(src), srcStride: 0,
+                                      bytes: r.width &* 4, rows: 1)
                         } else {
                             for i in 0..<r.width { put(dst + i, src[i]) }
                         }

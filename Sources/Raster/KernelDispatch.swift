@@ -9,24 +9,47 @@ import Darwin
 /// load, see ``RasterISA``) and calls its C loop, or the portable Swift kernel where the
 /// table has none. Dispatch is per span or per rectangle, never per pixel.
 
-/// True when a fill or copy moving `bytes` bytes through the cache should use streaming
-/// (non-temporal) stores: from the size of the last-level cache up, where cached stores
-/// would only evict and cost a read for ownership of every line. `bytes` counts what is
-/// written, plus what is read when the source is as large (a copy or blit: twice the bytes
-/// written); a source that stays in cache (a gradient's strip) does not count.
+/// True when an operation moving `bytes` bytes through the cache should use streaming
+/// (non-temporal) stores: from `threshold` (the size of the last-level cache, see
+/// `stream_threshold` in dispatch.c) up, where cached stores would only evict and cost a read
+/// for ownership of every line. A fill counts the bytes it writes; a copy counts as
+/// ``CopySource`` says.
 @inlinable @inline(__always)
-func streamingPays(bytes: Int) -> Bool {
-    Int64(bytes) >= cadence_raster_active().pointee.stream_threshold
+func streamingPays(bytes: Int, threshold: Int64) -> Bool {
+    Int64(bytes) >= threshold
+}
+
+/// Where a row copy reads from, which decides how many bytes it moves through the cache.
+@usableFromInline
+enum CopySource {
+    /// A source as large as the destination, read once (a blit, the shadow copy): its bytes
+    /// pass through the cache as well as the destination's, so the copy counts twice the
+    /// bytes it writes.
+    case readOnce
+    /// A small source re-read for every row, which stays in cache (a gradient's strip): only
+    /// the bytes written count.
+    case cacheResident
+}
+
+/// True when a copy of `rows` rows of `bytes` bytes from `source`, the whole operation,
+/// should use streaming stores at `threshold` (see ``streamingPays(bytes:threshold:)``).
+@inlinable @inline(__always)
+func copyStreams(bytes: Int, rows: Int, from source: CopySource, threshold: Int64) -> Bool {
+    let written = bytes &* rows
+    switch source {
+    case .readOnce: return streamingPays(bytes: 2 &* written, threshold: threshold)
+    case .cacheResident: return streamingPays(bytes: written, threshold: threshold)
+    }
 }
 
 /// Fills `rows` rows of `count` pixels (row r at `base + r * stride`), with streaming
-/// stores when the whole fill is large enough (see ``streamingPays(bytes:)``: the bytes
-/// written).
+/// stores when the whole fill is large enough (see ``streamingPays(bytes:threshold:)``: the
+/// bytes written).
 @inlinable @inline(__always)
 func fillRowsKernel(_ base: UnsafeMutableRawPointer, stride: Int, count: Int, rows: Int, _ pixel: UInt32) {
     if count <= 0 || rows <= 0 { return }
     let t = cadence_raster_active()
-    if let f = t.pointee.stream_fill_rows, Int64(count &* rows &* 4) >= t.pointee.stream_threshold {
+    if let f = t.pointee.stream_fill_rows, streamingPays(bytes: count &* rows &* 4, threshold: t.pointee.stream_threshold) {
         f(base, stride, count, rows, pixel)
     } else if let f = t.pointee.fill_rows {
         f(base, stride, count, rows, pixel)
@@ -69,25 +92,47 @@ func gradientSpanKernel(_ dst: UnsafeMutablePointer<UInt32>, _ count: Int, _ lut
     }
 }
 
-/// Copies `rows` rows of `bytes` bytes. With `stream` (decide once for the whole operation
-/// with ``streamingPays(bytes:)``) the path's streaming copy is used where it has one;
-/// otherwise `memcpy`, once when both sides are packed.
+/// Copies `rows` rows of `bytes` bytes from `source` in one call, with the path's streaming
+/// copy when the copy is large enough (see ``RowCopy``), `memcpy` otherwise.
 @inlinable
 func copyRowsKernel(_ dst: UnsafeMutableRawPointer, dstStride: Int, _ src: UnsafeRawPointer, srcStride: Int,
-                    bytes: Int, rows: Int, stream: Bool) {
-    if bytes <= 0 || rows <= 0 { return }
-    if stream, let f = cadence_raster_active().pointee.stream_copy_rows {
-        f(dst, dstStride, src, srcStride, bytes, rows)
-        return
+                    bytes: Int, rows: Int, from source: CopySource) {
+    RowCopy(bytes: bytes, rows: rows, from: source).copy(dst, dstStride: dstStride, src, srcStride: srcStride, bytes: bytes, rows: rows)
+}
+
+/// A copy done in one or more calls (a wrapped blit's tiles, a gradient's rows), whose
+/// streaming decision is made once for the whole operation (``copyStreams(bytes:rows:from:threshold:)``),
+/// never per call: a copy large enough to spill the cache streams throughout.
+@usableFromInline
+struct RowCopy {
+    /// Streaming stores, where the active path has them.
+    @usableFromInline let stream: Bool
+
+    /// A copy of `rows` rows of `bytes` bytes in all (the whole operation) from `source`.
+    @inlinable @inline(__always)
+    init(bytes: Int, rows: Int, from source: CopySource) {
+        stream = copyStreams(bytes: bytes, rows: rows, from: source, threshold: cadence_raster_active().pointee.stream_threshold)
     }
-    if dstStride == bytes && srcStride == bytes {
-        memcpy(dst, src, bytes &* rows)
-        return
-    }
-    var r = 0
-    while r < rows {
-        memcpy(dst + r &* dstStride, src + r &* srcStride, bytes)
-        r &+= 1
+
+    /// Copies `rows` rows of `bytes` bytes, part of the operation: the streaming copy when
+    /// the operation streams and the path has one, otherwise `memcpy`, once when both sides
+    /// are packed.
+    @inlinable
+    func copy(_ dst: UnsafeMutableRawPointer, dstStride: Int, _ src: UnsafeRawPointer, srcStride: Int, bytes: Int, rows: Int) {
+        if bytes <= 0 || rows <= 0 { return }
+        if stream, let f = cadence_raster_active().pointee.stream_copy_rows {
+            f(dst, dstStride, src, srcStride, bytes, rows)
+            return
+        }
+        if dstStride == bytes && srcStride == bytes {
+            memcpy(dst, src, bytes &* rows)
+            return
+        }
+        var r = 0
+        while r < rows {
+            memcpy(dst + r &* dstStride, src + r &* srcStride, bytes)
+            r &+= 1
+        }
     }
 }
 
@@ -131,4 +176,6 @@ struct KernelPath {
     var streamFillRows: cadence_fill_rows_fn? { table.pointee.stream_fill_rows }
     /// The streaming copy, or nil when the path has none (aarch64).
     var streamCopyRows: cadence_copy_rows_fn? { table.pointee.stream_copy_rows }
+    /// Bytes through the cache from which fills and copies stream (the same on every path).
+    var streamThreshold: Int64 { table.pointee.stream_threshold }
 }

@@ -139,3 +139,55 @@ import Testing
     }
 }
 
+
+@Suite struct ReplayEarlyReceiptTests {
+    /// A flip completion received before its (scanout-stamped) timestamp replays when it was
+    /// received, also when a display-link callback had already woken for that vblank earlier
+    /// still (as when the flip event comes in a later read than the vblank event); a receipt
+    /// not logged (0) replays at the timestamp.
+    @Test func earlyFlipReceiptsReplayWhenTheyWereReceived() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var cfg = config(frames: 600, latency: 2)
+        cfg.renderCost = try RunSpec.renderCost("300-305:20")
+        var fake = FakeDisplayConfiguration(refreshHz: 60, seed: 0)
+        fake.jitter = 200_000
+        let (path, _) = try recordRun(cfg, fake: fake, in: dir)
+        var log = try RunLog.read(path: path)
+        // The fake display delivers a vblank's events at once: a callback for the vblank woke
+        // when its flip completion was received. Receive those completions later, still early.
+        var wokeAt: [Int64: Int64] = [:]
+        for c in log.records where c.callbackNs > 0 && c.wakeNs > 0 && c.wakeNs < c.callbackNs {
+            wokeAt[c.callbackNs] = min(wokeAt[c.callbackNs] ?? c.wakeNs, c.wakeNs)
+        }
+        var moved: [Int: Int64] = [:]
+        var unlogged: [Int: Int64] = [:]
+        for i in log.records.indices {
+            let r = log.records[i]
+            guard r.outcome == .onTime || r.outcome == .late, r.receivedNs > 0, r.flipNs - r.receivedNs >= 2,
+                  let w = wokeAt[r.flipNs], w <= r.receivedNs else { continue }
+            if unlogged.isEmpty && r.frame > 100 {
+                log.records[i].receivedNs = 0
+                unlogged[r.frame] = r.flipNs
+                continue
+            }
+            log.records[i].receivedNs = r.receivedNs + (r.flipNs - r.receivedNs) / 2
+            moved[r.frame] = log.records[i].receivedNs
+        }
+        #expect(moved.count > 50, "\(moved.count) early receipts moved")
+        #expect(unlogged.count == 1)
+        let result = try Replay.run(log)
+        #expect(result.divergences == 0)
+        let replayed = Dictionary(result.records.map { ($0.frame, $0) }, uniquingKeysWith: { a, _ in a })
+        var wrong: [String] = []
+        for (frame, received) in moved.merging(unlogged, uniquingKeysWith: { a, _ in a }).sorted(by: { $0.key < $1.key }) {
+            let got = replayed[frame]?.receivedNs
+            if got != received { wrong.append("frame \(frame): replayed \(got.map(String.init) ?? "none"), want \(received)") }
+        }
+        #expect(wrong.count == 0, "\(wrong.count) of \(moved.count + unlogged.count) receipts: \(wrong.prefix(5))")
+        // Every other frame's receipt replays unchanged too.
+        for r in log.records where r.receivedNs > 0 && moved[r.frame] == nil {
+            #expect(replayed[r.frame]?.receivedNs == r.receivedNs, "frame \(r.frame)")
+        }
+    }
+}
