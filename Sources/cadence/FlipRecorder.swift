@@ -2,7 +2,8 @@ import CadenceCore
 import DRM
 
 /// The measurement loop of `cadence measure`: flip a swapchain at every vblank and record the
-/// kernel's timestamps, for ``RefreshMeasurement``.
+/// kernel's timestamps, for ``RefreshMeasurement``. One ``FlipRecorder`` per output; the outputs
+/// of one card are served turn by turn on one thread (``recordFlips(_:shouldStop:)``).
 
 /// What ``KMSOutput/recordFlips(swapchain:shadow:durationNs:warmupFlips:shouldStop:)`` saw.
 struct FlipRecording: Sendable {
@@ -14,77 +15,147 @@ struct FlipRecording: Sendable {
     var stopped: Bool
 }
 
-extension KMSOutput {
-    func recordFlips(swapchain: Swapchain, shadow: ShadowBuffer, durationNs: Int64, warmupFlips: Int = 3,
-                     shouldStop: () -> Bool = { false }) throws -> FlipRecording {
+/// One output's measurement: its swapchain flipped at every vblank (or, without vblank, once per
+/// nominal period after each completion), each completion after the warm-up recorded.
+final class FlipRecorder {
+    let output: KMSOutput
+    private let swapchain: Swapchain
+    private let durationNs: Int64
+    private let period: Int64
+    private var vblank: VBlankSupport = .none
+    private var samples: [FlipTimestamp] = []
+    private var widener = SequenceWidener()
+    private var end: Int64 = 0
+    private var warmupLeft: Int
+    private var submittedAt: [Int64]
+    private var lastEvent: Int64 = 0
+    private var nextSubmitAt: Int64?
+
+    /// Paints each buffer of `swapchain` a shade of its own through `shadow` (never reading the
+    /// buffers back).
+    init(output: KMSOutput, swapchain: Swapchain, shadow: ShadowBuffer, durationNs: Int64, warmupFlips: Int) {
+        self.output = output
+        self.swapchain = swapchain
+        self.durationNs = durationNs
+        warmupLeft = warmupFlips
+        period = Int64(output.mode.refreshInterval.rounded())
+        submittedAt = Array(repeating: 0, count: swapchain.buffers.count)
         let shades: [UInt32] = [0x0020_3040, 0x0030_4050, 0x0040_5060]
         for (i, b) in swapchain.buffers.enumerated() {
             shadow.fill(shades[i % shades.count])
             shadow.copy(to: b)
         }
-        try modeset(framebuffer: swapchain.buffers[0].framebuffer)
-        swapchain.markOnScreen(0)
-        var vblank = probeVBlank()
-        let period = Int64(mode.refreshInterval.rounded())
-        var samples: [FlipTimestamp] = []
         if period > 0 { samples.reserveCapacity(Int(min(durationNs / period, 10_000_000)) + 64) }
-        var widener = SequenceWidener()
-        var end = device.monotonicNow() + durationNs
-        var warmupLeft = warmupFlips
+    }
 
-        var submittedAt = [Int64](repeating: 0, count: swapchain.buffers.count)
-        func submitNext() throws {
-            guard let i = swapchain.acquire() else { return }
-            submittedAt[i] = device.monotonicNow()
-            try flip(to: swapchain.buffers[i].framebuffer, userData: UInt64(i) + 1)
-            swapchain.markQueued(i)
-        }
+    /// Sets the mode, probes the vblank and queues the first flip.
+    func start() throws {
+        try output.modeset(framebuffer: swapchain.buffers[0].framebuffer)
+        swapchain.markOnScreen(0)
+        vblank = output.probeVBlank()
+        end = output.device.monotonicNow() + durationNs
         try submitNext()
-        var lastEvent = device.monotonicNow()
-        var nextSubmitAt: Int64?
-        var stopped = false
-        while true {
-            if shouldStop() { stopped = true; break }
-            let now = device.monotonicNow()
-            if !flipPending && now >= end { break }
-            if let at = nextSubmitAt, !flipPending, now >= at {
-                nextSubmitAt = nil
+        lastEvent = output.device.monotonicNow()
+    }
+
+    /// True once the duration is over and no flip is pending.
+    func isDone(at now: Int64) -> Bool { !output.flipPending && now >= end }
+
+    /// When this output next needs the loop: its paced submit, or a second after its last event
+    /// (to notice a flip that never completes).
+    var wake: Int64 { nextSubmitAt.map { min($0, lastEvent + 1_000_000_000) } ?? (lastEvent + 1_000_000_000) }
+
+    /// Submits a paced flip that is due; true when it did.
+    func submitIfDue(at now: Int64) throws -> Bool {
+        guard let at = nextSubmitAt, !output.flipPending, now >= at else { return false }
+        nextSubmitAt = nil
+        try submitNext()
+        return true
+    }
+
+    /// Records `events` (this output's, read at `received`) and queues the next flip.
+    func handle(_ events: [DRMEvent], received: Int64) throws {
+        for e in events where e.kind == .flipComplete {
+            lastEvent = received
+            let seq = vblank == .hardware ? widener.widen(UInt32(truncatingIfNeeded: e.sequence)) : 0
+            if warmupLeft > 0 {
+                warmupLeft -= 1
+                end = received + durationNs
+            } else {
+                let buffer = e.userData >= 1 && e.userData <= UInt64(swapchain.buffers.count) ? Int(e.userData) - 1 : -1
+                let submitted = submittedAt.indices.contains(buffer) ? submittedAt[buffer] : 0
+                samples.append(FlipTimestamp(sequence: seq, timestamp: e.timestampNs, receivedAt: received,
+                                             submittedAt: submitted > 0 ? submitted : nil))
+            }
+            if e.userData >= 1, e.userData <= UInt64(swapchain.buffers.count) { swapchain.markOnScreen(Int(e.userData) - 1) }
+            guard received < end else { continue }
+            if vblank == .hardware {
                 try submitNext()
-                continue
-            }
-            let wake = nextSubmitAt.map { min($0, lastEvent + 1_000_000_000) } ?? (lastEvent + 1_000_000_000)
-            let events = try readEvents(until: wake)
-            let received = device.monotonicNow()
-            if events.isEmpty {
-                if flipPending && received >= lastEvent + 1_000_000_000 {
-                    throw DRMError(call: "wait for page-flip event", object: "\(crtc)", errno: .init(rawValue: 62)) // ETIME
-                }
-                continue
-            }
-            for e in events where e.kind == .flipComplete {
-                lastEvent = received
-                let seq = vblank == .hardware ? widener.widen(UInt32(truncatingIfNeeded: e.sequence)) : 0
-                if warmupLeft > 0 {
-                    warmupLeft -= 1
-                    end = received + durationNs
-                } else {
-                    let buffer = e.userData >= 1 && e.userData <= UInt64(swapchain.buffers.count) ? Int(e.userData) - 1 : -1
-                    let submitted = submittedAt.indices.contains(buffer) ? submittedAt[buffer] : 0
-                    samples.append(FlipTimestamp(sequence: seq, timestamp: e.timestampNs, receivedAt: received,
-                                                 submittedAt: submitted > 0 ? submitted : nil))
-                }
-                if e.userData >= 1, e.userData <= UInt64(swapchain.buffers.count) { swapchain.markOnScreen(Int(e.userData) - 1) }
-                guard received < end else { continue }
-                if vblank == .hardware {
-                    try submitNext()
-                } else {
-                    // No vblank to wait for: pace commits to the nominal period.
-                    nextSubmitAt = e.timestampNs + period
-                }
+            } else {
+                // No vblank to wait for: pace commits to the nominal period.
+                nextSubmitAt = e.timestampNs + period
             }
         }
+    }
+
+    /// Throws ETIME when a flip has been pending for a second with no event.
+    func checkStalled(at now: Int64) throws {
+        if output.flipPending && now >= lastEvent + 1_000_000_000 {
+            throw DRMError(call: "wait for page-flip event", object: "\(output.crtc)", errno: .init(rawValue: 62)) // ETIME
+        }
+    }
+
+    /// What was recorded.
+    func recording(stopped: Bool) -> FlipRecording {
+        var v = vblank
         // A driver that claims vblank but reports sequence 0 on every flip has none.
-        if vblank == .hardware, samples.count > 2, samples.allSatisfy({ $0.sequence == 0 }) { vblank = .none }
-        return FlipRecording(flips: samples, vblank: vblank, stopped: stopped)
+        if v == .hardware, samples.count > 2, samples.allSatisfy({ $0.sequence == 0 }) { v = .none }
+        return FlipRecording(flips: samples, vblank: v, stopped: stopped)
+    }
+
+    private func submitNext() throws {
+        guard let i = swapchain.acquire() else { return }
+        submittedAt[i] = output.device.monotonicNow()
+        try output.flip(to: swapchain.buffers[i].framebuffer, userData: UInt64(i) + 1)
+        swapchain.markQueued(i)
+    }
+
+    /// Measures `recorders` (outputs of one card, started here) together until each is done or
+    /// `shouldStop`: each turn submits what is due and handles what each output's events are,
+    /// then waits on one output in rotation (a wait on a card that routes events per CRTC
+    /// returns after any read; events for another CRTC are kept for it). Returns whether it was
+    /// stopped.
+    static func recordFlips(_ recorders: [FlipRecorder], shouldStop: () -> Bool) throws -> Bool {
+        for r in recorders { try r.start() }
+        guard let device = recorders.first?.output.device else { return false }
+        var rotation = 0
+        while true {
+            if shouldStop() { return true }
+            let active = recorders.filter { !$0.isDone(at: device.monotonicNow()) }
+            if active.isEmpty { return false }
+            for r in active {
+                _ = try r.submitIfDue(at: device.monotonicNow())
+                // Events already read for it (or readable now): no wait.
+                let events = try r.output.readEvents(until: 0)
+                if !events.isEmpty { try r.handle(events, received: device.monotonicNow()) }
+            }
+            let k = active[rotation % active.count]
+            rotation &+= 1
+            let wake = active.map(\.wake).min() ?? 0
+            let events = try k.output.readEvents(until: wake)
+            let received = device.monotonicNow()
+            if !events.isEmpty { try k.handle(events, received: received) }
+            for r in active { try r.checkStalled(at: received) }
+        }
+    }
+}
+
+extension KMSOutput {
+    /// Measures this output alone (see ``FlipRecorder``).
+    func recordFlips(swapchain: Swapchain, shadow: ShadowBuffer, durationNs: Int64, warmupFlips: Int = 3,
+                     shouldStop: () -> Bool = { false }) throws -> FlipRecording {
+        let r = FlipRecorder(output: self, swapchain: swapchain, shadow: shadow, durationNs: durationNs, warmupFlips: warmupFlips)
+        let stopped = try FlipRecorder.recordFlips([r], shouldStop: shouldStop)
+        return r.recording(stopped: stopped)
     }
 }

@@ -14,7 +14,8 @@ struct MeasureCommand: ParsableCommand {
         commandName: "measure", abstract: "Measure a panel's real refresh from kernel flip timestamps.",
         usage: """
             cadence measure [--backend <backend>] [--device <device>]
-                   [--connector <connector>] [--mode <mode>] [--duration <duration>]
+                   [--connector <connector> ...] [--mode <mode>]
+                   [--duration <duration>]
                    [--allocator <allocator>] [--api <api>] [--json] [--trace]
                    [--session <session>] [--vrr <vrr>]
             """,
@@ -27,6 +28,12 @@ struct MeasureCommand: ParsableCommand {
             mode at that rate builds one (the listed WxH mode with its pixel clock
             scaled, or CVT reduced blanking) and says so on stderr. When the connector
             lists a faster mode at the same size, a one-line warning says so.
+
+            --connector A --connector B (or all: every connected connector, on every
+            card unless --device names one) measures several outputs at once, each on
+            its own CRTC: the outputs of a card take turns on one thread, each card has
+            a thread of its own. One block (or JSON object in "outputs") per output;
+            outputs on several cards are named cardN-NAME.
 
             --vrr on sets VRR_ENABLED and sweeps requested rates across the panel's VRR
             range (9 steps from its minimum to its maximum, plus one at 3/4 of the
@@ -51,6 +58,7 @@ struct MeasureCommand: ParsableCommand {
               cadence measure --mode 1024x768@144 --trace    a built mode, every flip
               cadence measure --allocator gbm --api legacy
               cadence measure --backend fake-drm:two-crtc --connector DP-1
+              cadence measure --connector all --json      every connected output
               cadence measure --backend fake-drm:amdgpu-vrr --vrr on
             """)
 
@@ -60,8 +68,9 @@ struct MeasureCommand: ParsableCommand {
     @Option(name: .long, help: "kms (the default) or fake-drm[:PROFILE]: the KMS code over a fake DRM device from a drm_info -j profile, on virtual time.")
     var backend: String = "kms"
 
-    @Option(name: .long, help: "Connector name, e.g. Virtual-1 or HDMI-A-1 (default: the first connected).")
-    var connector: String?
+    @Option(name: .customLong("connector"), help: "Connector name, e.g. HDMI-A-1, or card1-HDMI-A-1 for one on /dev/dri/card1 (default: the first connected); repeat it, or give all, to measure several outputs at once.")
+    var connectors: [String] = []
+    var connector: String? { connectors.first }
 
     @Option(name: .long, help: "WxH or WxH@HZ (default: the connector's preferred mode).")
     var mode: String?
@@ -106,11 +115,19 @@ struct MeasureCommand: ParsableCommand {
         } else if backend != "kms" && backend != "auto" {
             throw CLIFailure("--backend must be kms or fake-drm[:PROFILE]")
         }
-        let path = try selecting { try OutputSelection.devicePath(device, discovered: devices.discover()) }
+        if connectors.count > 1 || connectors == ["all"] {
+            return try measureSeveral(source: devices, allocator: alloc, api: modesetAPI)
+        }
+        // `cardN-NAME` names its card.
+        let address = connector.map(OutputAddress.init)
+        if let a = address, let own = a.devicePath, let device, own != device {
+            throw CLIFailure("connector \(a) is on \(own), not on the device given (\(device))")
+        }
+        let path = try selecting { try OutputSelection.devicePath(device ?? address?.devicePath, discovered: devices.discover()) }
         let dev = try selecting { try OutputSelection.open(path, source: devices) }
         if let sim = dev.simulatorName { printError("notice: \(sim): a fake DRM device (simulator) on virtual time, not a panel") }
         let driver = try describing(path) { try dev.version() }
-        let selection = try selecting { try OutputSelection.select(device: dev, connector: connector, mode: mode) }
+        let selection = try selecting { try OutputSelection.select(device: dev, connector: address?.connector, mode: mode) }
         let conn = selection.connector
         let chosen = selection.mode
         let policy = try BackendChoice.vrrPolicy(vrr)
