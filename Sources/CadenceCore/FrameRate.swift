@@ -40,6 +40,9 @@ public struct FrameRateRange: Equatable, Hashable, Sendable, Codable {
         try validate()
     }
 
+    /// "30" for 30.0, "59.94" otherwise.
+    private static func format(_ v: Double) -> String { v == v.rounded() ? String(Int(v)) : String(v) }
+
     /// Throws unless 0 ≤ minimum ≤ maximum (maximum 0: unbounded) and preferred is 0 or inside.
     public func validate() throws {
         if minimum < 0 || maximum < 0 || preferred < 0 {
@@ -49,7 +52,11 @@ public struct FrameRateRange: Equatable, Hashable, Sendable, Codable {
             throw Invalid.malformed("rate range \(minimum):\(maximum):\(preferred): minimum is above maximum")
         }
         if preferred > 0 && (preferred < minimum || (maximum > 0 && preferred > maximum)) {
-            throw Invalid.malformed("rate range \(minimum):\(maximum):\(preferred): preferred is outside minimum…maximum")
+            // A common slip: the panel's VRR range given as the content's range.
+            let hint = preferred < minimum
+                ? " (the range is the rates the content accepts, not the panel's VRR range: for \(Self.format(preferred)) Hz give \(Self.format(preferred)):\(Self.format(maximum)):\(Self.format(preferred)) or 0:\(Self.format(maximum)):\(Self.format(preferred)); below a VRR panel's minimum each frame is repeated, LFC)"
+                : ""
+            throw Invalid.malformed("rate range \(minimum):\(maximum):\(preferred): preferred is outside minimum…maximum" + hint)
         }
     }
 }

@@ -349,7 +349,9 @@ struct RunCommand: ParsableCommand {
             return
         }
         let f = { (v: Double) in String(format: "%.3f", v) }
-        print("backend           \(JUnitReport.displayName(s.backend))  refresh \(f(s.refreshHz)) Hz  effective \(f(s.effectiveRateHz)) Hz  latency \(s.latency)")
+        // Under VRR the refresh follows the frames: say the range, not its maximum alone.
+        let refresh = s.vrrRangeHz.map { r in "refresh VRR \(f(r.first ?? 0))–\(f(r.last ?? 0)) Hz" } ?? "refresh \(f(s.refreshHz)) Hz"
+        print("backend           \(JUnitReport.displayName(s.backend))  \(refresh)  effective \(f(s.effectiveRateHz)) Hz  latency \(s.latency)")
         print("frames            \(s.frames)  presented \(s.presented) (on time \(s.onTime), late \(s.late))  discarded \(s.discarded)  failed \(s.failed)  unconfirmed \(s.unconfirmed)")
         print("dropped           \(s.droppedRefreshes) refreshes in \(s.dropEvents) events  hitch \(f(s.hitchTimeRatio)) ms/s")
         if let e = s.onTimeErrorUs {
@@ -358,7 +360,9 @@ struct RunCommand: ParsableCommand {
         if let n = s.rateSwitches { print("rate switches     \(n)") }
         print("interval ms       mean \(f(s.intervalMs.mean))  stddev \(f(s.intervalMs.stddev))  p50 \(f(s.intervalMs.p50))  p99 \(f(s.intervalMs.p99))  max \(f(s.intervalMs.max))")
         let units = s.intervalRefreshes.sorted { (Int($0.key.filter(\.isNumber)) ?? 0) < (Int($1.key.filter(\.isNumber)) ?? 0) }
-        print("interval refr.    " + units.map { "\($0.key)×: \($0.value)" }.joined(separator: "  "))
+        // Under VRR a "refresh" here is the range's shortest interval (1/maximum), not a vblank.
+        let unit = s.vrrRangeHz == nil ? "" : "(of \(String(format: "%.3f", 1000 / s.refreshHz)) ms) "
+        print("interval refr.    " + unit + units.map { "\($0.key)×: \($0.value)" }.joined(separator: "  "))
         if !s.causes.isEmpty {
             print("causes            " + s.causes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: "  "))
         }

@@ -195,6 +195,22 @@ import Testing
         #expect(r.out.contains("effective 60.004 Hz"), "\(r.out)")
     }
 
+    /// The summary names the VRR range (not its maximum alone as "the refresh") and the unit its
+    /// interval counts use; a range that leaves out the preferred rate says what to give instead.
+    @Test func theTextSummaryNamesTheVRRRange() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cadence(["run", "--backend", "fake-drm:amdgpu-vrr", "--rate", "30:144:30", "--frames", "30", "--quiet", "--scene", "solid"], in: dir)
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out.contains("refresh VRR 48.000–144.000 Hz  effective 30.000 Hz"), "\(r.out)")
+        #expect(lines(r.out).contains { $0.hasPrefix("interval refr.    (of 6.944 ms) 5×: 29") }, "\(r.out)")
+        let fixed = try cadence(["run", "--backend", "fake-drm:vkms", "--frames", "10", "--quiet", "--scene", "solid"], in: dir)
+        #expect(fixed.out.contains("refresh 60.004 Hz") && lines(fixed.out).contains { $0.hasPrefix("interval refr.    1×: 9") }, "\(fixed.out)")
+        let panelRange = try cadence(["run", "--backend", "fake-drm:amdgpu-vrr", "--rate", "48:144:30", "--frames", "10"], in: dir)
+        #expect(panelRange.status == 2 && lines(panelRange.err).count == 1
+                && panelRange.err.contains("preferred is outside minimum…maximum (the range is the rates the content accepts, not the panel's VRR range: for 30 Hz give 30:144:30 or 0:144:30"), "\(panelRange.err)")
+    }
+
     @Test func theKMSPathGivesTheFakeDisplaysVRRNumbers() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
