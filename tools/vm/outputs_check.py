@@ -186,6 +186,21 @@ if len(heads) == 2 and all(heads) and len(dropped_lines) == 2 and all(dropped_li
 check("pair: CRTC indexes 0 and 1", [h.group(3) if h else None for h in heads] == ["0", "1"])
 check_logs("pair", pair, ov)
 
+print("-- measure --connector all --duration 2 (JSON)")
+attempts("measure")
+doc = json_doc("measure")
+mo = {o.get("output"): o for o in doc.get("outputs", [])}
+for n in NAMES:
+    o = mo.get(n, {})
+    print(f"   measure: {n}: device {o.get('device')}, measured {o.get('measuredRefreshHz')} Hz from {o.get('flips')} flips, "
+          f"missed vblanks {o.get('missedVblanks')}, vblank {o.get('vblank')}, checks passed {o.get('checksPassed')}")
+check("measure: exit 0, one object per output (Virtual-1, Virtual-2), hardware vblank, every check passed",
+      rc("measure") == 0 and list(mo) == NAMES and all(mo[n].get("vblank") == "hardware" and mo[n].get("checksPassed") is True for n in NAMES),
+      f"rc {rc('measure')}, outputs {list(mo)}, stderr {text('measure.err').strip()[:300]!r}")
+check("measure: each output's refresh from its own flip timestamps is the mode's 60.0038 Hz (±0.05%), from at least 100 flips",
+      all(abs((mo.get(n, {}).get("measuredRefreshHz") or 0) - VKMS_HZ) < VKMS_HZ * 0.0005 and (mo.get(n, {}).get("flips") or 0) >= 100 for n in NAMES),
+      str({n: (mo.get(n, {}).get("measuredRefreshHz"), mo.get(n, {}).get("flips")) for n in NAMES}))
+
 # --- scripted late frames on Virtual-2 -----------------------------------------------------
 print("-- run --connector all --inject-late Virtual-2=100:1,250:3 --frames 400 --latency 1")
 attempts("late")

@@ -71,6 +71,8 @@ cat "$state" >/out/state_after.txt
 rec mixed cadence run --backend kms --connector all --mode Virtual-2=1024x768@144 --scene solid --duration 5 --log /out/mixed.jsonl --json --quiet
 rec pair cadence run --backend kms --connector Virtual-1 --connector Virtual-2 --scene solid --duration 5 \
     --log /out/pair.jsonl --quiet
+# measure both outputs at once (each flipped at every vblank of its own CRTC).
+rec measure cadence measure --connector all --duration 2 --json
 
 # Scripted late frames on Virtual-2 only (frame 100 one refresh late, frame 250 three): exactly
 # 4 dropped refreshes in 2 events there, none on Virtual-1 (after the first two frames).
