@@ -24,6 +24,9 @@ public struct RunLogHeader: Codable, Equatable, Sendable {
     public var crtc: UInt32
     /// The connector, in runs over several outputs (absent otherwise and in older logs).
     public var connector: String?
+    /// The card's node (`/dev/dri/card1`), in runs over outputs on several cards (absent
+    /// otherwise and in older logs).
+    public var card: String?
     /// Finished frames the backend could hold besides the one on screen and the one in flight.
     public var queueCapacity: Int
     /// The run's configuration, enough to run it again (`RunConfiguration`).

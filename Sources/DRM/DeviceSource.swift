@@ -26,9 +26,15 @@ public struct DeviceSource {
 
     /// The fake device's nodes (``FakeDRMDevice/cardNodes``); opening honours its scripted
     /// ``FakeDRMDevice/openError`` and answers ENOENT for any other path.
-    public static func fake(_ device: FakeDRMDevice) -> DeviceSource {
-        DeviceSource(discover: { device.cardNodes }, open: { try DRMDevice.open(path: $0, fake: device) },
-                     openReadOnly: { try DRMDevice.open(path: $0, fake: device, readOnly: true) })
+    public static func fake(_ device: FakeDRMDevice) -> DeviceSource { fake([device]) }
+
+    /// Several fake devices, one card each (a machine with two GPUs, or a GPU and a USB dock):
+    /// each node opens the device that lists it; any other path is ENOENT.
+    public static func fake(_ devices: [FakeDRMDevice]) -> DeviceSource {
+        func owner(_ path: String) -> FakeDRMDevice { devices.first { $0.cardNodes.contains(path) } ?? devices[0] }
+        return DeviceSource(discover: { devices.flatMap(\.cardNodes).sorted { $0.count != $1.count ? $0.count < $1.count : $0 < $1 } },
+                            open: { try DRMDevice.open(path: $0, fake: owner($0)) },
+                            openReadOnly: { try DRMDevice.open(path: $0, fake: owner($0), readOnly: true) })
     }
 }
 

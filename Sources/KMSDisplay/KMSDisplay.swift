@@ -72,7 +72,8 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
 
     // MARK: Opening
 
-    /// Opens `device` (default: the first card node of `source`, /dev/dri/card*), picks `connector` by name (default:
+    /// Opens `device` (default: the first card node of `source`, /dev/dri/card*, or the card a
+    /// `cardN-NAME` connector names: ``OutputAddress``), picks `connector` by name (default:
     /// the first connected) and `mode` as "WxH[@HZ]" (default: preferred; a rate with no listed
     /// mode builds one, see ``OutputSelection/note``), allocates 3 buffers with `allocator`,
     /// sets the mode with `api` and shows black. Throws ``OutputSelectionError``.
@@ -82,9 +83,14 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
                             allocator: BufferAllocator = .dumb, api: ModesetAPI = .auto,
                             vrr: VRRPolicy = .off, rate: FrameRateRange = .default,
                             source: DeviceSource = .live) throws -> KMSDisplay {
-        let p = try OutputSelection.devicePath(path, discovered: source.discover())
+        // `cardN-NAME` names its card (see ``OutputAddress``).
+        let address = connector.map(OutputAddress.init)
+        if let a = address, let own = a.devicePath, let path, path != own {
+            throw OutputSelectionError("connector \(a) is on \(own), not on the device given (\(path))")
+        }
+        let p = try OutputSelection.devicePath(path ?? address?.devicePath, discovered: source.discover())
         let dev = try OutputSelection.open(p, source: source)
-        return try open(on: dev, connector: connector, mode: mode, allocator: allocator, api: api, vrr: vrr, rate: rate)
+        return try open(on: dev, connector: address?.connector, mode: mode, allocator: allocator, api: api, vrr: vrr, rate: rate)
     }
 
     /// Like ``open(device:connector:mode:allocator:api:vrr:rate:source:)`` on an already open

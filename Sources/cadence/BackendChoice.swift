@@ -42,8 +42,7 @@ enum BackendChoice {
         case "kms":
             return try kms(source)
         case let b where isFakeDRM(b):
-            let fakeDRM = try fakeDRMDevice(b, wallClock: fake.clock == .wall, seed: fake.seed)
-            return try kms(.fake(fakeDRM))
+            return try kms(.fake(try fakeDRMDevices(b, wallClock: fake.clock == .wall, seed: fake.seed)))
         case "auto":
             if device == nil && source.discover().isEmpty {
                 if purpose == .validate { throw CLIFailure(validateNeedsDisplay) }
@@ -60,11 +59,15 @@ enum BackendChoice {
     /// True for `fake-drm` and `fake-drm:PROFILE`.
     static func isFakeDRM(_ backend: String) -> Bool { backend == "fake-drm" || backend.hasPrefix("fake-drm:") }
 
-    /// The fake DRM device `backend` (`fake-drm[:PROFILE]`) names; throws a one-line error for a
-    /// profile that cannot be found or read.
-    static func fakeDRMDevice(_ backend: String, wallClock: Bool = false, seed: UInt64 = 0) throws -> FakeDRMDevice {
-        let spec = backend.hasPrefix("fake-drm:") ? String(backend.dropFirst("fake-drm:".count)) : nil
-        return try ProfileFile.load(spec).makeDevice(wallClock: wallClock, seed: seed)
+    /// The fake DRM devices `backend` (`fake-drm[:PROFILE[,PROFILE…]]`, one card per profile)
+    /// names; throws a one-line error for a profile that cannot be found or read.
+    static func fakeDRMDevices(_ backend: String, wallClock: Bool = false, seed: UInt64 = 0) throws -> [FakeDRMDevice] {
+        try ProfileFile.loadAll(profileSpec(backend)).map { $0.makeDevice(wallClock: wallClock, seed: seed) }
+    }
+
+    /// What follows `fake-drm:` (nil for plain `fake-drm`).
+    static func profileSpec(_ backend: String) -> String? {
+        backend.hasPrefix("fake-drm:") ? String(backend.dropFirst("fake-drm:".count)) : nil
     }
 
     private static func openKMS(device: String?, connector: String?, mode: String?, source: DeviceSource,

@@ -57,23 +57,24 @@ struct ListCommand: ParsableCommand {
 
     private func execute() throws {
         var source = try sessionOptions.source(command: "list")
-        var profile: ProfileFile?
+        var profiles: [ProfileFile] = []
         if BackendChoice.isFakeDRM(backend) {
-            let p = try ProfileFile.load(backend.hasPrefix("fake-drm:") ? String(backend.dropFirst(9)) : nil)
-            source = .fake(p.makeDevice(wallClock: false, seed: 0))
-            profile = p
+            profiles = try ProfileFile.loadAll(BackendChoice.profileSpec(backend))
+            source = .fake(profiles.map { $0.makeDevice(wallClock: false, seed: 0) })
         } else if backend != "auto" && backend != "kms" {
             throw CLIFailure("--backend must be auto, kms or fake-drm[:PROFILE]")
         }
         if watch {
-            if profile != nil { throw CLIFailure("--watch needs a real card (--backend kms): a fake DRM device never changes") }
+            if !profiles.isEmpty { throw CLIFailure("--watch needs a real card (--backend kms): a fake DRM device never changes") }
             guard let path = device ?? DRMDevice.discover().first else { throw CLIFailure(OutputSelection.noDeviceMessage) }
             return try watch(path: path, source: source)
         }
         let paths: [String]
-        if let profile {
-            paths = [device ?? profile.node]
-            if !json { print("fake DRM device (simulator) from profile \(profile.path): \(profile.description)") }
+        if !profiles.isEmpty {
+            paths = device.map { [$0] } ?? profiles.map(\.node)
+            for profile in profiles where !json {
+                print("fake DRM device (simulator) from profile \(profile.path): \(profile.description)")
+            }
         } else if let device {
             paths = [device]
         } else {
@@ -96,7 +97,8 @@ struct ListCommand: ParsableCommand {
             }
         }
         if json {
-            let sim: [(String, JSON)] = profile.map { [("backend", .string("fake-drm")), ("profile", .string($0.path))] } ?? []
+            let sim: [(String, JSON)] = profiles.isEmpty ? []
+                : [("backend", .string("fake-drm")), ("profile", .string(profiles.map(\.path).joined(separator: ",")))]
             print(JSON.object(sim + [("devices", .array(reports))]).rendered)
         }
         if failures.count == paths.count {

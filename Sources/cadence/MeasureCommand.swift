@@ -102,7 +102,7 @@ struct MeasureCommand: ParsableCommand {
         }
         var devices = try sessionOptions.source(command: "measure")
         if BackendChoice.isFakeDRM(backend) {
-            devices = .fake(try BackendChoice.fakeDRMDevice(backend))
+            devices = .fake(try BackendChoice.fakeDRMDevices(backend))
         } else if backend != "kms" && backend != "auto" {
             throw CLIFailure("--backend must be kms or fake-drm[:PROFILE]")
         }

@@ -26,6 +26,19 @@ struct ProfileFile {
         profile.makeDevice(wallClock: wallClock, seed: seed)
     }
 
+    /// Parses `spec` as a comma-separated list of profiles, one card each: with more than one,
+    /// the cards are /dev/dri/card0, card1, … in the order given (a machine with several GPUs).
+    static func loadAll(_ spec: String?) throws -> [ProfileFile] {
+        let parts = (spec ?? "").split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count > 1 else { return [try load(spec)] }
+        if parts.contains(where: \.isEmpty) { throw CLIFailure("fake-drm:\(spec ?? ""): an empty profile name in the list") }
+        return try parts.enumerated().map { i, part in
+            var p = try load(part)
+            p.profile.node = "/dev/dri/card\(i)"
+            return p
+        }
+    }
+
     /// Parses `spec` (the part after `fake-drm:`; nil or empty: ``defaultName``): a file path,
     /// or the name of a shipped profile. Throws a one-line ``CLIFailure``.
     static func load(_ spec: String?) throws -> ProfileFile {

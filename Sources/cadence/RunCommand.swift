@@ -26,7 +26,8 @@ struct RunCommand: ParsableCommand {
             or mastered (no permission, another DRM master) is an error, not a fallback.
             fake-drm[:PROFILE] runs the KMS code over a fake DRM device playing a drm_info
             -j profile (a file, or a shipped name: vkms (default), bochs, virtio-gpu,
-            amdgpu-vrr, two-crtc); virtual time unless --fake-clock wall.
+            amdgpu-vrr, two-crtc); virtual time unless --fake-clock wall. A list of
+            profiles (fake-drm:two-crtc,vkms) makes one fake card each: card0, card1, ...
 
             --rate picks a divisor of the refresh (on 60 Hz: 60, 30, 20, 15, ...), or any
             rate inside a VRR range: --fake-vrr on the fake display; on kms and fake-drm
@@ -35,11 +36,14 @@ struct RunCommand: ParsableCommand {
             is shown for whole refreshes: LFC). --latency is the pipelining depth; KMS has 3 buffers,
             so it caps latency at 2 (and says so when 3 is asked for).
 
-            --connector A --connector B (or --connector all) runs several outputs of
-            one card at once, each on its own CRTC at its own rate: a summary per
-            output and a total; --log/--csv/--summary write one file per output
-            (run.jsonl -> run.DP-1.jsonl); --inject-late DP-1=100:2 targets one;
-            --mode DP-1=2560x1440@60 gives one output its own mode.
+            --connector A --connector B (or --connector all) runs several outputs at
+            once, each on its own CRTC at its own rate: a summary per output and a
+            total; --log/--csv/--summary write one file per output (run.jsonl ->
+            run.DP-1.jsonl); --inject-late DP-1=100:2 targets one; --mode
+            DP-1=2560x1440@60 gives one output its own mode. card1-DP-1 is DP-1 on
+            /dev/dri/card1, and all (without --device) is every card's. Each card's
+            outputs are paced on a thread of their own; outputs on several cards are
+            named cardN-NAME everywhere (run.card1-DP-1.jsonl).
 
             Exit status:
               0  the run completed, or was stopped with SIGINT/SIGTERM/SIGHUP
@@ -70,11 +74,11 @@ struct RunCommand: ParsableCommand {
               cadence run --duration 3600 --metrics-port 9464   /metrics
             """)
 
-    @Option(help: "Display: auto (kms; fake only when the machine has no DRM card), kms, fake or fake-drm[:PROFILE].")
+    @Option(help: "Display: auto (kms; fake only when the machine has no DRM card), kms, fake or fake-drm[:PROFILE[,PROFILE…]] (one fake card per profile).")
     var backend: String = "auto"
     @Option(help: "DRM card node for --backend kms (default: the first /dev/dri/card*).")
     var device: String?
-    @Option(name: .customLong("connector"), help: "Connector name for KMS, e.g. Virtual-1 (default: the first connected); repeat it, or give all (every connected one), to run several outputs at once.")
+    @Option(name: .customLong("connector"), help: "Connector name for KMS, e.g. HDMI-A-1, or card1-HDMI-A-1 for one on /dev/dri/card1 (default: the first connected); repeat it, or give all (every connected one, on every card unless --device names one), to run several outputs at once.")
     var connectors: [String] = []
     /// The one connector asked for (nil: the first connected).
     var connector: String? { connectors.first }
@@ -166,7 +170,7 @@ struct RunCommand: ParsableCommand {
         let out = try RunOutputs(log: log, options: outputs)
 
         let display = try out.discardOnError { try openBackend(fakeConfig, source: source, purpose: purpose, rate: config.range) }
-        if let target = injectLateTarget, (display as? KMSDisplay)?.output.connector.name != target {
+        if let target = injectLateTarget, !Self.drives(display, target) {
             try? display.close()
             out.discard()
             throw CLIFailure("--inject-late \(target)=…: the run drives \((display as? KMSDisplay)?.output.connector.name ?? display.name), not \(target)")
@@ -309,6 +313,12 @@ struct RunCommand: ParsableCommand {
     }
 
     /// The metrics series of a run: the KMS connector and CRTC index, or "fake" and 0.
+    /// True when `display` is the output `name` names (its connector, or `cardN-NAME`).
+    static func drives(_ display: any DisplayBackend, _ name: String) -> Bool {
+        guard let k = display as? KMSDisplay else { return false }
+        return k.output.connector.name == name || k.address.description == name
+    }
+
     static func metricsLabels(_ display: any DisplayBackend) -> FrameMetrics.Labels {
         guard let k = display as? KMSDisplay else { return FrameMetrics.Labels(connector: display.name, crtc: 0) }
         return FrameMetrics.Labels(connector: k.output.connector.name, crtc: k.output.crtcIndex)

@@ -67,6 +67,11 @@ final class RunOutputs {
     /// The output's connector in a run over several outputs: written on the log's header and
     /// every frame line, and put before each status line. Nil for one output (logs unchanged).
     var connector: String?
+    /// The output's card node, when the run's outputs are on several cards: written on the log's
+    /// header.
+    var card: String?
+    /// What the status lines call the output (`card1-DP-1` across cards; else the connector).
+    var outputName: String?
 
     init(log logPath: String?, options: RunOutputOptions) throws {
         let rotation = try Self.rotation(log: logPath, maxSize: options.logMaxSize, keep: options.logKeep)
@@ -153,6 +158,7 @@ final class RunOutputs {
             do {
                 var header = RunLogHeader(backend: backend, configuration: configuration, system: system)
                 header.connector = connector
+                header.card = card
                 try l.begin(header)
                 if let s = sampler { try l.write(s.sample(timeNs: backend.now())) }
             } catch { logFailed(error) }
@@ -236,7 +242,7 @@ final class RunOutputs {
             return
         }
         lastStatusWall = now
-        StandardStreams.errorLine((connector.map { "\($0): " } ?? "") + Self.statusLine(s))
+        StandardStreams.errorLine(((outputName ?? connector).map { "\($0): " } ?? "") + Self.statusLine(s))
     }
 
     /// A parent may start us with SIGINT/SIGTERM/SIGHUP blocked (the mask is inherited through

@@ -14,6 +14,8 @@ extension RunCommand {
     /// One output of a run over several: its display and what it did.
     struct OutputResult {
         var display: KMSDisplay
+        /// The output's name: its connector, or `cardN-NAME` when the outputs are on several cards.
+        var name: String
         var summary: RunSummary
     }
 
@@ -22,7 +24,7 @@ extension RunCommand {
         try printSeveral(results)
         let ends = results.map(\.summary.endReason)
         for r in results where r.summary.endReason.hasPrefix("disconnected") {
-            StandardStreams.errorLine("cadence run: \(r.display.output.connector.name) was unplugged mid-run (\(r.summary.endReason))")
+            StandardStreams.errorLine("cadence run: \(r.name) was unplugged mid-run (\(r.summary.endReason))")
         }
         if ends.contains(where: { $0.hasPrefix("device-lost") || $0.hasPrefix("disconnected") }) { throw ExitCode(1) }
         if let code = StandardStreams.incompleteOutputStatus(results.flatMap { $0.summary.incompleteOutputs ?? [] }.nilIfEmpty) {
@@ -40,13 +42,16 @@ extension RunCommand {
         return path + "." + connector
     }
 
-    /// Each output's files: `--log`, `--csv` and `--summary` with the connector in their names.
-    func outputFiles(for connector: String) throws -> RunOutputs {
+    /// Each output's files: `--log`, `--csv` and `--summary` with the output's name in theirs
+    /// (`run.DP-1.jsonl`; `run.card1-DP-1.jsonl` across cards, when `card` is given).
+    func outputFiles(for connector: String, named name: String, card: String?) throws -> RunOutputs {
         var o = outputs
-        o.csv = o.csv.map { Self.path($0, for: connector) }
-        o.summary = o.summary.map { Self.path($0, for: connector) }
-        let files = try RunOutputs(log: log.map { Self.path($0, for: connector) }, options: o)
+        o.csv = o.csv.map { Self.path($0, for: name) }
+        o.summary = o.summary.map { Self.path($0, for: name) }
+        let files = try RunOutputs(log: log.map { Self.path($0, for: name) }, options: o)
         files.connector = connector
+        files.card = card
+        files.outputName = name
         return files
     }
 
@@ -76,38 +81,38 @@ extension RunCommand {
         if let given {
             source = given
         } else if BackendChoice.isFakeDRM(backend) {
-            source = .fake(try BackendChoice.fakeDRMDevice(backend, wallClock: fakeConfig.clock == .wall, seed: seed))
+            source = .fake(try BackendChoice.fakeDRMDevices(backend, wallClock: fakeConfig.clock == .wall, seed: seed))
         } else if backend == "kms" || backend == "auto" {
             source = try sessionOptions.source(command: command)
         } else {
-            throw CLIFailure("--backend must be auto, kms, fake or fake-drm[:PROFILE]")
+            throw CLIFailure("--backend must be auto, kms, fake or fake-drm[:PROFILE[,PROFILE…]]")
         }
         let policy = try BackendChoice.vrrPolicy(vrr)
         let modes = try modeChoice()
         let displays: [KMSDisplay] = try selecting {
-            let path = try OutputSelection.devicePath(device, discovered: source.discover())
-            let dev = try OutputSelection.open(path, source: source)
-            return try KMSDisplay.openOutputs(on: dev, connectors: connectors, mode: modes.all, modes: modes.perOutput,
-                                              vrr: policy, rate: base.range)
+            try KMSDisplay.openOutputs(connectors: connectors, device: device, source: source, mode: modes.all,
+                                       modes: modes.perOutput, vrr: policy, rate: base.range)
         }
         defer { for d in displays.reversed() { try? d.close() } }
-        if let target, !displays.contains(where: { $0.output.connector.name == target }) {
-            throw CLIFailure("--inject-late \(target)=…: \(target) is not one of the outputs run (\(displays.map { $0.output.connector.name }.joined(separator: ", ")))")
-        }
-        for d in displays {
-            if let note = d.vrrNote { StandardStreams.errorLine("cadence \(command): \(d.output.connector.name): \(note)") }
+        let names = KMSDisplay.outputNames(displays)
+        let spansCards = Set(displays.map { ObjectIdentifier($0.device) }).count > 1
+        let targetIndex = try target.map { try Self.output(named: $0, names: names, displays: displays) }
+        for (d, name) in zip(displays, names) {
+            if let note = d.vrrNote { StandardStreams.errorLine("cadence \(command): \(name): \(note)") }
             if let note = Self.latencyNotice(requested: base.latency, display: d) {
-                StandardStreams.errorLine("cadence \(command): \(d.output.connector.name): \(note)")
+                StandardStreams.errorLine("cadence \(command): \(name): \(note)")
             }
         }
         var files: [RunOutputs] = []
         var runs: [PacingRun] = []
         do {
-            for d in displays { files.append(try outputFiles(for: d.output.connector.name)) }
-            for (d, out) in zip(displays, files) {
+            for (d, name) in zip(displays, names) {
+                files.append(try outputFiles(for: d.output.connector.name, named: name, card: spansCards ? d.device.path : nil))
+            }
+            for (i, (d, out)) in zip(displays, files).enumerated() {
                 var c = base
                 c.commitMargin = d.vrrRange == nil ? 1_000_000 : 100_000
-                if let target, d.output.connector.name != target { c.injectLate = [:] }
+                if let targetIndex, i != targetIndex { c.injectLate = [:] }
                 out.prepare(driver: Self.driverName(d))
                 let run = try PacingRun(backend: d, configuration: c, renderer: try makeRenderer())
                 out.attach(run, configuration: c)
@@ -120,9 +125,31 @@ extension RunCommand {
         }
         let stop = SignalStop()
         defer { stop.remove() }
-        let summaries = try PacingGroup(runs: runs).run(shouldStop: { stop.isRequested })
+        // One group per card, each on its own thread: cards share nothing, and one card's
+        // drawing must not hold another's outputs. Outputs of one card take turns on one thread.
+        var cards: [ObjectIdentifier] = []
+        for d in displays where !cards.contains(ObjectIdentifier(d.device)) { cards.append(ObjectIdentifier(d.device)) }
+        let members = cards.map { c in displays.indices.filter { ObjectIdentifier(displays[$0].device) == c } }
+        let grouped = try PacingGroup.runTogether(members.map { PacingGroup(runs: $0.map { runs[$0] }) },
+                                                  shouldStop: { stop.isRequested })
+        var summaries = [RunSummary?](repeating: nil, count: runs.count)
+        for (m, s) in zip(members, grouped) { for (i, summary) in zip(m, s) { summaries[i] = summary } }
         // An output file that fails stops being written; the displays keep running.
-        return zip(displays, zip(files, summaries)).map { OutputResult(display: $0, summary: $1.0.finish($1.1)) }
+        return displays.indices.map { i in
+            OutputResult(display: displays[i], name: names[i], summary: files[i].finish(summaries[i]!))
+        }
+    }
+
+    /// The output `target` names (`--inject-late TARGET=…`): one of `names`, or a bare connector
+    /// name that only one output has. Throws one line otherwise.
+    static func output(named target: String, names: [String], displays: [KMSDisplay]) throws -> Int {
+        if let i = names.firstIndex(of: target) { return i }
+        let bare = displays.indices.filter { displays[$0].output.connector.name == target }
+        if bare.count == 1 { return bare[0] }
+        if bare.count > 1 {
+            throw CLIFailure("--inject-late \(target)=…: \(target) is on several cards: name one (\(bare.map { names[$0] }.joined(separator: ", ")))")
+        }
+        throw CLIFailure("--inject-late \(target)=…: \(target) is not one of the outputs run (\(names.joined(separator: ", ")))")
     }
 
     /// The scene renderer of one output (or plain colours for `--scene solid`).
@@ -141,9 +168,9 @@ extension RunCommand {
         }
     }
 
-    /// The output's name in summaries: connector, CRTC and mode.
-    static func outputLine(_ d: KMSDisplay) -> String {
-        "\(d.output.connector.name)  CRTC \(d.output.crtc.rawValue) (index \(d.output.crtcIndex))  \(d.output.mode.hdisplay)x\(d.output.mode.vdisplay)@\(ModeInfo.formatHz(d.output.mode.refreshHz))"
+    /// The output's line in summaries: its name, CRTC and mode.
+    static func outputLine(_ d: KMSDisplay, name: String) -> String {
+        "\(name)  CRTC \(d.output.crtc.rawValue) (index \(d.output.crtcIndex))  \(d.output.mode.hdisplay)x\(d.output.mode.vdisplay)@\(ModeInfo.formatHz(d.output.mode.refreshHz))"
     }
 
     /// Text: per output its line and the usual summary; then the total. `--json`: one object
@@ -157,6 +184,8 @@ extension RunCommand {
             for r in results {
                 guard var o = try JSONSerialization.jsonObject(with: enc.encode(r.summary)) as? [String: Any] else { continue }
                 o["connector"] = r.display.output.connector.name
+                o["output"] = r.name
+                o["card"] = r.display.device.path
                 o["crtc"] = Int(r.display.output.crtc.rawValue)
                 o["crtcIndex"] = r.display.output.crtcIndex
                 outs.append(o)
@@ -167,7 +196,7 @@ extension RunCommand {
         }
         for (i, r) in results.enumerated() {
             if i > 0 { print("") }
-            print("output            \(Self.outputLine(r.display))")
+            print("output            \(Self.outputLine(r.display, name: r.name))")
             try printSummary(r.summary)
         }
         print("")

@@ -56,7 +56,7 @@ extension ValidateCommand {
         var all: [CriterionResult] = []
         for (i, (r, t)) in zip(results, tallies).enumerated() {
             if i > 0 { print("") }
-            print("output            \(RunCommand.outputLine(r.display))")
+            print("output            \(RunCommand.outputLine(r.display, name: r.name))")
             try options.printSummary(r.summary)
             var judged = try judge(criteria, summary: r.summary, frames: keepFrames ? t.frames : nil,
                                    hardwareVBlank: t.files?.hardwareVBlank ?? true, measuredRefreshHz: t.files?.measuredRefreshHz,
@@ -67,7 +67,7 @@ extension ValidateCommand {
             if r.summary.endReason.hasPrefix("disconnected") {
                 judged.append(CriterionResult(name: "output", passed: false, detail: "the output was unplugged mid-run (\(r.summary.endReason))"))
             }
-            let name = r.display.output.connector.name
+            let name = r.name
             for var c in judged {
                 c.name = "\(name) \(c.name)"
                 all.append(c)
