@@ -6,18 +6,25 @@
 #     its connector connected; vblank-smoke on each node: vkms' CRTC ticks at the mode's
 #     refresh, virtio-gpu has no vblank (EOPNOTSUPP, flip events with sequence 0);
 #   - `run --connector all --duration 5 --json --log`: exit 0, two outputs named cardN-NAME on
-#     two cards, a log per output; on vkms kernel sequences that skip only the refreshes counted
-#     as dropped and the refresh measured from the flip timestamps equal to the mode's; on
-#     virtio-gpu frames presented, no hardware vblank stated, no drop without the flip interval
-#     to show it; fbcon back on both cards afterwards;
+#     two cards, a log per output whose header names its card (`"card":"/dev/dri/cardN"`),
+#     driver and connector; on vkms kernel sequences that skip only the refreshes counted as
+#     dropped and the refresh measured from the flip timestamps equal to the mode's; on
+#     virtio-gpu frames presented, no hardware vblank stated (the log header's
+#     `hasHardwareVBlank: false`: run's summary has no such field, the header is the statement),
+#     no drop without the flip interval to show it; a pacing thread per card (the process'
+#     threads sampled mid-run: two woken by flips); fbcon back on both cards afterwards;
+#   - `run --connector <virtio>` alone (one qualified name, not the first card): a one-output
+#     summary and log on virtio-gpu's CRTC, one pacing thread;
 #   - `run --connector <virtio> --connector <vkms> --mode <virtio>=1024x768` (text): the output
 #     lines named cardN-NAME in that order, the mode on virtio-gpu only;
 #   - `--inject-late <vkms output>=100:1,250:3 --frames 400`: exactly those drops on vkms,
 #     nothing render-late on virtio-gpu and no virtio-gpu drop while vkms' late frames are drawn;
-#   - `--connector card9-Virtual-1`: one stderr line, exit 2.
+#   - `--connector card9-Virtual-1`: exit 2, the one stderr line
+#     `cadence run: no such device: /dev/dri/card9`.
 # Drops of a loaded host (scheduler-late, with or without vblank-timer overruns) are printed,
 # not judged; the scripted case is retried (three attempts at most) when its injected drops
-# differ.
+# differ or a virtio-gpu drop falls while vkms' late frames are drawn (the guest has one vCPU:
+# the host, or vkms' thread busy-waiting its injected lateness, can hold virtio-gpu's thread).
 #
 # Usage: tools/vm/cards.sh [--bin PATH/TO/cadence] [--keep DIR]
 #   --bin     cadence binary (default: `swift build -c release --product cadence`)

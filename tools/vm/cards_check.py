@@ -2,6 +2,7 @@
 """Host-side checks of tools/vm/cards.sh's guest outputs (two cards: vkms and virtio-gpu).
 Usage: cards_check.py OUTDIR"""
 import json
+import os
 import re
 import sys
 
@@ -27,11 +28,11 @@ def attempts(name):
     return int(m.group(1)) if m else 0
 
 
-def log(name, output):
-    """Header, frame lines, end line and unparsable line count of NAME.OUTPUT.jsonl."""
+def read_log(path):
+    """Header, frame lines, end line and unparsable line count of the run log at PATH (in OUTDIR)."""
     header = end = None
     frames, bad = [], 0
-    for line in text(f"{name}.{output}.jsonl").splitlines():
+    for line in text(path).splitlines():
         try:
             r = json.loads(line)
         except ValueError:
@@ -45,6 +46,11 @@ def log(name, output):
         elif kind is None:
             frames.append(r)
     return header, frames, end, bad
+
+
+def log(name, output):
+    """read_log of NAME.OUTPUT.jsonl, OUTPUT's log in run NAME."""
+    return read_log(f"{name}.{output}.jsonl")
 
 
 def json_doc(name):
@@ -81,16 +87,21 @@ def check_log(name, output, conn, summary, overruns, hardware, hz):
     """OUTPUT's log in run NAME: header, frames and end line naming CONN on the summary's CRTC,
     the summary's drops equal to the log's, each with a cause. With hardware vblank (vkms):
     kernel sequences that skip only the refreshes counted as dropped, and the refresh measured
-    from the flip timestamps equal to HZ. Without (virtio-gpu): the header says so, and every
+    from the flip timestamps equal to HZ. Without (virtio-gpu): the header says so
+    (`hasHardwareVBlank: false`; run's summary has no such field, the header is the statement), and every
     dropped refresh is seen in the flip timestamps (the interval to the previous shown frame at
     least droppedRefreshes + 1/2 refreshes longer than one), none counted from sequences."""
     header, frames, end, bad = log(name, output)
     crtc = summary.get("crtc")
-    check(f"{name}: {output}: its log has a header, frames and an end line, all naming {conn} on CRTC {crtc}",
+    card = card_of[output]
+    driver = ((header or {}).get("system") or {}).get("driver", "")
+    check(f"{name}: {output}: its log has a header (naming {card}, driver {driver_of[output]}), frames and an end line, "
+          f"all naming {conn} on CRTC {crtc}",
           header is not None and end is not None and bad == 0 and len(frames) > 10
+          and header.get("card") == card and driver.split(" ")[0] == driver_of[output]
           and header.get("connector") == conn and header.get("crtc") == crtc
           and all(f.get("connector") == conn and f.get("crtc") == crtc for f in frames),
-          f"header {header is not None} ({(header or {}).get('connector')}, {(header or {}).get('crtc')}), end {end is not None}, "
+          f"header {header is not None} ({(header or {}).get('card')}, {driver!r}, {(header or {}).get('connector')}, {(header or {}).get('crtc')}), end {end is not None}, "
           f"{len(frames)} frames, {bad} bad lines, frame CRTCs {sorted({f.get('crtc') for f in frames})}")
     shown = shown_of(frames)
     dropped = sum(f["droppedRefreshes"] for f in shown)
@@ -121,9 +132,21 @@ def check_log(name, output, conn, summary, overruns, hardware, hz):
               header is not None and header.get("hasHardwareVBlank") is False and len(shown) > 10 and not unseen,
               f"hasHardwareVBlank {(header or {}).get('hasHardwareVBlank')}, {len(shown)} shown, "
               f"(frame, dropped, flip interval in refreshes) not matching: {unseen[:6]}")
+    # The flip completions' rate: the summary's measuredRateHz. Without a vblank, also the refresh
+    # slots of the mode in that span against the frames shown and the refreshes counted dropped
+    # (cadence paces virtio-gpu itself; printed, not judged).
+    span = shown[-1]["flipNs"] - shown[0]["flipNs"] if len(shown) > 1 else 0
+    flips = 1e9 * (len(shown) - 1) / span if span > 0 else 0.0
+    if "measuredRateHz" in summary:
+        check(f"{name}: {output}: the summary's measured rate is the log's flip completions' ({flips:.3f}/s)",
+              abs(summary["measuredRateHz"] - flips) < 0.01, f"summary {summary['measuredRateHz']:.3f}, log {flips:.3f}")
+    if hardware:
+        rate = f", measured {measured:.4f} Hz"
+    else:
+        rate = (f", flip completions at {flips:.2f}/s against {hz:.4f} Hz: {span / (1e9 / hz):.0f} refresh slots, "
+                f"{len(shown) - 1} intervals shown + {dropped} refreshes dropped")
     print(f"   {name}: {output} on CRTC {crtc}: {len(frames)} frames, {len(shown)} shown, dropped {dropped} refreshes "
-          f"in {events} events, causes {causes_of(frames)}" + (f", measured {measured:.4f} Hz" if hardware else "")
-          + f" (vblank timer overruns in the run: {overruns})")
+          f"in {events} events, causes {causes_of(frames)}{rate} (vblank timer overruns in the run: {overruns})")
     return header, frames
 
 
@@ -171,6 +194,26 @@ check("cards: vblank-smoke on the virtio-gpu node: no vblank (EOPNOTSUPP), flip 
 names = [vkms_out, virtio_out]
 hz_of = {vkms_out: VKMS_HZ, virtio_out: VIRTIO_HZ}
 hardware_of = {vkms_out: True, virtio_out: False}
+driver_of = {vkms_out: "vkms", virtio_out: "virtio_gpu"}
+
+
+def pacing_threads(name):
+    """NAME's threads sampled 1 s apart (NAME.threads): the comm of each sample, every thread, and
+    the threads that woke at least 30 times in between (a pacing thread waits in poll for each
+    flip: 60-75 wakes a second; idle helper threads hardly wake)."""
+    samples, cur = [], None
+    for line in text(name + ".threads").splitlines():
+        p = line.split()
+        if p[:1] == ["sample"]:
+            cur = {"comm": p[3] if len(p) > 3 else None, "tasks": {}}
+            samples.append(cur)
+        elif cur is not None and len(p) == 2:
+            cur["tasks"][p[0]] = int(p[1])
+    if len(samples) != 2:
+        return [], {}, {}
+    a, b = samples[0]["tasks"], samples[1]["tasks"]
+    woke = {t: b[t] - a[t] for t in b if t in a}
+    return [s["comm"] for s in samples], b, {t: w for t, w in woke.items() if w >= 30}
 
 
 def outputs_of(doc):
@@ -207,6 +250,37 @@ check(f"all: {virtio_out} (virtio-gpu) presents frames (at least 100 in 5 s, non
 for who, card in (("vkms", vkms_card), ("virtio", virtio_card)):
     before, after = fbcon_planes(text(f"state_before_{who}.txt")), fbcon_planes(text(f"state_all_{who}.txt"))
     check(f"all: fbcon's framebuffer back on {card}'s planes ({who}) after the run", before and after == before, f"before {before}, after {after}")
+# A thread per card: two threads pacing (each woken by its card's flips) 2-3 s into the run.
+comms, tasks, busy = pacing_threads("all")
+check("all: a pacing thread per card (two threads each woken at least 30 times in 1 s, mid-run)",
+      comms == ["cadence", "cadence"] and len(busy) == 2, f"comm {comms}, threads (tid: voluntary switches) {tasks}, woke in 1 s {busy}")
+
+# --- one qualified name: a one-output run on that card -----------------------------------------
+print(f"-- run --connector {virtio_out} --duration 4 --json --log (one output, not on the first card)")
+ov = attempts("one")
+one = json_doc("one")
+check(f"one: exit 0, a one-output summary (no outputs list) at virtio-gpu's 74.9938 Hz",
+      rc("one") == 0 and "outputs" not in one and one.get("frames", 0) > 100 and abs(one.get("refreshHz", 0) - VIRTIO_HZ) < 0.0005,
+      f"rc {rc('one')}, keys {sorted(one)[:8]}, frames {one.get('frames')}, refreshHz {one.get('refreshHz')}, stderr {text('one.err').strip()[:200]!r}")
+header, frames, end, bad = read_log("one.jsonl")
+drv = ((header or {}).get("system") or {}).get("driver", "")
+# A one-output log names no connector or card (those are for runs over several outputs): its
+# CRTC and driver say which output it was.
+virtio_crtc = outputs_of(json_doc("all")).get(virtio_out, {}).get("crtc")
+check(f"one: its log is one.jsonl (no output name in it): virtio-gpu's CRTC {virtio_crtc}, driver virtio_gpu, no hardware vblank, "
+      "the summary's frames",
+      header is not None and end is not None and bad == 0 and not os.path.exists(os.path.join(out, f"one.{virtio_out}.jsonl"))
+      and virtio_crtc is not None and header.get("crtc") == virtio_crtc and all(f.get("crtc") == virtio_crtc for f in frames)
+      and drv.split(" ")[0] == "virtio_gpu" and header.get("hasHardwareVBlank") is False and len(frames) == one.get("frames"),
+      f"header {header is not None} (CRTC {(header or {}).get('crtc')}, connector {(header or {}).get('connector')}, "
+      f"card {(header or {}).get('card')}, {drv!r}, hardware vblank {(header or {}).get('hasHardwareVBlank')}), end {end is not None}, "
+      f"{len(frames)} frames, {bad} bad lines")
+comms, tasks, busy = pacing_threads("one")
+check("one: one pacing thread (one card)",
+      comms == ["cadence", "cadence"] and len(busy) == 1, f"comm {comms}, threads (tid: voluntary switches) {tasks}, woke in 1 s {busy}")
+print(f"   one: {one.get('frames')} frames, dropped {one.get('droppedRefreshes')} refreshes in {one.get('dropEvents')} events, "
+      f"causes {one.get('causes')}, flip completions at {one.get('measuredRateHz', 0):.2f}/s against {VIRTIO_HZ:.4f} Hz "
+      f"(vblank timer overruns in the run: {ov})")
 
 # --- the two named, text summary, a mode for one --------------------------------------------
 print(f"-- run --connector {virtio_out} --connector {vkms_out} --mode {virtio_out}=1024x768 --duration 3 (text)")
@@ -238,7 +312,8 @@ k, v = outs.get(vkms_out, {}), outs.get(virtio_out, {})
 for o in names:
     s = outs.get(o, {})
     print(f"   late: {o}: frames {s.get('frames')}, presented {s.get('presented')}, dropped {s.get('droppedRefreshes')} "
-          f"in {s.get('dropEvents')} events, causes {s.get('causes')}")
+          f"in {s.get('dropEvents')} events, causes {s.get('causes')}, flip completions at {s.get('measuredRateHz', 0):.2f}/s "
+          f"against {hz_of[o]:.4f} Hz")
 check("late: exit 0, 400 frames on each output", rc("late") == 0 and k.get("frames") == 400 and v.get("frames") == 400,
       f"rc {rc('late')}, frames {k.get('frames')}, {v.get('frames')}, stderr {text('late.err').strip()[:200]!r}")
 hk, fk, _, _ = log("late", vkms_out)
@@ -255,9 +330,10 @@ injected = {n: d for n, d in after_k.items() if d[1] == "render-late"}
 check(f"late: {vkms_out}'s render-late drops are exactly frame 100 (1 refresh) and frame 250 (3); its others the host's",
       injected == {100: (1, "render-late"), 250: (3, "render-late")} and all(d[1] in HOST for n, d in after_k.items() if n not in injected),
       str(after_k))
-# One thread per card: vkms' late frames (render-late: its own thread drawing past the deadline)
-# never hold virtio-gpu's frames. No virtio-gpu drop while they are drawn (from the late frame's
-# wake to a virtio-gpu refresh after its flip), and nothing render-late there at all.
+# vkms' late frames (render-late: drawing past the deadline) never hold virtio-gpu's frames up
+# (each card paces on its own thread: `all` counts them): no virtio-gpu drop while they are
+# drawn (from the late frame's wake to a virtio-gpu refresh after its flip; the guest retries an
+# attempt with one, as a loaded host drops refreshes anywhere), and nothing render-late there.
 by_frame = {f["frame"]: f for f in fk}
 windows = [(by_frame[n]["wakeNs"], by_frame[n]["flipNs"] + 1e9 / VIRTIO_HZ) for n in (100, 250) if n in by_frame]
 spilled = {f["frame"]: (f["droppedRefreshes"], f.get("cause")) for f in fv if f["droppedRefreshes"] and any(a <= f["flipNs"] <= b for a, b in windows)}
@@ -275,8 +351,8 @@ for o, s, fr in ((vkms_out, k, fk), (virtio_out, v, fv)):
 # --- a card that does not exist -----------------------------------------------------------------
 print("-- run --connector card9-Virtual-1")
 err = [l for l in text("bad_card.err").splitlines() if l.strip()]
-check("bad card: exit 2, one stderr line naming card9, nothing on stdout",
-      rc("bad_card") == 2 and len(err) == 1 and "card9" in err[0] and text("bad_card.out").strip() == "",
+check("bad card: exit 2, one stderr line `cadence run: no such device: /dev/dri/card9`, nothing on stdout",
+      rc("bad_card") == 2 and err == ["cadence run: no such device: /dev/dri/card9"] and text("bad_card.out").strip() == "",
       f"rc {rc('bad_card')}, stderr {err}, stdout {text('bad_card.out').strip()[:100]!r}")
 for who, card in (("vkms", vkms_card), ("virtio", virtio_card)):
     before, after = fbcon_planes(text(f"state_before_{who}.txt")), fbcon_planes(text(f"state_after_{who}.txt"))
