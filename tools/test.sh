@@ -9,7 +9,8 @@
 # (tools/vm/pacing.sh, tools/vm/validate.sh) and `cadence observe` (tools/vm/observe.sh) on vkms
 # and the fault checks (tools/vm/faults.sh) on all three drivers, then seat sessions through seatd
 # with a VT switch mid-run (tools/vm/seat.sh) and hotplug (tools/vm/hotplug.sh) on vkms and
-# several outputs on vkms2 (tools/vm/outputs.sh), with a release build. The unit
+# several outputs on vkms2 (tools/vm/outputs.sh) and on two cards, vkms and virtio-gpu in one
+# guest (tools/vm/cards.sh), with a release build. The unit
 # tests also run under AddressSanitizer and ThreadSanitizer (own build directories, .build-asan
 # and .build-tsan), and every libFuzzer target (tools/fuzz) runs 30 s. Each step prints its wall
 # time. Only the plain unit-test build and the release build (the VM's /metrics check) build
@@ -180,4 +181,7 @@ took "VM hotplug"
 echo "== VM several outputs (vkms2: vkms patched to two outputs; run/validate --connector all; the release build)"
 tools/vm/outputs.sh --bin "$release_bin" || vm_rc=1
 took "VM outputs"
+echo "== VM two cards (vkms and virtio-gpu in one guest; run --connector all over both cards; the release build)"
+tools/vm/cards.sh --bin "$release_bin" || vm_rc=1
+took "VM cards"
 exit "$vm_rc"

@@ -31,15 +31,20 @@ EXIT_VM_FAILED = 125    # qemu failed, the kernel did not reach init, or setup f
 EXIT_NOT_PREPARED = 126 # tools/vm/prepare.sh has not been run / cache incomplete
 
 DRIVERS = {
-    # driver: (module set from prepare.sh, qemu device arguments)
-    "vkms": ("vkms", []),
+    # driver: (module sets from prepare.sh in load order, qemu device arguments); each set
+    # brings one DRM card.
+    "vkms": (("vkms",), []),
     # vkms with two outputs (Virtual-1, Virtual-2, each on its own CRTC and vblank timer):
     # vkms2.ko, built by prepare.sh from vkms-two-outputs.patch.
-    "vkms2": ("vkms2", []),
-    "bochs": ("bochs", ["-device", "VGA"]),
-    "virtio": ("virtio", ["-device", "virtio-gpu-pci"]),
+    "vkms2": (("vkms2",), []),
+    "bochs": (("bochs",), ["-device", "VGA"]),
+    "virtio": (("virtio",), ["-device", "virtio-gpu-pci"]),
+    # Two cards in one guest: vkms (hrtimer vblank) and virtio-gpu (no vblank), vkms loaded
+    # first. Card numbers follow the order the drivers register in: find a card by its driver
+    # (/sys/class/drm/cardN/device/driver), not by its number.
+    "vkms+virtio": (("vkms", "virtio"), ["-device", "virtio-gpu-pci"]),
     # No DRM driver and no display device: a machine without any /dev/dri/card*.
-    "none": (None, []),
+    "none": ((), []),
 }
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -176,7 +181,7 @@ def ldd_closure(path):
 
 
 # ------------------------------------------------------------------------- init script --
-def build_init(modules, out_mount, env, command, cwd, expect_card=True):
+def build_init(modules, out_mount, env, command, cwd, cards=1):
     q = shlex.quote
     lines = [
         "#!/bin/sh",
@@ -199,11 +204,19 @@ def build_init(modules, out_mount, env, command, cwd, expect_card=True):
     ]
     for m in modules:
         lines.append("insmod /lib/modules/%s || fail %s" % (q(m), q("insmod " + m)))
-    if expect_card:
+    if cards == 1:
         lines += [
             "n=0",
             "while [ ! -e /dev/dri/card0 ]; do",
             "  n=$((n+1)); [ $n -gt 300 ] && fail 'no /dev/dri/card0 after 30 s'",
+            "  sleep 0.1",
+            "done",
+        ]
+    elif cards > 1:
+        lines += [
+            "n=0",
+            "while [ \"$(ls /dev/dri 2>/dev/null | grep -c '^card[0-9]')\" -lt %d ]; do" % cards,
+            "  n=$((n+1)); [ $n -gt 300 ] && fail 'fewer than %d /dev/dri/card* after 30 s'" % cards,
             "  sleep 0.1",
             "done",
         ]
@@ -251,10 +264,12 @@ def parse(argv):
         opts, command = argv, []
     p = argparse.ArgumentParser(
         prog="tools/vm/run.sh",
-        usage="tools/vm/run.sh --driver vkms|vkms2|bochs|virtio|none [options] -- COMMAND [ARGS...]",
+        usage="tools/vm/run.sh --driver vkms|vkms2|bochs|virtio|vkms+virtio|none [options] -- "
+              "COMMAND [ARGS...]",
         description="Run COMMAND as root inside Debian's kernel (qemu TCG) with a DRM "
-                    "driver (none: no DRM driver and no display device, so no "
-                    "/dev/dri/card*); forwards its stdout/stderr and exits with its status.",
+                    "driver (vkms+virtio: two cards, vkms and virtio-gpu; none: no DRM driver "
+                    "and no display device, so no /dev/dri/card*); forwards its stdout/stderr "
+                    "and exits with its status.",
         epilog="Harness exit codes: %d bad arguments, %d timeout, %d VM failed (no boot, "
                "module/driver setup failed), %d not prepared (run tools/vm/prepare.sh)."
                % (EXIT_USAGE, EXIT_TIMEOUT, EXIT_VM_FAILED, EXIT_NOT_PREPARED))
@@ -271,7 +286,8 @@ def parse(argv):
                    help="host directory shared read-write as /out in the guest "
                         "($CADENCE_OUT); the command starts in it")
     p.add_argument("--outputs", type=int, default=1, metavar="N",
-                   help="virtio only: N outputs (Virtual-2.. are disconnected)")
+                   help="virtio and vkms+virtio only: N virtio-gpu outputs (Virtual-2.. are "
+                        "disconnected)")
     p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--mem", type=int, default=int(os.environ.get("CADENCE_VM_MEM", "2048")),
                    help="guest memory in MiB (default 2048: the initramfs carries the binaries "
@@ -284,8 +300,8 @@ def parse(argv):
     if not command:
         p.error("missing '-- COMMAND [ARGS...]'")
     args.command = command
-    if args.outputs != 1 and args.driver != "virtio":
-        p.error("--outputs is only supported with --driver virtio")
+    if args.outputs != 1 and "virtio" not in DRIVERS[args.driver][0]:
+        p.error("--outputs is only supported with a driver that has virtio-gpu")
     if not 1 <= args.outputs <= 16:
         p.error("--outputs wants 1..16")
     env = []
@@ -324,8 +340,10 @@ def main(argv):
             die(EXIT_NOT_PREPARED, "%s missing: run tools/vm/prepare.sh"
                 % os.path.join(kdir, "load-%s.txt" % name))
 
-    module_set, qemu_dev = DRIVERS[args.driver]
-    modules = load_set(module_set) if module_set else []
+    module_sets, qemu_dev = DRIVERS[args.driver]
+    modules = []
+    for name in module_sets:  # each set in its own order; a module shared with an earlier set loads once
+        modules += [m for m in load_set(name) if m not in modules]
     if args.out_dir:
         modules += [m for m in load_set("9p") if m not in modules]
 
@@ -396,7 +414,7 @@ def run(args, kdir, vmlinux, busybox, qemu, qemu_dev, modules, run_dir, t_start)
     cwd = "/out" if args.out_dir else "/root"
     env = [("HOME", "/root"), ("TERM", "dumb")] + args.env
     ar.add_bytes("/init", build_init(modules, bool(args.out_dir), env, args.command, cwd,
-                                     expect_card=args.driver != "none"), 0o755)
+                                     cards=len(DRIVERS[args.driver][0])), 0o755)
     initrd = os.path.join(run_dir, "initramfs.cpio")
     ar.write(initrd)
 
@@ -409,7 +427,7 @@ def run(args, kdir, vmlinux, busybox, qemu, qemu_dev, modules, run_dir, t_start)
            "-append", "console=ttyS0 loglevel=4 panic=-1 rdinit=/init"]
     for i, k in enumerate(("console", "stdout", "stderr", "status")):
         cmd += ["-chardev", "file,id=s%d,path=%s" % (i, paths[k]), "-serial", "chardev:s%d" % i]
-    if args.driver == "virtio" and args.outputs != 1:
+    if args.outputs != 1:
         qemu_dev = ["-device", "virtio-gpu-pci,max_outputs=%d" % args.outputs]
     cmd += qemu_dev
     if args.out_dir:
