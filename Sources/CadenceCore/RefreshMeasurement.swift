@@ -54,6 +54,8 @@ public struct RefreshMeasurement: Equatable, Sendable {
     public var missedUnattributed: Int
     /// Intervals between consecutive flip timestamps, in ms.
     public var intervalMs: SummaryStatistics
+    /// Session gaps inside the measurement (``init(flips:nominalRefreshHz:hardwareVBlank:breaks:)``).
+    public var sessionGaps: Int
     public var checks: [TimestampCheck]
 
     /// True when no applicable check failed.
@@ -64,11 +66,15 @@ public struct RefreshMeasurement: Equatable, Sendable {
     /// The largest tolerated |Δt − Δseq·T| / T (0.5%).
     public static let spacingLimit = 0.005
 
-    /// Analyses `flips` (in arrival order) for a mode of `nominalRefreshHz`.
-    public init(flips: [FlipTimestamp], nominalRefreshHz: Double, hardwareVBlank: Bool) {
+    /// Analyses `flips` (in arrival order) for a mode of `nominalRefreshHz`. `breaks` are the
+    /// indices of flips that start a new stretch after a session gap (the VT was switched away
+    /// and back): the step into such a flip is no interval, and the vblanks it skips were not
+    /// missed, but the fit of timestamp against sequence spans the gap (the counter went on).
+    public init(flips: [FlipTimestamp], nominalRefreshHz: Double, hardwareVBlank: Bool, breaks: Set<Int> = []) {
         self.nominalRefreshHz = nominalRefreshHz
         self.hardwareVBlank = hardwareVBlank
         self.flips = flips.count
+        sessionGaps = breaks.filter { $0 > 0 && $0 < flips.count }.count
         let period = nominalRefreshHz > 0 ? 1e9 / nominalRefreshHz : 0
 
         var intervals: [Double] = []
@@ -77,7 +83,7 @@ public struct RefreshMeasurement: Equatable, Sendable {
         var lateSubmit = 0, timelySubmit = 0, unattributed = 0
         var worstSpacing = 0.0
         var nonMonotonic = 0
-        for (a, b) in zip(flips, flips.dropFirst()) {
+        for (i, (a, b)) in zip(flips, flips.dropFirst()).enumerated() where !breaks.contains(i + 1) {
             let dt = Double(b.timestamp - a.timestamp)
             intervals.append(dt / 1e6)
             guard hardwareVBlank else { continue }

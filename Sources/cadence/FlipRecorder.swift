@@ -13,6 +13,8 @@ struct FlipRecording: Sendable {
     var vblank: VBlankSupport
     /// True when `shouldStop` cut the run short.
     var stopped: Bool
+    /// Indices of flips that start a stretch after a session gap (VT switched away and back).
+    var breaks: Set<Int> = []
 }
 
 /// One output's measurement: its swapchain flipped at every vblank (or, without vblank, once per
@@ -30,6 +32,11 @@ final class FlipRecorder {
     private var submittedAt: [Int64]
     private var lastEvent: Int64 = 0
     private var nextSubmitAt: Int64?
+    /// Indices of samples that start a stretch after a session gap.
+    private(set) var breaks: Set<Int> = []
+    private var breakNext = false
+    /// Paused by the seat (VT switched away): nothing is flipped.
+    private(set) var paused = false
 
     /// Paints each buffer of `swapchain` a shade of its own through `shadow` (never reading the
     /// buffers back).
@@ -59,7 +66,7 @@ final class FlipRecorder {
     }
 
     /// True once the duration is over and no flip is pending.
-    func isDone(at now: Int64) -> Bool { !output.flipPending && now >= end }
+    func isDone(at now: Int64) -> Bool { !paused && !output.flipPending && now >= end }
 
     /// When this output next needs the loop: its paced submit, or a second after its last event
     /// (to notice a flip that never completes).
@@ -84,11 +91,12 @@ final class FlipRecorder {
             } else {
                 let buffer = e.userData >= 1 && e.userData <= UInt64(swapchain.buffers.count) ? Int(e.userData) - 1 : -1
                 let submitted = submittedAt.indices.contains(buffer) ? submittedAt[buffer] : 0
+                if breakNext { breaks.insert(samples.count); breakNext = false }
                 samples.append(FlipTimestamp(sequence: seq, timestamp: e.timestampNs, receivedAt: received,
                                              submittedAt: submitted > 0 ? submitted : nil))
             }
             if e.userData >= 1, e.userData <= UInt64(swapchain.buffers.count) { swapchain.markOnScreen(Int(e.userData) - 1) }
-            guard received < end else { continue }
+            guard received < end, !paused else { continue }
             if vblank == .hardware {
                 try submitNext()
             } else {
@@ -100,9 +108,33 @@ final class FlipRecorder {
 
     /// Throws ETIME when a flip has been pending for a second with no event.
     func checkStalled(at now: Int64) throws {
-        if output.flipPending && now >= lastEvent + 1_000_000_000 {
+        if !paused && output.flipPending && now >= lastEvent + 1_000_000_000 {
             throw DRMError(call: "wait for page-flip event", object: "\(output.crtc)", errno: .init(rawValue: 62)) // ETIME
         }
+    }
+
+    /// The seat disabled the session (VT switched away): the flip in flight gets up to 100 ms to
+    /// complete (recorded as usual), then nothing is flipped until ``resume(gap:)``.
+    func pause() {
+        let limit = output.device.monotonicNow() + 100_000_000
+        while output.flipPending && output.device.monotonicNow() < limit {
+            guard let events = try? output.readEvents(until: limit) else { break }
+            try? handle(events, received: output.device.monotonicNow())
+        }
+        nextSubmitAt = nil
+        output.sessionLost()
+        paused = true
+    }
+
+    /// The session is back after `gap` ns: the mode is set again with the buffer on screen, the
+    /// measurement runs `gap` longer, the next flip recorded starts a new stretch.
+    func resume(gap: Int64) throws {
+        paused = false
+        try output.modeset(framebuffer: swapchain.buffers[swapchain.onScreen ?? 0].framebuffer)
+        end += gap
+        breakNext = true
+        lastEvent = output.device.monotonicNow()
+        try submitNext()
     }
 
     /// What was recorded.
@@ -110,13 +142,20 @@ final class FlipRecorder {
         var v = vblank
         // A driver that claims vblank but reports sequence 0 on every flip has none.
         if v == .hardware, samples.count > 2, samples.allSatisfy({ $0.sequence == 0 }) { v = .none }
-        return FlipRecording(flips: samples, vblank: v, stopped: stopped)
+        return FlipRecording(flips: samples, vblank: v, stopped: stopped, breaks: breaks)
     }
 
     private func submitNext() throws {
         guard let i = swapchain.acquire() else { return }
         submittedAt[i] = output.device.monotonicNow()
-        try output.flip(to: swapchain.buffers[i].framebuffer, userData: UInt64(i) + 1)
+        do {
+            try output.flip(to: swapchain.buffers[i].framebuffer, userData: UInt64(i) + 1)
+        } catch let e as DRMError where e.errno.rawValue == 13 || e.errno.rawValue == 1 {
+            // seatd takes DRM master away before it sends the disable: a flip refused then is
+            // the pause coming (the loop reads the disable next), not a lost device.
+            guard let seat = output.device.seat, seat.disablePending() else { throw e }
+            return
+        }
         swapchain.markQueued(i)
     }
 
@@ -129,8 +168,34 @@ final class FlipRecorder {
         for r in recorders { try r.start() }
         guard let device = recorders.first?.output.device else { return false }
         var rotation = 0
+        var pausedAt: Int64?
         while true {
             if shouldStop() { return true }
+            if let seat = device.seat {
+                // The seat's fd is not in the DRM poll: read it every turn (waits are ≤ 10 ms).
+                _ = try? seat.dispatch(timeoutMilliseconds: 0)
+                for e in seat.takeEvents() {
+                    switch e {
+                    case .disabled where pausedAt == nil:
+                        for r in recorders { r.pause() }
+                        // A failed acknowledgement means the seat is already gone.
+                        try? seat.acknowledgeDisable()
+                        pausedAt = device.monotonicNow()
+                        printError("session paused (VT switched away): no flips until it comes back")
+                    case .enabled where pausedAt != nil:
+                        let gap = device.monotonicNow() - pausedAt!
+                        pausedAt = nil
+                        try device.acquireMaster()
+                        for r in recorders { try r.resume(gap: gap) }
+                        printError(String(format: "session resumed after %.3f s: mode restored, measuring again", Double(gap) / 1e9))
+                    default: break
+                    }
+                }
+                if pausedAt != nil {
+                    _ = try? seat.dispatch(timeoutMilliseconds: 250)
+                    continue
+                }
+            }
             let active = recorders.filter { !$0.isDone(at: device.monotonicNow()) }
             if active.isEmpty { return false }
             for r in active {
@@ -141,7 +206,8 @@ final class FlipRecorder {
             }
             let k = active[rotation % active.count]
             rotation &+= 1
-            let wake = active.map(\.wake).min() ?? 0
+            var wake = active.map(\.wake).min() ?? 0
+            if device.seat != nil { wake = min(wake, device.monotonicNow() + 10_000_000) }
             let events = try k.output.readEvents(until: wake)
             let received = device.monotonicNow()
             if !events.isEmpty { try k.handle(events, received: received) }

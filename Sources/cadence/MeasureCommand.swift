@@ -43,7 +43,10 @@ struct MeasureCommand: ParsableCommand {
             --vrr auto sweeps when VRR is available, else measures the fixed refresh.
 
             Needs DRM master: run from a text VT with no compositor on the card, as a
-            member of the video group or as root.
+            member of the video group or as root. With --session seat a VT switch pauses
+            the measurement (nothing flipped, the seat's disable acknowledged); back on
+            its VT the mode is set again and it runs as long again as the gap, which is
+            a session gap, not missed vblanks.
 
             Exit status:
               0  measured, every timestamp check passed
@@ -180,7 +183,8 @@ struct MeasureCommand: ParsableCommand {
         if let note = selection.note { printError("note: " + note) }
         if let w = fasterModeWarning(connector: conn, mode: chosen, use: "is measured at") { printError("warning: " + w) }
         if recording.vblank == .none { printError("notice: \(driver.name): \(noHardwareVBlankNotice)") }
-        let m = RefreshMeasurement(flips: recording.flips, nominalRefreshHz: chosen.refreshHz, hardwareVBlank: recording.vblank == .hardware)
+        let m = RefreshMeasurement(flips: recording.flips, nominalRefreshHz: chosen.refreshHz, hardwareVBlank: recording.vblank == .hardware,
+                                      breaks: recording.breaks)
         let source = selection.source
         if json {
             var j = Self.json(m, driver: driver.name, path: path, connector: conn.name, mode: chosen, source: source,
@@ -227,6 +231,9 @@ struct MeasureCommand: ParsableCommand {
             s += " (flip submitted late: \(m.missedAfterLateSubmit); submitted in time but not latched: \(m.missedAfterTimelySubmit))"
         }
         s += "\n"
+        if m.sessionGaps > 0 {
+            s += "  session gaps      \(m.sessionGaps) (VT switched away and back: the vblanks in between are not missed)\n"
+        }
         let i = m.intervalMs
         s += "  interval ms       mean \(ms(i.mean))  stddev \(ms(i.stddev))  min \(ms(i.min))  p50 \(ms(i.p50))  p99 \(ms(i.p99))  max \(ms(i.max))\n"
         for c in m.checks {
@@ -251,7 +258,7 @@ struct MeasureCommand: ParsableCommand {
             ("notice", vblank == .none ? .string(noHardwareVBlankNotice) : .null),
             ("api", .string(api.rawValue)), ("allocator", .string(allocator.rawValue)),
             ("durationS", .number(duration, decimals: 3)), ("warmupFlips", .int(Self.warmupFlips)),
-            ("flips", .int(m.flips)), ("missedVblanks", .int(m.missedVBlanks)),
+            ("flips", .int(m.flips)), ("missedVblanks", .int(m.missedVBlanks)), ("sessionGaps", .int(m.sessionGaps)),
             ("missedVblankCauses", .object([
                 ("lateSubmit", .int(m.missedAfterLateSubmit)), ("notLatched", .int(m.missedAfterTimelySubmit)),
             ])),

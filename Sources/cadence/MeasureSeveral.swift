@@ -100,7 +100,8 @@ extension MeasureCommand {
             if let note = s.note { printError("note: \(o.name): " + note) }
             if let w = fasterModeWarning(connector: conn, mode: chosen, use: "is measured at") { printError("warning: " + w) }
             if recording.vblank == .none { printError("notice: \(o.name): \(o.driver): \(noHardwareVBlankNotice)") }
-            let m = RefreshMeasurement(flips: recording.flips, nominalRefreshHz: chosen.refreshHz, hardwareVBlank: recording.vblank == .hardware)
+            let m = RefreshMeasurement(flips: recording.flips, nominalRefreshHz: chosen.refreshHz, hardwareVBlank: recording.vblank == .hardware,
+                                      breaks: recording.breaks)
             let api = o.recorder.output.api
             if json {
                 var j = Self.json(m, driver: o.driver, path: o.path, connector: conn.name, mode: chosen, source: s.source,

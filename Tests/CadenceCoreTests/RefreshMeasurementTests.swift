@@ -36,6 +36,29 @@ import Testing
         #expect(abs(m.measuredRefreshHz! - 144) < 1e-3)
     }
 
+    /// A VT switched away and back between flips 120 and 121 (129 vblanks of fbcon in between):
+    /// marked as a break, the gap is no interval and no missed vblanks; the fit spans it. Only the
+    /// step into the break is left out: a real miss right after it still counts.
+    @Test func aSessionGapIsNotMissedVBlanks() throws {
+        // Flips 120... shifted by 129 vblanks, and one more vblank missed after the break (at 300).
+        let f = flips(hz: 60.0038, count: 600, skip: [300]).enumerated().map { i, x in
+            guard i >= 120 else { return x }
+            let t = x.timestamp + Int64((129 * 1e9 / 60.0038).rounded()) / 1000 * 1000
+            return FlipTimestamp(sequence: x.sequence + 129, timestamp: t, receivedAt: t + 120_000)
+        }
+        let plain = RefreshMeasurement(flips: f, nominalRefreshHz: 60.0038, hardwareVBlank: true)
+        #expect(plain.missedVBlanks == 130 && plain.sessionGaps == 0)
+        let m = RefreshMeasurement(flips: f, nominalRefreshHz: 60.0038, hardwareVBlank: true, breaks: [120])
+        #expect(m.sessionGaps == 1 && m.missedVBlanks == 1, "\(m.missedVBlanks)")
+        #expect(m.intervalMs.count == 598 && abs(m.intervalMs.max - 2000 / 60.0038) < 0.002, "\(m.intervalMs)")
+        let hz = try #require(m.measuredRefreshHz)
+        #expect(abs(hz - 60.0038) / 60.0038 < 1e-5)
+        #expect(m.allChecksPassed)
+        // Indices that start nothing (0, past the end) are not gaps.
+        let none = RefreshMeasurement(flips: f, nominalRefreshHz: 60.0038, hardwareVBlank: true, breaks: [0, 600, 5000])
+        #expect(none.sessionGaps == 0 && none.missedVBlanks == 130)
+    }
+
     @Test func missedVBlanksAreAttributedBySubmissionTime() {
         var f = flips(hz: 100, count: 20, skip: [5, 12])
         // Flip 5 was submitted 1 ms after flip 4 completed: in time, yet it skipped a vblank.

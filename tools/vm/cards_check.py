@@ -348,6 +348,32 @@ for o, s, fr in ((vkms_out, k, fk), (virtio_out, v, fv)):
           s.get("droppedRefreshes") == ds and s.get("dropEvents") == es and s.get("causes", {}).get("render-late", 0) == want_rl,
           f"{s.get('droppedRefreshes')} in {s.get('dropEvents')} (log {ds} in {es}), {s.get('causes')}")
 
+# --- measure over both cards ---------------------------------------------------------------------
+print("-- measure --connector all --duration 2 --json")
+attempts("measure")
+doc = json_doc("measure")
+mo = {o.get("output"): o for o in doc.get("outputs", [])}
+for o in (vkms_out, virtio_out):
+    m = mo.get(o, {})
+    print(f"   measure: {o}: device {m.get('device')}, driver {m.get('driver')}, vblank {m.get('vblank')}, "
+          f"measured {m.get('measuredRefreshHz')} Hz from {m.get('flips')} flips, missed vblanks {m.get('missedVblanks')}, "
+          f"interval mean {m.get('intervalMs', {}).get('mean')} ms, checks passed {m.get('checksPassed')}")
+check("measure: exit 0, one object per output, named cardN-NAME, each on its own card",
+      rc("measure") == 0 and sorted(mo) == sorted([vkms_out, virtio_out])
+      and mo.get(vkms_out, {}).get("device") == f"/dev/dri/{vkms_card}" and mo.get(virtio_out, {}).get("device") == f"/dev/dri/{virtio_card}",
+      f"rc {rc('measure')}, outputs {list(mo)}, stderr {text('measure.err').strip()[:300]!r}")
+mk, mv = mo.get(vkms_out, {}), mo.get(virtio_out, {})
+check("measure: vkms has hardware vblank, every check passed, its refresh from its own flips the mode's 60.0038 Hz (±0.05%)",
+      mk.get("vblank") == "hardware" and mk.get("checksPassed") is True
+      and abs((mk.get("measuredRefreshHz") or 0) - VKMS_HZ) < VKMS_HZ * 0.0005 and (mk.get("flips") or 0) >= 100,
+      f"{mk.get('vblank')}, {mk.get('checksPassed')}, {mk.get('measuredRefreshHz')} Hz, {mk.get('flips')} flips")
+err_lines = text("measure.err").splitlines()
+check("measure: virtio-gpu says it has no hardware vblank (JSON and one stderr notice naming it), no refresh measured, no missed vblanks invented",
+      mv.get("vblank") == "none" and mv.get("measuredRefreshHz") is None and mv.get("missedVblanks") == 0 and (mv.get("flips") or 0) >= 50
+      and mv.get("notice") == "no hardware vblank: timestamps are commit-completion times"
+      and sum(1 for l in err_lines if l.startswith(f"notice: {virtio_out}: ") and "no hardware vblank" in l) == 1,
+      f"{mv.get('vblank')}, {mv.get('measuredRefreshHz')}, missed {mv.get('missedVblanks')}, {mv.get('flips')} flips, stderr {err_lines}")
+
 # --- a card that does not exist -----------------------------------------------------------------
 print("-- run --connector card9-Virtual-1")
 err = [l for l in text("bad_card.err").splitlines() if l.strip()]

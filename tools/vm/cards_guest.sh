@@ -141,6 +141,10 @@ rec pair cadence run --backend kms --connector "$virtio_out" --connector "$vkms_
 try late "vkms=100:1,250:3;virtio=;spill=0" cadence run --backend kms --connector all --scene solid --latency 1 \
     --inject-late "$vkms_out=100:1,250:3" --frames 400 --log /out/late.jsonl --json --quiet
 
+# measure every output of both cards at once (a thread per card): vkms' refresh from its flip
+# timestamps; virtio-gpu has no vblank, which measure says and does not count as missed vblanks.
+rec measure cadence measure --connector all --duration 2 --json
+
 # A card that does not exist: one stderr line, exit 2.
 rec bad_card cadence run --backend kms --connector card9-Virtual-1 --scene solid --duration 1 --quiet
 

@@ -124,6 +124,24 @@ check("fbcon's framebuffer is back after the exit (same mode)",
       who_after == "[fbcon]" and fb_after == fb_idle and
       [l for l in lines("vt_after.txt") if "mode:" in l] == [l for l in lines("crtc_idle.txt") if "mode:" in l],
       f"{fb_after} by {who_after} (idle: {fb_idle} by {who_idle})")
+# measure through the VT switch.
+VKMS_HZ = 65000e3 / (1344 * 806)
+m = summary("measure_vt")
+err = lines("measure_vt.err")
+print(f"   measure through a VT switch: rc {rc('measure_vt')}, {m.get('flips')} flips, measured {m.get('measuredRefreshHz')} Hz, "
+      f"missed vblanks {m.get('missedVblanks')}, session gaps {m.get('sessionGaps')}, checks passed {m.get('checksPassed')}; stderr {err}")
+check("measure through a VT switch: exit 0, VT 2 active meanwhile, one 'session paused' and one 'session resumed' line",
+      rc("measure_vt") == 0 and text("measure_vt_away_active.txt").strip() == "tty2"
+      and sum(1 for l in err if l.startswith("session paused")) == 1 and sum(1 for l in err if l.startswith("session resumed after")) == 1,
+      f"rc {rc('measure_vt')}, {text('measure_vt_away_active.txt').strip()}, {err}")
+check("measure through a VT switch: one session gap, its vblanks not missed (≤ 3 missed), the refresh 60.0038 Hz (±0.05%), every check passed",
+      m.get("sessionGaps") == 1 and (m.get("missedVblanks") if m.get("missedVblanks") is not None else 99) <= 3
+      and abs((m.get("measuredRefreshHz") or 0) - VKMS_HZ) < VKMS_HZ * 0.0005 and m.get("checksPassed") is True,
+      f"gaps {m.get('sessionGaps')}, missed {m.get('missedVblanks')}, {m.get('measuredRefreshHz')} Hz, checks {m.get('checksPassed')}")
+check("measure through a VT switch: about 5 s of flips, the gap made up (≥ 270 flips), and fbcon back afterwards",
+      (m.get("flips") or 0) >= 270 and plane("measure_vt_after.txt")[1] == "[fbcon]",
+      f"{m.get('flips')} flips, plane {plane('measure_vt_after.txt')}")
+
 # The run ends while its VT is away.
 s = summary("away_end")
 check("a run ending while its VT is away: exit 0, completed, the open gap in its summary",

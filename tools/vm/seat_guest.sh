@@ -43,6 +43,21 @@ sleep 0.3
 crtc_state >/out/vt_after.txt
 cat /sys/class/tty/tty0/active >/out/vt_after_active.txt
 
+# measure with a VT switch mid-measurement: paused while away (no flips, the disable
+# acknowledged), the mode set again when back, the measurement runs as long again as the gap;
+# the vblanks of the gap are a session gap, not missed vblanks.
+cadence measure --session seat --duration 5 --json >/out/measure_vt.out 2>/out/measure_vt.err &
+pid=$!
+wait_running
+sleep 1
+t0=$(up); chvt 2; sleep 0.5; cat /sys/class/tty/tty0/active >/out/measure_vt_away_active.txt
+sleep 1.5; chvt 1; t1=$(up)
+wait $pid
+echo $? >/out/measure_vt.rc
+echo "$t0 $t1" >/out/measure_vt.t
+sleep 0.3
+crtc_state >/out/measure_vt_after.txt
+
 # The run ends while its VT is away: it ends on time (exit 0) with the open gap in its summary,
 # gives the device back to the seat, and once VT 1 is back the console shows again.
 cadence run --session seat --backend kms --scene solid --duration 4 --log /out/away_end.jsonl --json --quiet >/out/away_end.out 2>/out/away_end.err &
