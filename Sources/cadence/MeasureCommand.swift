@@ -170,15 +170,7 @@ struct MeasureCommand: ParsableCommand {
             }
         }
 
-        if trace {
-            var prev: FlipTimestamp?
-            for (i, f) in recording.flips.enumerated() {
-                let dseq = prev.map { Int64(bitPattern: f.sequence &- $0.sequence) } ?? 0
-                let dt = prev.map { Double(f.timestamp - $0.timestamp) / 1e6 } ?? 0
-                printError("flip \(i) seq \(f.sequence) (+\(dseq)) t \(f.timestamp) dt \(String(format4: dt)) ms receipt +\(String(format4: Double(f.receivedAt - f.timestamp) / 1e6)) ms")
-                prev = f
-            }
-        }
+        if trace { for l in Self.traceLines(recording.flips) { printError(l) } }
         // Said once the built mode is known to work, so a rejected mode gives one line.
         if let note = selection.note { printError("note: " + note) }
         if let w = fasterModeWarning(connector: conn, mode: chosen, use: "is measured at") { printError("warning: " + w) }
@@ -204,6 +196,18 @@ struct MeasureCommand: ParsableCommand {
         if !failed.isEmpty {
             for c in failed { printError("check failed: \(c.name): \(c.detail)") }
             throw ExitCode(1)
+        }
+    }
+
+    /// `--trace`: one line per flip (sequence and its step, kernel timestamp, interval, receipt
+    /// latency), each after `prefix`.
+    static func traceLines(_ flips: [FlipTimestamp], prefix: String = "") -> [String] {
+        var prev: FlipTimestamp?
+        return flips.enumerated().map { i, f in
+            defer { prev = f }
+            let dseq = prev.map { Int64(bitPattern: f.sequence &- $0.sequence) } ?? 0
+            let dt = prev.map { Double(f.timestamp - $0.timestamp) / 1e6 } ?? 0
+            return prefix + "flip \(i) seq \(f.sequence) (+\(dseq)) t \(f.timestamp) dt \(String(format4: dt)) ms receipt +\(String(format4: Double(f.receivedAt - f.timestamp) / 1e6)) ms"
         }
     }
 

@@ -88,15 +88,7 @@ extension MeasureCommand {
         for (i, o) in all.enumerated() {
             guard let recording = o.recording else { continue }
             let s = o.selection, chosen = s.mode, conn = s.connector
-            if trace {
-                var prev: FlipTimestamp?
-                for (k, f) in recording.flips.enumerated() {
-                    let dseq = prev.map { Int64(bitPattern: f.sequence &- $0.sequence) } ?? 0
-                    let dt = prev.map { Double(f.timestamp - $0.timestamp) / 1e6 } ?? 0
-                    printError("\(o.name): flip \(k) seq \(f.sequence) (+\(dseq)) t \(f.timestamp) dt \(String(format4: dt)) ms")
-                    prev = f
-                }
-            }
+            if trace { for l in Self.traceLines(recording.flips, prefix: "\(o.name): ") { printError(l) } }
             if let note = s.note { printError("note: \(o.name): " + note) }
             if let w = fasterModeWarning(connector: conn, mode: chosen, use: "is measured at") { printError("warning: " + w) }
             if recording.vblank == .none { printError("notice: \(o.name): \(o.driver): \(noHardwareVBlankNotice)") }

@@ -1,12 +1,11 @@
 #!/usr/bin/env python3
 """Host-side checks of tools/vm/cards.sh's guest outputs (two cards: vkms and virtio-gpu).
 Usage: cards_check.py OUTDIR"""
-import json
 import os
 import re
 import sys
 
-from vmchecks import Checks
+from vmchecks import Checks, fbcon_planes
 
 VKMS_HZ = 65000e3 / (1344 * 806)        # vkms' preferred 1024x768 mode: 60.00384 Hz
 VIRTIO_HZ = 107300e3 / (1728 * 828)     # virtio-gpu's preferred 1280x800 (QEMU's EDID): 74.99385 Hz
@@ -17,58 +16,12 @@ START = 2  # frames 0-1: the start, where each output's first copy is slow under
 out = sys.argv[1]
 checks = Checks(out, "cards")
 check, text, rc = checks.check, checks.text, checks.rc
-
-
-def attempts(name):
-    """Prints NAME's attempts; returns the last one's vblank-timer overrun count."""
-    lines = [l for l in text(name + ".attempts").splitlines() if l.strip()]
-    for l in lines:
-        print(f"   {name}: {l}")
-    m = re.search(r"timerOverruns=(\d+)", lines[-1]) if lines else None
-    return int(m.group(1)) if m else 0
-
-
-def read_log(path):
-    """Header, frame lines, end line and unparsable line count of the run log at PATH (in OUTDIR)."""
-    header = end = None
-    frames, bad = [], 0
-    for line in text(path).splitlines():
-        try:
-            r = json.loads(line)
-        except ValueError:
-            bad += 1
-            continue
-        kind = r.get("record")
-        if kind == "run":
-            header = r
-        elif kind == "end":
-            end = r
-        elif kind is None:
-            frames.append(r)
-    return header, frames, end, bad
+attempts, read_log, json_doc = checks.attempts, checks.read_log, checks.json_doc
 
 
 def log(name, output):
     """read_log of NAME.OUTPUT.jsonl, OUTPUT's log in run NAME."""
     return read_log(f"{name}.{output}.jsonl")
-
-
-def json_doc(name):
-    try:
-        return json.loads(text(name + ".out").strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        return {}
-
-
-def fbcon_planes(state):
-    """The planes showing fbcon's framebuffer in a debugfs state dump."""
-    planes, cur = [], None
-    for line in state.splitlines():
-        if line.startswith("plane["):
-            cur = line.split()[0]
-        elif "allocated by = [fbcon]" in line and cur:
-            planes.append(cur)
-    return planes
 
 
 def shown_of(frames):

@@ -5,16 +5,6 @@
 # vblank-timer overruns during it) and each card's debugfs state before and after the runs.
 . /guest_lib.sh
 
-# rec NAME CMD...: runs CMD once, records NAME.rc/.out/.err and NAME.attempts.
-rec() {
-    name=$1; shift
-    before=$(overruns); start=$(up)
-    timeout 120 "$@" </dev/null >"/out/$name.out" 2>"/out/$name.err"
-    rc=$?
-    echo $rc >"/out/$name.rc"
-    echo "attempt 1 rc=$rc timerOverruns=$(( $(overruns) - before )) ($start..$(up) s)" >"/out/$name.attempts"
-}
-
 # sampled NAME CMD...: like rec, and while CMD runs (busybox timeout execs it in its own pid)
 # its threads at 2 s and 3 s in NAME.threads: "sample N comm COMM", then "TID VOLUNTARY_SWITCHES"
 # per thread. A pacing thread waits in poll for each flip (60-75 wakes a second); idle helper
@@ -39,28 +29,6 @@ sampled() {
     echo "attempt 1 rc=$rc timerOverruns=$(( $(overruns) - before )) ($start..$(up) s)" >"/out/$name.attempts"
 }
 
-# try NAME WANT CMD...: like rec, retried (three attempts at most) while `got NAME` is not WANT
-# (a loaded host can hold the qemu vCPU past a vblank). Every attempt is recorded; the last one
-# is checked.
-try() {
-    name=$1; want=$2; shift 2
-    attempt=1
-    : >"/out/$name.attempts"
-    while :; do
-        rm -f /out/$name.*.jsonl
-        before=$(overruns); start=$(up)
-        timeout 120 "$@" </dev/null >"/out/$name.out" 2>"/out/$name.err"
-        rc=$?
-        echo $rc >"/out/$name.rc"
-        g=$(got "$name")
-        echo "attempt $attempt rc=$rc got=$g timerOverruns=$(( $(overruns) - before )) ($start..$(up) s)" >>"/out/$name.attempts"
-        echo "case $name attempt $attempt: rc $rc got $g" >/dev/console
-        [ "$g" = "$want" ] || [ "$attempt" -ge 3 ] && break
-        # The logs of an attempt retried are kept as NAME-attemptN.OUTPUT.jsonl.
-        for f in /out/$name.*.jsonl; do [ -e "$f" ] && mv "$f" "/out/$name-attempt$attempt.${f#/out/$name.}"; done
-        attempt=$((attempt + 1))
-    done
-}
 # got NAME: each output's render-late drops (the injected ones) after its first two frames as
 # FRAME:REFRESHES from its log (keys are sorted: cause before droppedRefreshes before frame),
 # then the virtio-gpu drops while vkms' late frames 100 and 250 are drawn (`spill`, below):

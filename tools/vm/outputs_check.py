@@ -5,7 +5,7 @@ import json
 import re
 import sys
 
-from vmchecks import Checks
+from vmchecks import Checks, fbcon_planes
 
 VKMS_HZ = 65000e3 / (1344 * 806)  # vkms' preferred 1024x768 mode: 60.00384 Hz
 NAMES = ["Virtual-1", "Virtual-2"]
@@ -14,42 +14,12 @@ SHOWN = ("on-time", "late")
 out = sys.argv[1]
 checks = Checks(out, "outputs")
 check, text, rc = checks.check, checks.text, checks.rc
-
-
-def attempts(name):
-    """Prints NAME's attempts; returns the last one's vblank-timer overrun count."""
-    lines = [l for l in text(name + ".attempts").splitlines() if l.strip()]
-    for l in lines:
-        print(f"   {name}: {l}")
-    m = re.search(r"timerOverruns=(\d+)", lines[-1]) if lines else None
-    return int(m.group(1)) if m else 0
+attempts, json_doc = checks.attempts, checks.json_doc
 
 
 def log(name, connector):
-    """Header, frame lines and end line of NAME.CONNECTOR.jsonl (None/[] when missing)."""
-    header = end = None
-    frames, bad = [], 0
-    for line in text(f"{name}.{connector}.jsonl").splitlines():
-        try:
-            r = json.loads(line)
-        except ValueError:
-            bad += 1
-            continue
-        kind = r.get("record")
-        if kind == "run":
-            header = r
-        elif kind == "end":
-            end = r
-        elif kind is None:
-            frames.append(r)
-    return header, frames, end, bad
-
-
-def json_doc(name):
-    try:
-        return json.loads(text(name + ".out").strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        return {}
+    """Header, frame lines, end line and bad line count of NAME.CONNECTOR.jsonl."""
+    return checks.read_log(f"{name}.{connector}.jsonl")
 
 
 def check_logs(name, summaries, overruns, refresh_hz=VKMS_HZ):
@@ -144,18 +114,7 @@ check("all: the total adds up the outputs",
 check_logs("all", outs, ov)
 
 
-def planes_of_fbcon(state):
-    """The planes showing fbcon's framebuffer in a debugfs state dump."""
-    planes, cur = [], None
-    for line in state.splitlines():
-        if line.startswith("plane["):
-            cur = line.split()[0]
-        elif "allocated by = [fbcon]" in line and cur:
-            planes.append(cur)
-    return planes
-
-
-before, after = planes_of_fbcon(text("state_before.txt")), planes_of_fbcon(text("state_after.txt"))
+before, after = fbcon_planes(text("state_before.txt")), fbcon_planes(text("state_after.txt"))
 check("all: fbcon's framebuffer back on the planes that showed it before the run", before and after == before, f"before {before}, after {after}")
 
 print("-- run --connector all --mode Virtual-2=1024x768@144 --duration 5 (JSON; each output at its own mode)")

@@ -3,37 +3,6 @@
 # attempt: rc, what was compared, the guest's vblank-timer overruns during it) to /out.
 . /guest_lib.sh
 
-# rec NAME CMD...: runs CMD once, records NAME.rc/.out/.err and NAME.attempts.
-rec() {
-    name=$1; shift
-    before=$(overruns); start=$(up)
-    timeout 120 "$@" </dev/null >"/out/$name.out" 2>"/out/$name.err"
-    rc=$?
-    echo $rc >"/out/$name.rc"
-    echo "attempt 1 rc=$rc timerOverruns=$(( $(overruns) - before )) ($start..$(up) s)" >"/out/$name.attempts"
-}
-
-# try NAME WANT CMD...: like rec, but retried (three attempts at most) while `got NAME` (the
-# attempt's outcome in one word) is not WANT: on a loaded host the qemu vCPU can be held past a
-# vblank, which drops refreshes the scripted case does not expect. Every attempt is recorded;
-# the last one is checked.
-try() {
-    name=$1; want=$2; shift 2
-    attempt=1
-    : >"/out/$name.attempts"
-    while :; do
-        rm -f /out/$name.*.jsonl
-        before=$(overruns); start=$(up)
-        timeout 120 "$@" </dev/null >"/out/$name.out" 2>"/out/$name.err"
-        rc=$?
-        echo $rc >"/out/$name.rc"
-        g=$(got "$name")
-        echo "attempt $attempt rc=$rc got=$g timerOverruns=$(( $(overruns) - before )) ($start..$(up) s)" >>"/out/$name.attempts"
-        echo "case $name attempt $attempt: rc $rc got $g" >/dev/console
-        [ "$g" = "$want" ] || [ "$attempt" -ge 3 ] && break
-        attempt=$((attempt + 1))
-    done
-}
 # got NAME: validate's verdicts, P or F per criterion line in order (Virtual-1's criteria, then
 # Virtual-2's: "PPFP"); for a run, each output's render-late drops (the injected ones) after its
 # first two frames as FRAME:REFRESHES from its log (keys are sorted: cause before
