@@ -127,7 +127,8 @@ public struct CriterionResult: Equatable, Sendable {
     }
 }
 
-/// JUnit XML for CI systems: one test suite "cadence.validate", one test case per criterion,
+/// JUnit XML for CI systems: one test suite "cadence.validate" (one per output when a run drives
+/// several: "cadence.validate.DP-1"), one test case per criterion,
 /// a `<failure>` for each failed one, and the summary in `<system-out>`. The suite's `display`
 /// property says what was judged: "kms", "fake display (simulator)" or "fake DRM device
 /// (simulator: …)".
@@ -149,24 +150,49 @@ public enum JUnitReport {
         backend == "fake" || backend == "fake-drm" || backend == "fake-drm-wall"
     }
 
-    public static func xml(_ results: [CriterionResult], summary: RunSummary, seconds: Double, suiteName: String = "cadence.validate") -> String {
-        let failures = results.filter { !$0.passed }.count
-        var s = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        s += "<testsuites tests=\"\(results.count)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", seconds))\">\n"
-        s += "  <testsuite name=\"\(escape(suiteName))\" tests=\"\(results.count)\" failures=\"\(failures)\" errors=\"0\" time=\"\(String(format: "%.3f", seconds))\">\n"
-        s += "    <properties><property name=\"display\" value=\"\(escape(displayName(summary.backend)))\"/></properties>\n"
-        for r in results {
-            s += "    <testcase classname=\"\(escape(suiteName))\" name=\"\(escape(r.name))\""
-            if r.passed {
-                s += ">\n      <system-out>\(escape(r.detail))</system-out>\n    </testcase>\n"
-            } else {
-                s += ">\n      <failure message=\"\(escape(r.detail))\" type=\"threshold\">\(escape(r.detail))</failure>\n    </testcase>\n"
-            }
+    /// One output's suite: `results` judged on the run `summary` describes.
+    public struct Suite: Sendable {
+        public var name: String
+        public var results: [CriterionResult]
+        public var summary: RunSummary
+        public init(name: String, results: [CriterionResult], summary: RunSummary) {
+            self.name = name
+            self.results = results
+            self.summary = summary
         }
+    }
+
+    /// The report of one run: one suite, `suiteName`.
+    public static func xml(_ results: [CriterionResult], summary: RunSummary, seconds: Double, suiteName: String = "cadence.validate") -> String {
+        xml(suites: [Suite(name: suiteName, results: results, summary: summary)], seconds: seconds)
+    }
+
+    /// The report of a run over several outputs: one suite per output (`cadence.validate.DP-1`),
+    /// each with its criteria, its `display` property and its summary.
+    public static func xml(suites: [Suite], seconds: Double) -> String {
+        let tests = suites.reduce(0) { $0 + $1.results.count }
+        let failures = suites.reduce(0) { $0 + $1.results.filter { !$0.passed }.count }
         let f3 = { (v: Double) in String(format: "%.3f", v) }
-        let line = "backend \(displayName(summary.backend)), refresh \(f3(summary.refreshHz)) Hz, effective \(f3(summary.effectiveRateHz)) Hz, frames \(summary.frames), presented \(summary.presented), dropped refreshes \(summary.droppedRefreshes) in \(summary.dropEvents) events, hitch \(f3(summary.hitchTimeRatio)) ms/s"
-        s += "    <system-out>\(escape(line))</system-out>\n"
-        s += "  </testsuite>\n</testsuites>\n"
+        var s = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        s += "<testsuites tests=\"\(tests)\" failures=\"\(failures)\" time=\"\(f3(seconds))\">\n"
+        for suite in suites {
+            let summary = suite.summary, suiteName = suite.name
+            let failed = suite.results.filter { !$0.passed }.count
+            s += "  <testsuite name=\"\(escape(suiteName))\" tests=\"\(suite.results.count)\" failures=\"\(failed)\" errors=\"0\" time=\"\(f3(seconds))\">\n"
+            s += "    <properties><property name=\"display\" value=\"\(escape(displayName(summary.backend)))\"/></properties>\n"
+            for r in suite.results {
+                s += "    <testcase classname=\"\(escape(suiteName))\" name=\"\(escape(r.name))\""
+                if r.passed {
+                    s += ">\n      <system-out>\(escape(r.detail))</system-out>\n    </testcase>\n"
+                } else {
+                    s += ">\n      <failure message=\"\(escape(r.detail))\" type=\"threshold\">\(escape(r.detail))</failure>\n    </testcase>\n"
+                }
+            }
+            let line = "backend \(displayName(summary.backend)), refresh \(f3(summary.refreshHz)) Hz, effective \(f3(summary.effectiveRateHz)) Hz, frames \(summary.frames), presented \(summary.presented), dropped refreshes \(summary.droppedRefreshes) in \(summary.dropEvents) events, hitch \(f3(summary.hitchTimeRatio)) ms/s"
+            s += "    <system-out>\(escape(line))</system-out>\n"
+            s += "  </testsuite>\n"
+        }
+        s += "</testsuites>\n"
         return s
     }
 

@@ -44,7 +44,8 @@ struct ValidateCommand: ParsableCommand {
             warm-up (a last part shorter than S counts only overall) and reports the
             worst window; a criterion passes only if it holds overall and in every window.
             With several outputs (--connector A --connector B, or all) each output is
-            judged on its own; every PASS/FAIL line names it (no --junit, --expect-*).
+            judged on its own; every PASS/FAIL line names it, and --junit writes one
+            test suite per output (cadence.validate.NAME); no --expect-* yet.
 
             --observe judges what another program shows (a kiosk's own app) instead of
             running: it observes the kernel's DRM trace events for --duration S (needs

@@ -25,27 +25,31 @@ extension ValidateCommand {
         var tallies: [OutputTally] = []
         let keepFrames = warmup != nil || window != nil
         let started = Date()
+        let junitFile: LineFile?
         do {
             criteria = try self.criteria()
-            var refused: [String] = []
-            if junit != nil { refused.append("--junit") }
-            if !expect.isEmpty { refused.append("--expect-monitor/--expect-serial/--expect-mode") }
-            if !refused.isEmpty {
-                throw CLIFailure("\(refused.joined(separator: ", ")) \(refused.count == 1 ? "is" : "are") not supported with several outputs yet: validate one --connector at a time")
+            if !expect.isEmpty {
+                throw CLIFailure("--expect-monitor/--expect-serial/--expect-mode are not supported with several outputs yet: validate one --connector at a time")
             }
             if criteria.isEmpty {
                 throw ValidationCriteria.Invalid("give at least one threshold (--max-dropped, --max-drop-events, --max-drop-event, --refresh-tolerance, --max-jitter, --min-rate)")
             }
-            results = try options.paceSeveral(source: source, command: "validate") { _, run, out in
-                let t = OutputTally()
-                t.files = out
-                tallies.append(t)
-                let logFrame = run.onFrame
-                run.onFrame = { r in
-                    logFrame?(r)
-                    if r.wasPresented { t.largestDropEvent = max(t.largestDropEvent, r.droppedRefreshes) }
-                    if keepFrames { t.frames.append(r) }
+            junitFile = try junit.map { try LineFile(path: $0) }
+            do {
+                results = try options.paceSeveral(source: source, command: "validate") { _, run, out in
+                    let t = OutputTally()
+                    t.files = out
+                    tallies.append(t)
+                    let logFrame = run.onFrame
+                    run.onFrame = { r in
+                        logFrame?(r)
+                        if r.wasPresented { t.largestDropEvent = max(t.largestDropEvent, r.droppedRefreshes) }
+                        if keepFrames { t.frames.append(r) }
+                    }
                 }
+            } catch {
+                junitFile?.discard()
+                throw error
             }
         } catch let e as ExitCode {
             throw e
@@ -54,6 +58,7 @@ extension ValidateCommand {
             throw ExitCode(2)
         }
         var all: [CriterionResult] = []
+        var suites: [JUnitReport.Suite] = []
         for (i, (r, t)) in zip(results, tallies).enumerated() {
             if i > 0 { print("") }
             print("output            \(RunCommand.outputLine(r.display, name: r.name))")
@@ -67,13 +72,23 @@ extension ValidateCommand {
             if r.summary.endReason.hasPrefix("disconnected") {
                 judged.append(CriterionResult(name: "output", passed: false, detail: "the output was unplugged mid-run (\(r.summary.endReason))"))
             }
-            let name = r.name
+            suites.append(JUnitReport.Suite(name: "cadence.validate.\(r.name)", results: judged, summary: r.summary))
             for var c in judged {
-                c.name = "\(name) \(c.name)"
+                c.name = "\(r.name) \(c.name)"
                 all.append(c)
             }
         }
         print("")
+        if let f = junitFile {
+            // One suite per output, each with its own summary.
+            do {
+                try f.write(line: JUnitReport.xml(suites: suites, seconds: Date().timeIntervalSince(started)))
+                f.close()
+            } catch {
+                StandardStreams.errorLine("cadence validate: \(String(describing: error))")
+                throw ExitCode(2)
+            }
+        }
         var summary = results[0].summary
         summary.incompleteOutputs = results.flatMap { $0.summary.incompleteOutputs ?? [] }.nilIfEmpty
         try verdict(all, summary: summary, junitFile: nil, started: started)

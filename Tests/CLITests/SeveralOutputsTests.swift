@@ -304,8 +304,19 @@ import Testing
         #expect(lines(fail.out).last?.hasPrefix("validate: FAIL (1 of 4 criteria)") == true, "\(fail.out)")
         #expect(lines(fail.err) == ["FAIL DP-1 max-dropped: dropped refreshes 2 (limit 0)"], "\(fail.err)")
         // Bad input is one line, exit 2.
-        let junit = try cadence(base + ["--junit", "v.xml"], in: dir)
-        #expect(junit.status == 2 && lines(junit.err).count == 1 && junit.err.contains("--junit is not supported with several outputs"), "\(junit.err)")
+        // --junit: one suite per output, each with its criteria and its own summary.
+        let junit = try cadence(base + ["--inject-late", "DP-1=50:2", "--junit", "v.xml"], in: dir)
+        #expect(junit.status == 1, "\(junit.err)")
+        let xml = try String(contentsOfFile: dir + "/v.xml", encoding: .utf8)
+        #expect(xml.contains("<testsuites tests=\"4\" failures=\"1\""), "\(xml)")
+        #expect(xml.contains("<testsuite name=\"cadence.validate.eDP-1\" tests=\"2\" failures=\"0\""), "\(xml)")
+        #expect(xml.contains("<testsuite name=\"cadence.validate.DP-1\" tests=\"2\" failures=\"1\""), "\(xml)")
+        #expect(xml.contains("<testcase classname=\"cadence.validate.DP-1\" name=\"max-dropped\">\n      <failure message=\"dropped refreshes 2 (limit 0)\""), "\(xml)")
+        #expect(xml.components(separatedBy: "virtual time), refresh 144.000 Hz, effective").count == 2
+                && xml.components(separatedBy: "virtual time), refresh 60.000 Hz, effective").count == 2, "\(xml)")
+        let expectMonitor = try cadence(base + ["--expect-monitor", "X"], in: dir)
+        #expect(expectMonitor.status == 2 && lines(expectMonitor.err).count == 1
+                && expectMonitor.err.contains("--expect-monitor/--expect-serial/--expect-mode are not supported with several outputs"), "\(expectMonitor.err)")
         let twice = try cadence(base + ["--connector", "DP-1"], in: dir)
         #expect(twice.status == 2 && lines(twice.err).count == 1 && twice.err.contains("given twice"), "\(twice.err)")
     }
