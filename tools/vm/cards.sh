@@ -41,7 +41,5 @@ t0=$(date +%s)
 vm_prologue cards release
 out="$work/vkms+virtio"
 rm -rf "$out"; mkdir -p "$out"
-smoke="$work/vblank-smoke"
-cc="$(command -v gcc-12 || command -v gcc || command -v cc)"
-"$cc" -O2 $(pkg-config --cflags libdrm) "$here/vblank-smoke.c" -ldrm -lm -o "$smoke"
+vm_smoke
 vm_guest_check cards vkms+virtio 300 --bin "$smoke"

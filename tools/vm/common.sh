@@ -38,6 +38,15 @@ vm_prologue() {
     fi
 }
 
+# vm_smoke: builds tools/vm/vblank-smoke.c (the harness's own check, independent of cadence:
+# vblanks tick and flips complete, or the driver has none) into $work/vblank-smoke; sets $smoke.
+vm_smoke() {
+    smoke="$work/vblank-smoke"
+    local cc
+    cc="$(command -v gcc-12 || command -v gcc || command -v cc)"
+    "$cc" -O2 $(pkg-config --cflags libdrm) "$here/vblank-smoke.c" -ldrm -lm -o "$smoke"
+}
+
 # vm_guest_check NAME DRIVER TIMEOUT [RUN.SH ARGS...]: boots DRIVER once with $bin, guest_lib.sh
 # and NAME_guest.sh (run as the command, output directory $work/<driver dir> = $out, which the
 # caller has set and emptied), checks it with NAME_check.py, prints the wall time since $t0,

@@ -53,9 +53,7 @@ objcopy --strip-debug "$example" "$work/bin/moving-bar"
 bin="$work/bin/cadence"; example="$work/bin/moving-bar"
 
 # Harness self-check, independent of cadence: vkms vblanks tick, bochs/virtio have none.
-smoke="$work/vblank-smoke"
-cc="$(command -v gcc-12 || command -v gcc || command -v cc)"
-"$cc" -O2 $(pkg-config --cflags libdrm) "$here/vblank-smoke.c" -ldrm -lm -o "$smoke"
+vm_smoke
 
 # Guest-side runner: `run NAME TIMEOUT CMD...` records NAME.out/.err/.rc/.time in /out.
 cat >"$work/guest.sh" <<'EOF'

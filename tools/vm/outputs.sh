@@ -32,7 +32,5 @@ t0=$(date +%s)
 vm_prologue outputs release
 out="$work/vkms2"
 rm -rf "$out"; mkdir -p "$out"
-smoke="$work/vblank-smoke"
-cc="$(command -v gcc-12 || command -v gcc || command -v cc)"
-"$cc" -O2 $(pkg-config --cflags libdrm) "$here/vblank-smoke.c" -ldrm -lm -o "$smoke"
+vm_smoke
 vm_guest_check outputs vkms2 600 --bin "$smoke"
