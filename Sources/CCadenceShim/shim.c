@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <time.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <xf86drm.h>
 #include <drm_fourcc.h>
@@ -97,10 +98,16 @@ int cadence_handle_events(int fd, cadence_drm_event *out, int capacity) {
     return n;
 }
 
-static volatile sig_atomic_t stop_signal;
+/* Set in the handler, read by every thread that paces (one per card): a lock-free atomic, which
+ * is async-signal-safe and, unlike volatile sig_atomic_t, defined across threads. */
+static atomic_int stop_signal;
 static int hup_ignored;
 
-static void on_stop(int sig) { stop_signal = sig; }
+static void on_stop(int sig) {
+    int saved = errno;
+    atomic_store_explicit(&stop_signal, sig, memory_order_relaxed);
+    errno = saved;
+}
 
 void cadence_install_stop_handlers(void) {
     struct sigaction sa;
@@ -121,7 +128,7 @@ void cadence_install_stop_handlers(void) {
     }
 }
 
-int cadence_stop_signal(void) { return stop_signal; }
+int cadence_stop_signal(void) { return atomic_load_explicit(&stop_signal, memory_order_relaxed); }
 
 void cadence_remove_stop_handlers(void) {
     signal(SIGINT, SIG_DFL);

@@ -59,7 +59,7 @@ public enum SeparateThreads {
         }
         results.values[0] = Result { try body(0) }
         for t in threads { pthread_join(t, nil) }
-        return results.values.map { $0! }
+        return (0..<count).map { results.values[$0]! }
     }
 
     /// One thread's work. `@unchecked Sendable`: see ``run(_:_:)``.
@@ -68,10 +68,21 @@ public enum SeparateThreads {
         init(_ work: @escaping () -> Void) { self.work = work }
     }
 
-    /// Each piece's result, written by its own thread only. `@unchecked Sendable`: see ``run(_:_:)``.
+    /// Each piece's result, in a slot of its own written by its own thread only (a Swift array
+    /// would not do: every element write goes through the one array value). `@unchecked
+    /// Sendable`: see ``run(_:_:)``.
     private final class Results<T>: @unchecked Sendable {
-        var values: [Result<T, any Error>?]
-        init(_ count: Int) { values = Array(repeating: nil, count: count) }
+        let values: UnsafeMutablePointer<Result<T, any Error>?>
+        let count: Int
+        init(_ count: Int) {
+            self.count = count
+            values = .allocate(capacity: count)
+            values.initialize(repeating: nil, count: count)
+        }
+        deinit {
+            values.deinitialize(count: count)
+            values.deallocate()
+        }
     }
 }
 
