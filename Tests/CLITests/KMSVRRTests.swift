@@ -65,8 +65,9 @@ import Testing
         #expect(!o.fake.isRunningVRR(crtc))
     }
 
-    @Test func ninetyHertzRunsAtNinetyNotAtADivisor() throws {
-        let o = try run("0:144:90")
+    /// The Done-when's `--rate 48:144:90`, and the same with no minimum.
+    @Test(arguments: ["48:144:90", "0:144:90"]) func ninetyHertzRunsAtNinetyNotAtADivisor(rate: String) throws {
+        let o = try run(rate)
         #expect(o.summary.effectiveRateHz == 90)
         #expect(o.summary.presented == 120 && o.summary.droppedRefreshes == 0)
         let iv = frameIntervals(o)
@@ -78,8 +79,10 @@ import Testing
         for i in r { #expect(abs(i - 11_111_111) <= 2_000, "\(i)") }
     }
 
-    @Test func thirtyHertzBelowTheMinimumIsShownTwiceAtSixty() throws {
-        let o = try run("0:144:30")
+    /// Below the panel's 48 Hz: LFC. `30:144:30` is what the Done-when's `48:144:30` means (the
+    /// content's range must hold its preferred rate; see `theTextSummaryNamesTheVRRRange`).
+    @Test(arguments: ["30:144:30", "0:144:30"]) func thirtyHertzBelowTheMinimumIsShownTwiceAtSixty(rate: String) throws {
+        let o = try run(rate)
         #expect(o.summary.effectiveRateHz == 30)
         #expect(o.summary.droppedRefreshes == 0)
         for i in frameIntervals(o) { #expect(abs(i - 33_333_333) <= 2_000, "\(i)") }
