@@ -40,8 +40,11 @@ public struct FrameRateRange: Equatable, Hashable, Sendable, Codable {
         try validate()
     }
 
-    /// "30" for 30.0, "59.94" otherwise.
-    private static func format(_ v: Double) -> String { v == v.rounded() ? String(Int(v)) : String(v) }
+    /// "30" for 30.0, else as Double prints it ("59.94", "2e+20": no Int conversion, which
+    /// traps for huge values — found by the `rate` fuzz target).
+    private static func format(_ v: Double) -> String {
+        v == v.rounded() && abs(v) < 1e15 ? String(Int(v)) : String(v)
+    }
 
     /// Throws unless 0 ≤ minimum ≤ maximum (maximum 0: unbounded) and preferred is 0 or inside.
     public func validate() throws {

@@ -71,4 +71,16 @@ import Testing
         c.minimumDuration = 10_000_000_000
         #expect((try? c.validate()) != nil)
     }
+
+    /// Found by the `rate` target in CI: `1e2:2e20:10` (preferred below the minimum) trapped
+    /// while formatting the hint, converting 2e20 to Int. Every such range is one error line.
+    @Test(arguments: ["1e2:2e20:10", "100:1e300:1", "1e20:1e21:1e19", "48:144:30"])
+    func aRangeThatLeavesOutItsPreferredRateIsAnErrorNotATrap(text: String) throws {
+        #expect(throws: FrameRateRange.Invalid.self) { try FrameRateRange(parsing: text) }
+        do {
+            _ = try FrameRateRange(parsing: text)
+        } catch {
+            #expect(String(describing: error).contains("preferred is outside minimum…maximum"), "\(error)")
+        }
+    }
 }
