@@ -1,5 +1,5 @@
 /// Where DRM device nodes come from: the live `/dev/dri` (``live``) or a scripted
-/// ``FakeDRMDevice`` (``fake(_:)``), so that the code choosing and opening a device, and its
+/// ``FakeDRMDevice`` (`fake(_:)`), so that the code choosing and opening a device, and its
 /// errors (no card, EACCES, another DRM master), is tested without /dev/dri.
 public struct DeviceSource {
     /// The card nodes present, in numeric order.

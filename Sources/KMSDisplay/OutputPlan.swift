@@ -4,7 +4,7 @@ import DRM
 /// each output's connector and mode (``OutputSelection``) and its CRTC (``CRTCAssignment``);
 /// a card with several outputs routes its events per CRTC. ``KMSDisplay/openOutputs(connectors:device:source:mode:modes:allocator:api:vrr:rate:)``
 /// lights them as displays; a caller that flips by itself (`cadence measure`) uses the plan's
-/// ``KMSOutput``s directly.
+/// `KMSOutput`s directly.
 public struct OutputPlan {
     /// The outputs of one card.
     public struct Card {
