@@ -332,6 +332,9 @@ public final class FramePacer {
         while deviceLost == nil && backend.now() < deadline {
             try refreshLastVBlank()
             try trySubmit()
+            // As in runOnce and drain: a flip that never completes is timed out here too, or
+            // the wait below, planned for that (passed) timeout, would return at once forever.
+            checkCompletionTimeout()
             let waiting = count - (inFlight ? 1 : 0)
             if waiting <= 0, let worker = backend as? any WorkSimulating {
                 worker.spin(until: deadline)

@@ -50,6 +50,111 @@ import Testing
         #expect(!r.differences.isEmpty)
     }
 
+    /// Found (CI's 30 s fuzz run, replay target): this log (its header's 1.67 ms refresh against
+    /// 60 Hz, latency 3, a last line cut off in a byte that is not UTF-8) spun forever. Its last
+    /// flip never completes in the replay while the next frame's scripted rendering runs:
+    /// rendering work waited for the flip's completion timeout, already passed, without timing
+    /// the flip out. Now it ends (in milliseconds) and reports that it could not follow the
+    /// recording.
+    @Test func aFlipThatNeverCompletesDuringRenderingWorkTimesOut() throws {
+        let bytes = try #require(Data(base64Encoded: Self.neverCompletingFlip.joined()))
+        let log = try RunLog.parse(bytes, name: "fuzz", allowPartialLastLine: true)
+        let r = try Replay.run(log)
+        #expect(r.replayed.unconfirmed > 0 && !r.differences.isEmpty, "\(r.replayed)")
+    }
+
+    /// The fuzz input, base64.
+    static let neverCompletingFlip = [
+        "eyJiYWNrZW5kIjoiZmFrZSIsImNvbW1pdE1hcmdpbk5zIjowLCJjcnRjIjowLCJmcmFtZXMiOjEwLCJoYXNIYXJkd2FyZVZC",
+        "bGFuayI6dHJ1ZSwiaW5qZWN0TGF0ZSI6eyIyIjozfSwibGF0ZW5jeSI6MywicXVldWVDYXBhY2l0eSI6MiwicmFuZ2UiOnsi",
+        "bWF4aW11bSI6MCwibWluaW11bSI6MCwicHJlZmVycmVkIjowfSwicmVjb3JkIjoicnVuIiwicmVmcmVzaEh6Ijo2MCwicmVm",
+        "cmVzaEludGVydmFsTnMiOjE2NjY2NjYuNjY2NjY2NjY2Niwic3RhcnRlZEF0IjoiMjAyNi0xMS0yM1QxMzoyNDo1OFoiLCJ2",
+        "ZXJzaW9uIjoxfQp7ImJ1c3lSZXRyaWVzIjowLCJjYWxsYmFja05zIjoxMDAwMDAwMDAwLCJjb21taXROcyI6MTAzMzMzNTAw",
+        "MCwiY3J0YyI6MCwiZGVhZGxpbmVOcyI6MTA1MDAwMDAwMCwiZHJvcHBlZFJlZnJlc2hlcyI6MCwiZWZmZWN0aXZlUmF0ZUh6",
+        "Ijo2MCwiZmxpcE5zIjoxMDQwNzcwMjE2LCJmcmFtZSI6MCwiaGl0Y2hOcyI6LTIyOTc4NCwiaWQiOjEsImludGVudCI6eyJr",
+        "aW5kIjoibmV4dCIsInJhbmdlIjp7Im1heGltdW0iOjAsIm1pbmltdW0iOjAsInByZWZlcnJlZCI6MH0sInRhcmdldFNlcXVl",
+        "bmNlIjoxMDAzLCJ0YXJnZXRUaW1lTnMiOjEwNTAwMDAwMDB9LCJpbnRlcnZhbE5zIjowLCJpbnRlcnZhbFJlZnJlc2hlcyI6",
+        "MCwibGF0ZVJlZnJlc2hlcyI6MCwibGF0ZW5jeSI6Mywib3V0Y29tZSI6Im9uLXRpbWUiLCJyZWNlaXZlZE5zIjoxMDUwMDAy",
+        "NTAwLCJyZW5kZXJFbmROcyI6MTAwMDAwMDAwMCwicmVuZGVyU3RhcnROcyI6MTAwMDAwMDAwMCwic2NoZWR1bGVyRGVsYXlO",
+        "cyI6MCwic2VxdWVuY2UiOjEwMDMsInZlcnNpb24iOjEsIndha2VOcyI6MTAwMDAwMDAwMH0KeyJidXN5UmV0cmllcyI6MCwi",
+        "Y2FsbGJhY2tOcyI6MTAxNjgwODg4NiwiY29tbWl0TnMiOjEwNTAwMDI1MDAsImNydGMiOjAsImRlYWRsaW5lTnMiOjEwNjY4",
+        "MDg4ODYsImRyb3BwZWRSZWZyZXNoZXMiOjAsImVmZmVjdGl2ZVJhdGVIeiI6NjAsImZsaXBOcyI6MTA2Njc2NjY0OCwiZnJh",
+        "bWUiOjEsImhpdGNoTnMiOi00MjIzOCwiaWQiOjIsImludGVudCI6eyJraW5kIjoibmV4dCIsInJhbmdlIjp7Im1heGltdW0i",
+        "OjAsIm1pbmltdW0iOjAsInByZWZlcnJlZCI6MH0sInRhcmdldFNlcXVlbmNlIjoxMDA0LCJ0YXJnZXRUaW1lTnMiOjEwNjY4",
+        "MDg4ODZ9LCJpbnRlcnZhbE5zIjoxNjk5NjQzMiwiaW50ZXJ2YWxSZWZyZXNoZXMiOjEsImxhdGVSZWZyZXNoZXMiOjAsImxh",
+        "dGVuY3kiOjMsIm91dGNvbWUiOiJvbi10aW1lIiwicmVjZWl2ZWROcyI6MTEyNDc2NTU4MCwicmVuZGVyRW5kTnMiOjEwMTY2",
+        "Njc1MDAsInJlbmRlclN0YXJ0TnMiOjEwMTY2Njc1MDAsInNjaGVkdWxlckRlbGF5TnMiOjAsInNlcXVlbmNlIjoxMDA0LCJ2",
+        "ZXJzaW9uIjoxLCJ3YWtlTnMiOjEwMTY2Njc1MDB9CnsiYnVzeVJldHJpZXMiOjAsImNhbGxiYWNrTnMiOjEwMzMwOTg5MTMs",
+        "ImNhdXNlIjoicmVuZGVyLWxhdGUiLCJjb21taXROcyI6MTEyNDc2NTU4MCwiY3J0YyI6MCwiZGVhZGxpbmVOcyI6MTA4MzA5",
+        "ODkxMywiZHJvcHBlZFJlZnJlc2hlcyI6MywiZWZmZWN0aXZlUmF0ZUh6Ijo2MCwiZmxpcE5zIjoxMTMzMzQ1NjU3LCJmcmFt",
+        "ZSI6MiwiaGl0Y2hOcyI6NTAyNDIxMDgsImlkIjozLCJpbnRlbnQiOnsia2luZCI6Im5leHQiLCJyYW5nZSI6eyJtYXhpbXVt",
+        "IjowLCJtaW5pbXVtIjowLCJwcmVmZXJyZWQiOjB9LCJ0YXJnZXRTZXF1ZW5jZSI6MTAwNSwidGFyZ2V0VGltZU5zIjoxMDgz",
+        "MTAzNTQ5fSwiaW50ZXJ2YWxOcyI6NjY1NzkwMDksImludGVydmFsUmVmcmVzaGVzIjo0LCJsYXRlUmVmcmVzaGVzIjozLCJs",
+        "YXRlbmN5IjozLCJvdXRjb21lIjoibGF0ZSIsInJlY2VpdmVkTnMiOjExMzMzNDAwMDAsInJlbmRlckVuZE5zIjoxMTI0NzY1",
+        "NTgwLCJyZW5kZXJTdGFydE5zIjoxMDMzMzM1MDAwLCJzY2hlZHVsZXJEZWxheU5zIjoyMzYwODcsInNlcXVlbmNlIjoxMDA4",
+        "LCJ2ZXJzaW9uIjoxLCJ3YWtlTnMiOjEwMzMzMzUwMDB9CnsiYnVzeVJldHJpZXMiOjAsImNhbGxiYWNrTnMiOjExMTY2MTE4",
+        "ODcsImNvbW1pdE5zIjoxMTMzMzQwMDAwLCJjcnRjIjowLCJkZWFkbGluZU5zIjoxMTQ5OTQ1MjIwLCJkcm9wcGVkUmVmcmVz",
+        "aGVzIjowLCJlZmZlY3RpdmVSYXRlSHoiOjYwLCJmbGlwTnMiOjExNDk3ODUxMjcsImZyYW1lIjozLCJoaXRjaE5zIjotMTYw",
+        "MTkzLCJpZCI6NCwiaW50ZW50Ijp7ImtpbmQiOiJuZXh0IiwicmFuZ2UiOnsibWF4aW11bSI6MCwibWluaW11bSI6MCwicHJl",
+        "ZmVycmVkIjowfSwidGFyZ2V0U2VxdWVuY2UiOjEwMDksInRhcmdldFRpbWVOcyI6MTE0OTk0NTIyMH0sImludGVydmFsTnMi",
+        "OjE2NDM5NDcwLCJpbnRlcnZhbFJlZnJlc2hlcyI6MSwibGF0ZVJlZnJlc2hlcyI6MCwibGF0ZW5jeSI6Mywib3V0Y29tZSI6",
+        "Im9uLXRpbWUiLCJyZWNlaXZlZE5zIjoxMTUwMDA3NTAwLCJyZW5kZXJFbmROcyI6MTEyNDc2NTU4MCwicmVuZGVyU3RhcnRO",
+        "cyI6MTEyNDc2NTU4MCwic2NoZWR1bGVyRGVsYXlOcyI6MCwic2VxdWVuY2UiOjEwMDksInZlcnNpb24iOjEsIndha2VOcyI6",
+        "MTEyNDc2NTU4MH0KeyJidXN5UmV0cmllcyI6MCwiY2FsbGJhY2tOcyI6MTEzMzM0NTY1NywiY29tbWl0TnMiOjExNTAwMDc1",
+        "MDAsImNydGMiOjAsImRlYWRsaW5lTnMiOjExNjY2Nzg5OTAsImRyb3BwZWRSZWZyZXNoZXMiOjAsImVmZmVjdGl2ZVJhdGVI",
+        "eiI6NjAsImZsaXBOcyI6MTE2NjQ5NDk3MywiZnJhbWUiOjQsImhpdGNoTnMiOi0xODQwMTcsImlkIjo1LCJpbnRlbnQiOnsi",
+        "a2luZCI6Im5leHQiLCJyYW5nZSI6eyJtYXhpbXVtIjowLCJtaW5pbXVtIjowLCJwcmVmZXJyZWQiOjB9LCJ0YXJnZXRTZXF1",
+        "ZW5jZSI6MTAxMCwidGFyZ2V0VGltZU5zIjoxMTY2Njc4OTkwfSwiaW50ZXJ2YWxOcyI6MTY3MDk4NDYsImludGVydmFsUmVm",
+        "cmVzaGVzIjowLCJsYXRlUmVmcmVzaGVzIjowLCJsYXRlbmN5IjozLCJvdXRjb21lIjoib24tdGltZSIsInJlY2VpdmVkTnMi",
+        "OjExNjY2NzUwMDAsInJlbmRlckVuZE5zIjoxMTMzMzQwMDAwLCJyZW5kZXJTdGFydE5zIjoxMTMzMzQwMDAwLCJzY2hlZHVs",
+        "ZXJEZWxheU5zIjowLCJzZXF1ZW5jZSI6MTAxMCwidmVyc2lvbiI6MSwid2FrZU5zIjoxMTMzMzQwMDAwfQp7ImJ1c3lSZXRy",
+        "aWVzIjowLCJjYWxsYmFja05zIjoxMTQ5Nzg1MTI3LCJjb21taXROcyI6MTE2NjY3NTAwMCwiY3J0YyI6MCwiZGVhZGxpbmVO",
+        "cyI6MTE4MzExODQ2MCwiZHJvcHBlZFJlZnJlc2hlcyI6MCwiZWZmZWN0aXZlUmF0ZUh6Ijo2MCwiZmxpcE5zIjoxMTgzNTk4",
+        "MzIyLCJmcmFtZSI6NSwiaGl0Y2hOcyI6NDc5ODYyLCJpZCI6NiwiaW50ZW50Ijp7ImtpbmQiOiJuZXh0IiwicmFuZ2UiOnsi",
+        "bWF4aW11bSI6MCwibWluaW11bSI6MCwicHJlZmVycmVkIjowfSwidGFyZ2V0U2VxdWVuY2UiOjEwMTEsInRhcmdldFRpbWVO",
+        "cyI6MTE4MzExODQ2MH0sImludGVydmFsTnMiOjE3MTAzMzQ5LCJpbnRlcnZhbFJlZnJlc2hlcyI6MSwibGF0ZVJlZnJlc2hl",
+        "cyI6MCwibGF0ZW5jeSI6Mywib3V0Y29tZSI6Im9uLXRpbWUiLCJyZWNlaXZlZE5zIjoxMTgzMzQyNTAwLCJyZW5kZXJFbmRO",
+        "cyI6MTE1MDAwNzUwMCwicmVuZGVyU3RhcnROcyI6MTE1MDAwNzUwMCwic2NoZWR1bGVyRGVsYXlOcyI6MCwic2VxdWVuY2Ui",
+        "OjEwMTEsInZlcnNpb24iOjEsIndha2VOcyI6MTE1MDAwNzUwMH0KeyJidXN5UmV0cmllcyI6MCwiY2FsbGJhY2tOcyI6MTE2",
+        "NjQ5NDk3MywiY29tbWl0TnMiOjExODMzNDI1MDAsImNydGMiOjAsImRlYWRsaW5lTnMiOjExOTk4MjgzMDYsImRyb3BwZWRS",
+        "ZWZyZXNoZXMiOjAsImVmZmVjdGl2ZVJhdGVIeiI6NjAsImZsaXBOcyI6MTIwMDIzMjM3OSwiZnJhbWUiOjYsImhpdGNoTnMi",
+        "OjQwNDA3MywiaWQiOjcsImludGVudCI6eyJraW5kIjoibmV4dCIsInJhbmdlIjp7Im1heGltdW0iOjAsIm1pbmltdW0iOjAs",
+        "InByZWZlcnJlZCI6MH0sInRhcmdldFNlcXVlbmNlIjoxMDEyLCJ0YXJnZXRUaW1lTnMiOjExOTk4MjgzMDZ9LCJpbnRlcnZh",
+        "bE5zIjoxNjYzNDA1NywiaW50ZXJ2YWxSZWZyZXNoZXMiOjEsImxhdGVSZWZyZXNoZXMiOjAsImxhdGVuY3kiOjMsIm91dGNv",
+        "bWUiOiJvbi10aW1lIiwicmVjZWl2ZWROcyI6MTIwMDAxMDAwMCwicmVuZGVyRW5kTnMiOjExNjY2NzUwMDAsInJlbmRlclN0",
+        "YXJ0TnMiOjExNjY2NzUwMDAsInNjaGVkdWxlckRlbGF5TnMiOjAsInNlcXVlbmNlIjoxMDEyLCJ2ZXJzaW9uIjoxLCJ3YWtl",
+        "TnMiOjExNjY2NzUwMDB9CnsiYnVzeVJldHJpZXMiOjAsImNhbGxiYWNrTnMiOjExODM1OTgzMjIsImNvbW1pdE5zIjoxMjAw",
+        "MDEwMDAwLCJjcnRjIjowLCJkZWFkbGluZU5zIjoxMjE2OTMxNjU1LCJkcm9wcGVkUmVmcmVzaGVzIjowLCJlZmZlY3RpdmVS",
+        "YXRlSHoiOjYwLCJmbGlwTnMiOjEyMTY3NTkzMjIsImZyYW1lIjo3LCJoaXRjaE5zIjotMTcyMzMzLCJpZCI6OCwiaW50ZW50",
+        "Ijp7ImtpbmQiOiJuZXh0IiwicmFuZ2UiOnsibWF4aW11bSI6MCwibWluaW11bSI6MCwicHJlZmVycmVkIjowfSwidGFyZ2V0",
+        "U2VxdWVuY2UiOjEwMTMsInRhcmdldFRpbWVOcyI6MTIxNjkzMTY1NX0sImludGVydmFsTnMiOjE2NTI2OTQzLCJpbnRlcnZh",
+        "bFJlZnJlc2hlcyI6MSwibGF0ZVJlZnJlc2hlcyI6MCwibGF0ZW5jeSI6Mywib3V0Y29tZSI6Im9uLXRpbWUiLCJyZWNlaXZl",
+        "ZE5zIjoxMjE2Njc3NTAwLCJyZW5kZXJFbmROcyI6MTE4MzM0MjUwMCwicmVuZGVyU3RhcnROcyI6MTE4MzM0MjUwMCwic2No",
+        "ZWR1bGVyRGVsYXlOcyI6MTY0MTA4NDUsInNlcXVlbmNlIjoxMDEzLCJ2ZXJzaW9uIjoxLCJ3YWtlTnMiOjExODMzNDI1MDB9",
+        "CnsiYnVzeVJldHJpZXMiOjAsImNhbGxiYWNrTnMiOjEyMDAyMzIzNzksImNvbW1pdE5zIjoxMjE2Njc3NTAwLCJjcnRjIjow",
+        "LCJkZWFkbGluZU5zIjoxMjMzNTY1NzEyLCJkcm9wcGVkUmVmcmVzaGVzIjowLCJlZmZlY3RpdmVSYXRlSHoiOjYwLCJmbGlw",
+        "TnMiOjEyMzMwNjA0NDcsImZyYW1lIjo4LCJoaXRjaE5zIjotNTA1MjY1LCJpZCI6OSwiaW50ZW50Ijp7ImtpbmQiOiJuZXh0",
+        "IiwicmFuZ2UiOnsibWF4aW11bSI6MCwibWluaW11bSI6MCwicHJlZmVycmVkIjowfSwidGFyZ2V0U2VxdWVuY2UiOjEwMTQs",
+        "InRhcmdldFRpbWVOcyI6MTIzMzU2NTcxMn0sImludGVydmFsTnMiOjE2MzAxMTI1LCJpbnRlcnZhbFJlZnJlc2hlcyI6MSwi",
+        "bGF0ZVJlZnJlc2hlcyI6MCwibGF0ZW5jeSI6Mywib3V0Y29tZSI6Im9uLXRpbWUiLCJyZWNlaXZlZE5zIjoxMjMzMzQ1MDAw",
+        "LCJyZW5kZXJFbmROcyI6MTIwMDAxMDAwMCwicmVuZGVyU3RhcnROcyI6MTIwMDAxMDAwMCwic2NoZWR1bGVyRGVsYXlOcyI6",
+        "MTY0NDQyODgsInNlcXVlbmNlIjoxMDE0LCJ2ZXJzaW9uIjoxLCJ3YWtlTnMiOjEyMDAwMTAwMDB9CnsiYnVzeVJldHJpZXMi",
+        "OjAsImNhbGxiYWNrTnMiOjEyMTY3NTkzMjIsImNvbW1pdE5zIjoxMjMzMzQ1MDAwLCJjcnRjIjowLCJkZWFkbGluZU5zIjox",
+        "MjUwMDkyNjU1LCJkcm9wcGVkUmVmcmVzaGVzIjowLCJlZmZlY3RpdmVSYXRlSHoiOjYwLCJmbGlwTnMiOjEyNDk4ODI1Mzcs",
+        "ImZyYW1lIjo5LCJoaXRjaE5zIjotMjEwMTE4LCJpZCI6MTAsImludGVudCI6eyJraW5kIjoibmV4dCIsInJhbmdlIjp7Im1h",
+        "eGltdW0iOjAsIm1pbmltdW0iOjAsInByZWZlcnJlZCI6MH0sInRhcmdldFNlcXVlbmNlIjoxMDE1LCJ0YXJnZXRUaW1lTnMi",
+        "OjEyNTAwOTI2NTV9LCJpbnRlcnZhbE5zIjoxNjgyMjA5MCwiaW50ZXJ2YWxSZWZyZXNoZXMiOjEsImxhdGVSZWZyZXNoZXMi",
+        "OjAsImxhdGVuY3kiOjMsIm91dGNvbWUiOiJvbi10aW1lIiwicmVjZWl2ZWROcyI6MTI1MDAxMjUwMCwicmVuZGVyRW5kTnMi",
+        "OjEyMTY2Nzc1MDAsInJlbmRlclN0YXJ0TnMiOjEyMTY2Nzc1MDAsInNjaGVkdWxlckRlbGF5TnMiOjE2NTg0ODQ1LCJzZXF1",
+        "ZW5jZSI6MTAxNSwidmVyc2lvbiI6MSwid2FrZU5zIjoxMjE2Njc3NTAwfQp7InJlY29yZCI6ImVuZCIsInN1bW1hcnkiOnsi",
+        "YmFja2VuZCI6ImZha2UiLCJjYXVzZXMiOnsicmVuZGVyLWxhdGUiOjF9LCJkaXNjYXJkZWQiOjAsImRyb3BFdmVudHMiOjEs",
+        "ImRyb3BwZWRSZWZyZXNoZXMiOjMsImR1cmF0aW9uU2Vjb25kcyI6MC4yMDAxMTIzMjEsImVmZmVjdGl2ZVJhdGVIeiI6NjAs",
+        "ImVuZFJlYXNvbiI6ImNvbXBsZXRlZCIsImZhaWxlZCI6MCwiZnJhbWVzIjoxMCwiaGl0Y2hUaW1lUmF0aW8iOjI1MS4wNjk1",
+        "MzgwOTIwNTk4MiwiaW50ZXJ2YWxNcyI6eyJjb3VudCI6OSwibWF4Ijo2Ni41NzkwMDksIm1lYW4iOjIyLjIzNDcwMjMzMzMz",
+        "MzMzNSwibWluIjoxNi4zMDExMjUsInA1MCI6MTYuNzA5ODQ2LCJwOTkiOjYyLjYyMDk1NjE5OTk5OTk5tSwic3RkZGV2Ijox",
+        "NS42Nzk5NDQ3NjAyNjIzMDd9LCJpbnRlcnZhbFJlZnJlc2hlcyI6eyIxIjo4LCI0IjoxfSwiaW4=",
+    ]
+
     /// Numbers no real run writes are refused with one line, before the pacer sees them.
     @Test func hostileNumbersAreRefused() throws {
         let good = try recorded(config(frames: 20))
