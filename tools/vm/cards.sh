@@ -37,9 +37,7 @@ repo="$(cd "$here/../.." && pwd)"
 . "$here/common.sh"
 while (($#)); do vm_common_option "$@"; shift "$vm_used"; done
 
-t0=$(date +%s)
 vm_prologue cards release
-out="$work/vkms+virtio"
-rm -rf "$out"; mkdir -p "$out"
+vm_out "vkms+virtio"
 vm_smoke
 vm_guest_check cards vkms+virtio 300 --bin "$smoke"

@@ -1,6 +1,6 @@
 # Sourced by the VM test scripts (integration.sh, pacing.sh, validate.sh, observe.sh, faults.sh,
-# soak.sh, temperature-picture.sh) right after they set $here and $repo: the shared options and
-# prologue.
+# soak.sh, temperature-picture.sh, seat.sh, hotplug.sh, outputs.sh, cards.sh) right after they
+# set $here and $repo: the shared options and prologue.
 #
 # vm_common_option ARGS...: the options every script takes, for the `*)` branch of its own
 # option loop: --bin PATH, --keep DIR, -h/--help (the script's header comment); sets $vm_used to
@@ -19,10 +19,12 @@ vm_common_option() {
 
 #
 # vm_prologue NAME CONFIG: prepares the VM cache, sets $bin (builds cadence in CONFIG, debug or
-# release, when --bin gave none) and $work (the --keep directory, or a new temporary one).
+# release, when --bin gave none) and $work (the --keep directory, or a new temporary one), and
+# starts the wall clock $t0 (a script that times only its VM sets $t0 again later).
 # Expects $here, $repo, $bin and $keep to be set by the caller.
 vm_prologue() {
     local name=$1 config=$2
+    t0=$(date +%s)
     "$here/prepare.sh"
     if [ -z "$bin" ]; then
         echo "== building cadence ($config)"
@@ -38,6 +40,12 @@ vm_prologue() {
     fi
 }
 
+# vm_out DIR: sets $out to $work/DIR, emptied (the guest's output directory for one boot).
+vm_out() {
+    out="$work/$1"
+    rm -rf "$out"; mkdir -p "$out"
+}
+
 # vm_smoke: builds tools/vm/vblank-smoke.c (the harness's own check, independent of cadence:
 # vblanks tick and flips complete, or the driver has none) into $work/vblank-smoke; sets $smoke.
 vm_smoke() {
@@ -49,7 +57,7 @@ vm_smoke() {
 
 # vm_guest_check NAME DRIVER TIMEOUT [RUN.SH ARGS...]: boots DRIVER once with $bin, guest_lib.sh
 # and NAME_guest.sh (run as the command, output directory $work/<driver dir> = $out, which the
-# caller has set and emptied), checks it with NAME_check.py, prints the wall time since $t0,
+# caller has set with vm_out), checks it with NAME_check.py, prints the wall time since $t0,
 # removes $work on success (unless --keep) and exits with the status: the tail that seat.sh,
 # hotplug.sh and outputs.sh share.
 vm_guest_check() {

@@ -45,13 +45,11 @@ while (($#)); do
 done
 ((${#drivers[@]})) || drivers=(vkms bochs virtio)
 
-t0=$(date +%s)
 vm_prologue faults release
 
 status=0
 for d in "${drivers[@]}"; do
-    out="$work/$d"
-    rm -rf "$out"; mkdir -p "$out"
+    vm_out "$d"
     echo "== $d: booting the VM"
     t1=$(date +%s)
     "$here/run.sh" --driver "$d" --timeout 600 --bin "$bin" --file "$here/faults_guest.sh:/faults_guest.sh" --file "$here/guest_lib.sh:/guest_lib.sh" \

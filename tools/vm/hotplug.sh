@@ -23,8 +23,6 @@ repo="$(cd "$here/../.." && pwd)"
 . "$here/common.sh"
 while (($#)); do vm_common_option "$@"; shift "$vm_used"; done
 
-t0=$(date +%s)
 vm_prologue hotplug release
-out="$work/vkms"
-rm -rf "$out"; mkdir -p "$out"
+vm_out "vkms"
 vm_guest_check hotplug vkms 300

@@ -35,7 +35,6 @@ while (($#)); do
 done
 ((${#drivers[@]})) || drivers=(vkms bochs virtio none)
 
-t0=$(date +%s)
 vm_prologue integration debug
 # Examples' moving-bar: a program built against Cadence's public API only (Examples/).
 if [ -z "$example" ]; then
@@ -204,9 +203,7 @@ EOF
 
 status=0
 for driver in "${drivers[@]}"; do
-    out="$work/$driver"
-    rm -rf "$out"
-    mkdir -p "$out"
+    vm_out "$driver"
     echo "== $driver: booting the VM"
     rc=0
     extra=()

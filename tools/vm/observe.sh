@@ -33,8 +33,7 @@ vm_prologue observe release
 modetest_bin="$(command -v modetest || true)"
 [ -n "$modetest_bin" ] || { echo "observe.sh: modetest missing (apt-get install libdrm-tests)" >&2; exit 2; }
 command -v promtool >/dev/null || { echo "observe.sh: promtool missing (apt-get install prometheus)" >&2; exit 2; }
-out="$work/vkms"
-rm -rf "$out"; mkdir -p "$out"
+vm_out "vkms"
 
 cat >"$work/guesto.sh" <<'GUEST'
 mount -t tracefs nodev /sys/kernel/tracing

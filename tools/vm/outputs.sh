@@ -28,9 +28,7 @@ repo="$(cd "$here/../.." && pwd)"
 . "$here/common.sh"
 while (($#)); do vm_common_option "$@"; shift "$vm_used"; done
 
-t0=$(date +%s)
 vm_prologue outputs release
-out="$work/vkms2"
-rm -rf "$out"; mkdir -p "$out"
+vm_out "vkms2"
 vm_smoke
 vm_guest_check outputs vkms2 600 --bin "$smoke"

@@ -28,10 +28,8 @@ while (($#)); do
     esac
 done
 
-t0=$(date +%s)
 vm_prologue pacing release
-out="$work/vkms"
-rm -rf "$out"; mkdir -p "$out"
+vm_out "vkms"
 
 cat >"$work/guestp.sh" <<'GUEST'
 # try NAME EXPECTED-DROPS TIMEOUT CMD...: run, record NAME.out/.err/.rc and one line per attempt

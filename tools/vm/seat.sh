@@ -33,14 +33,12 @@ repo="$(cd "$here/../.." && pwd)"
 . "$here/common.sh"
 while (($#)); do vm_common_option "$@"; shift "$vm_used"; done
 
-t0=$(date +%s)
 vm_prologue seat release
 seatd_bin=$(command -v seatd || true)
 [ -n "$seatd_bin" ] || seatd_bin=/usr/sbin/seatd
 [ -x "$seatd_bin" ] || { echo "seat.sh: seatd is not installed (apt-get install seatd)" >&2; exit 2; }
 
-out="$work/vkms"
-rm -rf "$out"; mkdir -p "$out"
+vm_out "vkms"
 # setfacl (package acl) for the read-ACL case; without it that case fails with the reason.
 acl=(); setfacl_bin=$(command -v setfacl || true); [ -n "$setfacl_bin" ] && acl=(--bin "$setfacl_bin")
 echo "== vkms: booting the VM"

@@ -37,8 +37,7 @@ while (($#)); do
 done
 
 vm_prologue soak release
-out="$work/vkms"
-rm -rf "$out"; mkdir -p "$out"
+vm_out "vkms"
 
 cat >"$work/guests.sh" <<GUEST
 before=\$(dmesg | grep -c 'vblank timer overrun')

@@ -25,8 +25,7 @@ while (($#)); do
 done
 
 vm_prologue temperature debug
-out="$work/vkms"
-rm -rf "$out"; mkdir -p "$out"
+vm_out "vkms"
 
 cat >"$work/guestt.sh" <<'EOF'
 # The fake tree: the real /proc and /sys/devices, a fake thermal zone.

@@ -35,8 +35,7 @@ while (($#)); do
 done
 
 vm_prologue validate debug
-out="$work/vkms"
-rm -rf "$out"; mkdir -p "$out"
+vm_out "vkms"
 
 cat >"$work/guestv.sh" <<'EOF'
 # rc NAME: record the exit status of the last command.
