@@ -122,9 +122,9 @@ public struct Canvas: @unchecked Sendable {
     /// Copies `image` onto the canvas with its top-left corner at (`x`, `y`). With `wrap`,
     /// the image instead tiles the whole plane shifted by (`x`, `y`) — the scroll offset — so
     /// every clipped pixel (px, py) gets image pixel ((px − x) mod w, (py − y) mod h).
-    /// Opaque copy: the image's alpha is not blended. The copy is split into rectangles of
-    /// whole rows (at most four when the image covers the clip once), each one kernel call;
-    /// a copy large enough to spill the cache uses streaming stores throughout.
+    /// Opaque copy: the image's alpha is not blended. With `wrap`, each destination row is
+    /// copied in pieces (at most two when the image covers the clip once); a copy large
+    /// enough to spill the cache uses streaming stores throughout.
     public func blit(_ image: Canvas, x: Int, y: Int, wrap: Bool = false) {
         let iw = image.width, ih = image.height
         if iw == 0 || ih == 0 { return }
@@ -145,20 +145,34 @@ public struct Canvas: @unchecked Sendable {
         if sy0 < 0 { sy0 &+= ih }
         var sx0 = (c.minX &- x) % iw
         if sx0 < 0 { sx0 &+= iw }
+        let sstride = image.stride
         var py = c.minY
         var sy = sy0
         while py < c.maxY {
-            // Rows py..<py+m map to image rows sy..<sy+m without wrapping.
+            // Rows py..<py+m map to image rows sy..<sy+m without wrapping. Cached copies go
+            // row by row, each row's pieces left to right, so the destination is written in
+            // address order; streaming copies go tile by tile, all m rows of a piece per call
+            // (each call ends with a fence). Each order measured the faster for its kind
+            // (docs/raster-bench.md, run 9).
             let m = min(ih &- sy, c.maxY &- py)
-            var px = c.minX
-            var sx = sx0
-            while px < c.maxX {
-                let n = min(iw &- sx, c.maxX &- px)
-                copy.copy(UnsafeMutableRawPointer(row(py) + px), dstStride: stride,
-                          UnsafeRawPointer(image.row(sy) + sx), srcStride: image.stride,
-                          bytes: n &* 4, rows: m)
-                px &+= n
-                sx = 0
+            let step = copy.stream ? m : 1
+            var d = UnsafeMutableRawPointer(row(py) + c.minX)
+            var s = UnsafeRawPointer(image.row(sy))
+            var r = 0
+            while r < m {
+                var px = c.minX
+                var sx = sx0
+                var dp = d
+                while px < c.maxX {
+                    let n = min(iw &- sx, c.maxX &- px)
+                    copy.copy(dp, dstStride: stride, s + sx &* 4, srcStride: sstride, bytes: n &* 4, rows: step)
+                    dp += n &* 4
+                    px &+= n
+                    sx = 0
+                }
+                d += step &* stride
+                s += step &* sstride
+                r &+= step
             }
             py &+= m
             sy = 0

@@ -277,6 +277,41 @@ func argbChannels(_ v: UInt32) -> [UInt32] { [v >> 24, (v >> 16) & 0xFF, (v >> 8
         #expect(bmp.canvas.pixel(x: 9, y: 5) == 0xFF00_0000)
     }
 
+    /// The wrapped blit copies row by row when its copy is cached and tile by tile when it
+    /// streams: both orders give every clipped pixel its image pixel and write nothing outside
+    /// the clip. The large case is sized from this machine's threshold so that it streams on
+    /// any cache size; a clip that starts and ends mid-row and mid-image exercises the pieces.
+    @Test(arguments: [false, true])
+    func wrappedBlitEqualsItsDefinitionCachedAndStreamed(streamed: Bool) throws {
+        let iw = 1000, ih = 37
+        let img = Bitmap(width: iw, height: ih)
+        var v: UInt32 = 0x9E37_79B9
+        for y in 0..<ih { for x in 0..<iw { v ^= v << 13; v ^= v >> 17; v ^= v << 5; img.canvas.row(y)[x] = v | 0xFF00_0000 } }
+        let threshold = try #require(KernelPath(RasterISA.active)).streamThreshold
+        let w = 2077
+        // A CADENCE_STREAM_THRESHOLD beyond 256 MiB (for measuring) leaves no size to stream at.
+        if streamed && threshold > 256 << 20 { return }
+        // Rows whose clip (w − 12 pixels wide, 10 rows short) moves 2 × its bytes ≥ threshold.
+        let h = streamed ? Int(threshold / Int64(8 * (w - 12))) + 12 : 97
+        let bmp = Bitmap(width: w, height: h)
+        memset(bmp.base, 0x5A, bmp.stride * h)
+        let clip = IntRect(minX: 5, minY: 3, maxX: w - 7, maxY: h - 7)
+        let ox = -1234, oy = 17
+        let canvas = bmp.canvas.clipped(to: clip)
+        let copy = RowCopy(bytes: clip.width * 4, rows: clip.height, from: .readOnce)
+        if streamed { #expect(copy.stream) } else if threshold > Int64(2 * clip.width * 4 * clip.height) { #expect(!copy.stream) }
+        canvas.blit(img.canvas, x: ox, y: oy, wrap: true)
+        for y in 0..<h {
+            let row = bmp.canvas.row(y)
+            let sy = ((y - oy) % ih + ih) % ih
+            for x in 0..<w {
+                let inside = x >= clip.minX && x < clip.maxX && y >= clip.minY && y < clip.maxY
+                let want = inside ? img.canvas.row(sy)[((x - ox) % iw + iw) % iw] : 0x5A5A_5A5A
+                if row[x] != want { Issue.record("streamed \(streamed): (\(x), \(y)) is \(row[x]), want \(want)"); return }
+            }
+        }
+    }
+
     @Test func textDrawsGlyphBits() {
         let bmp = Bitmap(width: 20, height: 10)
         let c = bmp.canvas
