@@ -94,8 +94,10 @@ extension Canvas {
             let j0 = kmin + Int64(r.minX)
             let length = Int(kmax - kmin) + r.width
             if length <= 1 << 16 {
-                withUnsafeTemporaryAllocation(of: UInt32.self, capacity: length) { strip in
-                    let s = strip.baseAddress!
+                // The thread's scratch, not a temporary allocation: a strip of this size would
+                // come from the heap, once per call.
+                Scratch.with(bytes: length &* 4) { raw in
+                    let s = raw.bindMemory(to: UInt32.self, capacity: length)
                     gradientSpanKernel(s, length, lut, j0 &* step, step, alphaBits)
                     // The strip stays in cache: one decision for the whole rect from the bytes written.
                     let copy = RowCopy(bytes: r.width &* 4, rows: r.height, from: .cacheResident)
