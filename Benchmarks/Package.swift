@@ -5,8 +5,9 @@ import PackageDescription
 /// name varies: main, a worktree, CI's checkout).
 let root = Context.packageDirectory.split(separator: "/").dropLast().last.map(String.init) ?? "Cadence"
 
-/// Benchmarks for the pacing core, kept out of the main package so that its build stays light.
-/// Run from this directory: `swift package benchmark` (wall/CPU time and malloc counts per frame).
+/// Benchmarks for the pacing core and the rasterizer, kept out of the main package so that its
+/// build stays light. Run from this directory: `swift package benchmark` (wall/CPU time and
+/// malloc counts per frame).
 let package = Package(
     name: "CadenceBenchmarks",
     platforms: [.macOS(.v13)],
@@ -22,6 +23,16 @@ let package = Package(
                 .product(name: "CadenceCore", package: root),
             ],
             path: "Benchmarks/PacingBenchmark",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "RasterBenchmark",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Raster", package: root),
+                .product(name: "Scenes", package: root),
+            ],
+            path: "Benchmarks/RasterBenchmark",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ],
