@@ -20,13 +20,14 @@ static cadence_raster_kernels baseline_table = {
 #else
     NULL, NULL,
 #endif
+    NULL,
 };
 
 #if defined(__x86_64__)
 static cadence_raster_kernels avx2_table = {
     CADENCE_ISA_AVX2, INT64_MAX,
     cadence_fill_rows_avx2, cadence_blend_rows_avx2, cadence_blend_mask_avx2, cadence_gradient_span_avx2,
-    cadence_stream_fill_rows_avx2, cadence_stream_copy_rows_avx2,
+    cadence_stream_fill_rows_avx2, cadence_stream_copy_rows_avx2, cadence_copy_rows_avx2,
 };
 #endif
 

@@ -79,6 +79,39 @@ void cadence_stream_fill_rows_sse2(void *base, ptrdiff_t stride, size_t count, s
 
 /* ---------------------------------------------------------------- AVX2 */
 
+/* Cached copy of one row of n >= 32 bytes: the first and last 32 bytes unaligned, the rest as
+ * 32-byte-aligned stores of unaligned loads (the destination is never read). */
+AVX2 static inline void copy_row_avx2(uint8_t *d, const uint8_t *s, size_t n) {
+    const __m256i first = _mm256_loadu_si256((const __m256i *)s);
+    const __m256i last = _mm256_loadu_si256((const __m256i *)(s + n - 32));
+    uint8_t *const end = d + n;
+    size_t head = 32 - ((uintptr_t)d & 31);
+    uint8_t *dd = d + head;
+    const uint8_t *ss = s + head;
+    size_t k = n - head;
+    for (; k >= 128; k -= 128, dd += 128, ss += 128) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)ss), b = _mm256_loadu_si256((const __m256i *)(ss + 32));
+        __m256i c = _mm256_loadu_si256((const __m256i *)(ss + 64)), e = _mm256_loadu_si256((const __m256i *)(ss + 96));
+        _mm256_store_si256((__m256i *)dd, a);
+        _mm256_store_si256((__m256i *)(dd + 32), b);
+        _mm256_store_si256((__m256i *)(dd + 64), c);
+        _mm256_store_si256((__m256i *)(dd + 96), e);
+    }
+    for (; k >= 32; k -= 32, dd += 32, ss += 32) _mm256_store_si256((__m256i *)dd, _mm256_loadu_si256((const __m256i *)ss));
+    _mm256_storeu_si256((__m256i *)d, first);
+    _mm256_storeu_si256((__m256i *)(end - 32), last);
+}
+
+AVX2 void cadence_copy_rows_avx2(void *dst, ptrdiff_t dst_stride, const void *src, ptrdiff_t src_stride,
+                                 size_t bytes, size_t rows) {
+    for (size_t r = 0; r < rows; r++) {
+        uint8_t *d = (uint8_t *)dst + (ptrdiff_t)r * dst_stride;
+        const uint8_t *s = (const uint8_t *)src + (ptrdiff_t)r * src_stride;
+        if (bytes < 32) memcpy(d, s, bytes);
+        else copy_row_avx2(d, s, bytes);
+    }
+}
+
 AVX2 void cadence_stream_copy_rows_avx2(void *dst, ptrdiff_t dst_stride, const void *src, ptrdiff_t src_stride,
                                         size_t bytes, size_t rows) {
     for (size_t r = 0; r < rows; r++) {

@@ -18,6 +18,8 @@ void cadence_gradient_span_avx2(uint32_t *dst, size_t count, const uint32_t *lut
 void cadence_stream_fill_rows_avx2(void *base, ptrdiff_t stride, size_t count, size_t rows, uint32_t pixel);
 void cadence_stream_copy_rows_avx2(void *dst, ptrdiff_t dst_stride, const void *src, ptrdiff_t src_stride,
                                    size_t bytes, size_t rows);
+void cadence_copy_rows_avx2(void *dst, ptrdiff_t dst_stride, const void *src, ptrdiff_t src_stride,
+                            size_t bytes, size_t rows);
 #endif
 
 #endif

@@ -115,8 +115,10 @@ struct RowCopy {
     }
 
     /// Copies `rows` rows of `bytes` bytes, part of the operation: the streaming copy when
-    /// the operation streams and the path has one, otherwise `memcpy`, once when both sides
-    /// are packed.
+    /// the operation streams and the path has one; otherwise one `memcpy` when both sides are
+    /// packed, else the path's cached row copy (`memcpy` per row where it has none: glibc's
+    /// copies of a few KiB use `rep movsb`, which measured slower on the rows of a wrapped
+    /// blit than the AVX2 loop, docs/raster-bench.md run 9).
     @inlinable
     func copy(_ dst: UnsafeMutableRawPointer, dstStride: Int, _ src: UnsafeRawPointer, srcStride: Int, bytes: Int, rows: Int) {
         if bytes <= 0 || rows <= 0 { return }
@@ -126,6 +128,10 @@ struct RowCopy {
         }
         if dstStride == bytes && srcStride == bytes {
             memcpy(dst, src, bytes &* rows)
+            return
+        }
+        if let f = cadence_raster_active().pointee.copy_rows {
+            f(dst, dstStride, src, srcStride, bytes, rows)
             return
         }
         var r = 0
@@ -176,6 +182,8 @@ struct KernelPath {
     var streamFillRows: cadence_fill_rows_fn? { table.pointee.stream_fill_rows }
     /// The streaming copy, or nil when the path has none (aarch64).
     var streamCopyRows: cadence_copy_rows_fn? { table.pointee.stream_copy_rows }
+    /// The cached row copy, or nil when the path copies rows with `memcpy` (baseline).
+    var copyRows: cadence_copy_rows_fn? { table.pointee.copy_rows }
     /// Bytes through the cache from which fills and copies stream (the same on every path).
     var streamThreshold: Int64 { table.pointee.stream_threshold }
 }

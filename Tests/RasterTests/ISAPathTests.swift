@@ -173,6 +173,32 @@ import Glibc
             }
         }
     }
+
+    /// The cached row copy (AVX2; the baseline path copies rows with `memcpy`): every byte
+    /// count around its 32-byte unaligned head and tail and its 128-byte loop, every
+    /// destination alignment within 32 bytes, and nothing written outside the rows.
+    @Test(arguments: RasterISA.available)
+    func cachedCopyWritesExactlyTheRows(isa: RasterISA) throws {
+        let path = try #require(KernelPath(isa))
+        guard let copy = path.copyRows else {
+            #expect(isa == .baseline)
+            return
+        }
+        let w = 200, h = 5
+        let src = Bitmap(width: w, height: h), dst = Bitmap(width: w, height: h), want = Bitmap(width: w, height: h)
+        Self.noise(src.canvas.row(0), w * h, seed: 7)
+        for offset in 0..<33 {
+            for bytes in [0, 1, 31, 32, 33, 63, 64, 65, 95, 96, 127, 128, 129, 160, 161, 255, 256, 257, 600, 603] {
+                memset(dst.base, 0x33, w * h * 4)
+                let d = UnsafeMutableRawPointer(dst.canvas.row(1)) + offset
+                let s = UnsafeRawPointer(src.canvas.row(0)) + 5 + offset % 7  // other alignments
+                copy(d, dst.stride, s, src.stride, bytes, 3)
+                memset(want.base, 0x33, w * h * 4)
+                for r in 0..<3 { memcpy(UnsafeMutableRawPointer(want.canvas.row(1 + r)) + offset, s + r * src.stride, bytes) }
+                if memcmp(dst.base, want.base, w * h * 4) != 0 { Issue.record("\(isa) offset \(offset) bytes \(bytes)"); return }
+            }
+        }
+    }
 }
 
 @Suite struct ISASelectionTests {

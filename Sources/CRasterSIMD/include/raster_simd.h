@@ -51,7 +51,8 @@ typedef void (*cadence_blend_mask_fn)(uint32_t *_Nonnull dst, const uint8_t *_No
 /* Gradient span: dst[i] = lut[clamp((u + i * step) >> 16, 0, 255)] | alpha_bits. */
 typedef void (*cadence_gradient_span_fn)(uint32_t *_Nonnull dst, size_t count, const uint32_t *_Nonnull lut,
                                          int64_t u, int64_t step, uint32_t alpha_bits);
-/* Copies `rows` rows of `bytes` bytes with non-temporal (streaming) stores, then SFENCE. */
+/* Copies `rows` rows of `bytes` bytes (stream_copy_rows: with non-temporal stores, then SFENCE;
+ * copy_rows: through the cache). */
 typedef void (*cadence_copy_rows_fn)(void *_Nonnull dst, ptrdiff_t dst_stride, const void *_Nonnull src,
                                      ptrdiff_t src_stride, size_t bytes, size_t rows);
 
@@ -67,6 +68,8 @@ typedef struct cadence_raster_kernels {
     cadence_gradient_span_fn _Nullable gradient_span;
     cadence_fill_rows_fn _Nullable stream_fill_rows;
     cadence_copy_rows_fn _Nullable stream_copy_rows;
+    /* Cached row copy (NULL: memcpy per row). */
+    cadence_copy_rows_fn _Nullable copy_rows;
 } cadence_raster_kernels;
 
 /* The table chosen at start-up (never NULL; set once before main, read-only after). */
