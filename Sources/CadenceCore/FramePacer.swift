@@ -315,9 +315,7 @@ public final class FramePacer {
         while count > 0 && deviceLost == nil && (turns == 0 || backend.now() < deadline) && turns < maxTurns {
             turns += 1
             if sessionPausedAt != nil { flushForPause(); break }
-            try refreshLastVBlank()
-            try trySubmit()
-            checkCompletionTimeout()
+            try advanceQueue()
             if count == 0 { break }
             guard try waitAndHandleEvents(until: try planWake(limit: deadline, links: false)) else { return turns }
         }
@@ -330,11 +328,7 @@ public final class FramePacer {
     /// their vblanks, as a separate render thread allows. Fires no link callbacks.
     package func renderWork(until deadline: Nanoseconds) throws {
         while deviceLost == nil && backend.now() < deadline {
-            try refreshLastVBlank()
-            try trySubmit()
-            // As in runOnce and drain: a flip that never completes is timed out here too, or
-            // the wait below, planned for that (passed) timeout, would return at once forever.
-            checkCompletionTimeout()
+            try advanceQueue()
             let waiting = count - (inFlight ? 1 : 0)
             if waiting <= 0, let worker = backend as? any WorkSimulating {
                 worker.spin(until: deadline)
@@ -342,6 +336,17 @@ public final class FramePacer {
             }
             guard try waitAndHandleEvents(until: try planWake(limit: deadline, links: false)) else { return }
         }
+    }
+
+    /// One step of the loops that wait without firing link callbacks (``drain(until:maxTurns:)``,
+    /// ``renderWork(until:)``): reads the vblank, submits what is due, and times out a flip that
+    /// never completed. Each such wait is planned after this step, so it is never planned for a
+    /// completion timeout that has already passed (a wait that returns at once forever: the
+    /// replay fuzz target found one in rendering work).
+    func advanceQueue() throws {
+        try refreshLastVBlank()
+        try trySubmit()
+        checkCompletionTimeout()
     }
 
     /// Waits for backend events until `wake` and handles them; false when the device was lost.
