@@ -107,11 +107,16 @@ func copyRowsKernel(_ dst: UnsafeMutableRawPointer, dstStride: Int, _ src: Unsaf
 struct RowCopy {
     /// Streaming stores, where the active path has them.
     @usableFromInline let stream: Bool
+    /// The active path's row copy for this operation, chosen once: its streaming copy when the
+    /// operation streams, else its cached copy (nil: `memcpy`).
+    @usableFromInline let kernel: cadence_copy_rows_fn?
 
     /// A copy of `rows` rows of `bytes` bytes in all (the whole operation) from `source`.
     @inlinable @inline(__always)
     init(bytes: Int, rows: Int, from source: CopySource) {
-        stream = copyStreams(bytes: bytes, rows: rows, from: source, threshold: cadence_raster_active().pointee.stream_threshold)
+        let t = cadence_raster_active()
+        stream = copyStreams(bytes: bytes, rows: rows, from: source, threshold: t.pointee.stream_threshold)
+        kernel = stream ? t.pointee.stream_copy_rows : t.pointee.copy_rows
     }
 
     /// Copies `rows` rows of `bytes` bytes, part of the operation: the streaming copy when
@@ -122,7 +127,7 @@ struct RowCopy {
     @inlinable
     func copy(_ dst: UnsafeMutableRawPointer, dstStride: Int, _ src: UnsafeRawPointer, srcStride: Int, bytes: Int, rows: Int) {
         if bytes <= 0 || rows <= 0 { return }
-        if stream, let f = cadence_raster_active().pointee.stream_copy_rows {
+        if stream, let f = kernel {
             f(dst, dstStride, src, srcStride, bytes, rows)
             return
         }
@@ -130,7 +135,7 @@ struct RowCopy {
             memcpy(dst, src, bytes &* rows)
             return
         }
-        if let f = cadence_raster_active().pointee.copy_rows {
+        if let f = kernel {
             f(dst, dstStride, src, srcStride, bytes, rows)
             return
         }
