@@ -95,7 +95,7 @@ let package = Package(
         .testTarget(name: "DRMTests", dependencies: ["DRM"]),
         .testTarget(name: "CadenceCoreTests", dependencies: ["CadenceCore"]),
         .testTarget(name: "KMSDisplayTests", dependencies: ["KMSDisplay", "DRM", "CadenceCore"]),
-        .testTarget(name: "RasterTests", dependencies: ["Raster"]),
+        .testTarget(name: "RasterTests", dependencies: ["Raster", "CadenceCore"]),
         .testTarget(name: "EDIDTests", dependencies: ["EDID"]),
         .testTarget(name: "ScenesTests", dependencies: ["Scenes", "Raster"]),
         .testTarget(name: "CLITests", dependencies: ["cadence", "CadenceReport", "CadenceCore", "DRM", "KMSDisplay"]),

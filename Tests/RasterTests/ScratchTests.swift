@@ -1,5 +1,6 @@
 import Testing
 @testable import Raster
+import CadenceCore
 
 #if canImport(Glibc)
 import Glibc
@@ -37,14 +38,11 @@ import Glibc
         #expect(outer != inner)
     }
 
-    @Test func threadsHaveTheirOwnBuffers() {
+    @Test func threadsHaveTheirOwnBuffers() throws {
         // Both hold their buffers at the same time, so neither can be the other's.
-        let pa = Box<Int>(), pb = Box<Int>()
-        let a = Thread { pa.value = Scratch.with(bytes: 4096) { p in usleep(50_000); return Int(bitPattern: p) } }
-        let b = Thread { pb.value = Scratch.with(bytes: 4096) { p in usleep(50_000); return Int(bitPattern: p) } }
-        a.join()
-        b.join()
-        #expect(pa.value != nil && pa.value != pb.value)
+        let held = SeparateThreads.run(2) { _ in Scratch.with(bytes: 4096) { p in usleep(50_000); return Int(bitPattern: p) } }
+        let a = try held[0].get(), b = try held[1].get()
+        #expect(a != b)
     }
 
     /// A linear gradient whose strip is larger than a stack temporary (1080p, diagonal): the
@@ -63,32 +61,9 @@ import Glibc
     }
 }
 
-/// A pthread running `body` once; `join` waits for it. Not generic: a generic type's C
-/// callback crashes this compiler (signal 6), so results travel through `Box`.
-private final class Thread: @unchecked Sendable {
-    private let body: () -> Void
-    private var thread = pthread_t()
-
-    init(_ body: @escaping () -> Void) {
-        self.body = body
-        let status = pthread_create(&thread, nil, { raw in
-            Unmanaged<Thread>.fromOpaque(raw!).takeRetainedValue().body()
-            return nil
-        }, Unmanaged.passRetained(self).toOpaque())
-        precondition(status == 0)
-    }
-
-    func join() { pthread_join(thread, nil) }
-}
-
-/// A value written by one thread and read by another after `pthread_join`.
-private final class Box<T>: @unchecked Sendable {
-    var value: T?
-}
-
-/// Runs `body` on a new thread and returns its result.
+/// Runs `body` on a thread of its own (a fresh one: piece 1 of ``SeparateThreads``) and
+/// returns its result.
 private func onNewThread<R>(_ body: @escaping () -> R) -> R {
-    let box = Box<R>()
-    Thread { box.value = body() }.join()
-    return box.value!
+    let results = SeparateThreads.run(2) { i in i == 1 ? body() : nil }
+    return try! results[1].get()!
 }
