@@ -32,6 +32,8 @@ echo "== apt packages"
 $sudo_ apt-get update -q >/dev/null
 # shellcheck disable=SC2046
 $sudo_ apt-get install -y -q $(cat tools/apt-packages.txt) >/dev/null
+# Every library Package.swift links and every program the scripts call comes from these lists.
+tools/check-install-lists.sh
 
 echo "== unit tests (swift test)"
 log=$(mktemp /tmp/cadence-unit.XXXXXX)

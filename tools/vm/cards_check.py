@@ -278,7 +278,11 @@ for o, fr in ((vkms_out, fk), (virtio_out, fv)):
     sd = [(f["frame"], f["droppedRefreshes"], f.get("cause")) for f in fr if f["frame"] < START and f["droppedRefreshes"]]
     print(f"   late: {o}: drops in frames 0-1 (the start): {sd}")
 after_k = {f["frame"]: (f["droppedRefreshes"], f.get("cause")) for f in fk if f["frame"] >= START and f["droppedRefreshes"]}
-after_v = {f["frame"]: (f["droppedRefreshes"], f.get("cause")) for f in fv if f["droppedRefreshes"]}
+# Frames 0-1 are the start on both outputs (START): each output's first copy is slow under TCG,
+# and with the host loaded a start frame can be render-late or scheduler-late on either card.
+# That is the host's time, not the injection's: the start is printed above and not judged, and
+# the summary's render-late count below allows exactly the start's own.
+after_v = {f["frame"]: (f["droppedRefreshes"], f.get("cause")) for f in fv if f["frame"] >= START and f["droppedRefreshes"]}
 injected = {n: d for n, d in after_k.items() if d[1] == "render-late"}
 check(f"late: {vkms_out}'s render-late drops are exactly frame 100 (1 refresh) and frame 250 (3); its others the host's",
       injected == {100: (1, "render-late"), 250: (3, "render-late")} and all(d[1] in HOST for n, d in after_k.items() if n not in injected),
@@ -296,7 +300,8 @@ print(f"   late: the host's drops: {vkms_out} from frame 2 on { {n: d for n, d i
 for o, s, fr in ((vkms_out, k, fk), (virtio_out, v, fv)):
     ds = sum(f["droppedRefreshes"] for f in fr if f["droppedRefreshes"])
     es = sum(1 for f in fr if f["droppedRefreshes"])
-    want_rl = 2 if o == vkms_out else 0
+    start_rl = sum(1 for f in fr if f["frame"] < START and f["droppedRefreshes"] and f.get("cause") == "render-late")
+    want_rl = (2 if o == vkms_out else 0) + start_rl
     check(f"late: {o}'s summary: its log's drops, {want_rl} events render-late",
           s.get("droppedRefreshes") == ds and s.get("dropEvents") == es and s.get("causes", {}).get("render-late", 0) == want_rl,
           f"{s.get('droppedRefreshes')} in {s.get('dropEvents')} (log {ds} in {es}), {s.get('causes')}")
