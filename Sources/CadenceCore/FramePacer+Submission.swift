@@ -87,17 +87,29 @@ extension FramePacer {
         return false
     }
 
-    func checkCompletionTimeout() {
-        guard inFlight, count > 0 else { return }
-        let r = ring[head]
+    /// Gives up the flip in flight as ``FrameOutcome/unconfirmed`` when its completion has not
+    /// arrived ``completionTimeoutRefreshes`` refreshes after it was due. Events that are already
+    /// waiting are read first: a completion that arrived while the loop was busy (a long render
+    /// at frame latency 2–3 keeps the loop away from the events for refreshes) is a shown frame,
+    /// not a timeout. Returns false when the device was lost while reading them.
+    @discardableResult
+    func checkCompletionTimeout() throws -> Bool {
+        guard inFlight, count > 0, backend.now() >= completionLimit(ring[head]) else { return true }
+        // Past the limit: read what has arrived (without waiting) before judging.
+        guard try waitAndHandleEvents(until: backend.now()) else { return false }
+        guard inFlight, count > 0, backend.now() >= completionLimit(ring[head]) else { return true }
+        var done = ring[head]
+        done.outcome = .unconfirmed
+        done.cause = .flipLate
+        inFlight = false
+        complete(done)
+        return true
+    }
+
+    /// When the flip in flight is given up: ``completionTimeoutRefreshes`` refreshes after the
+    /// later of its due time and its commit.
+    func completionLimit(_ r: FrameReport) -> Nanoseconds {
         let due = vrrRange == nil ? time(ofSequence: r.targetSequence) : r.targetTime
-        let limit = Swift.max(due, r.commitTime) &+ Nanoseconds(Double(completionTimeoutRefreshes) * refreshInterval)
-        if backend.now() >= limit {
-            var done = r
-            done.outcome = .unconfirmed
-            done.cause = .flipLate
-            inFlight = false
-            complete(done)
-        }
+        return Swift.max(due, r.commitTime) &+ Nanoseconds(Double(completionTimeoutRefreshes) * refreshInterval)
     }
 }

@@ -298,8 +298,7 @@ public final class FramePacer {
         // A callback that rendered across a vblank learnt of it afterwards: its frame may be due
         // now (an EBUSY retry still waits for the next vblank).
         if deviceLost == nil && !retryAfterBusy { try trySubmit() }
-        checkCompletionTimeout()
-        if deviceLost != nil { return }
+        guard try checkCompletionTimeout(), deviceLost == nil else { return }
         guard try waitAndHandleEvents(until: try planWake(limit: deadline)) else { return }
         if deviceLost == nil { try trySubmit() }
     }
@@ -346,7 +345,7 @@ public final class FramePacer {
     func advanceQueue() throws {
         try refreshLastVBlank()
         try trySubmit()
-        checkCompletionTimeout()
+        try checkCompletionTimeout()
     }
 
     /// Waits for backend events until `wake` and handles them; false when the device was lost.

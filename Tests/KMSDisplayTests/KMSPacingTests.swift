@@ -40,6 +40,27 @@ import DRM
         return (s, out, run)
     }
 
+    /// Issue 21, finding 1, on the KMS path: a render K refreshes late at latency 2–3 kept the
+    /// loop from the flip events past the completion timeout; the shown flip was logged
+    /// unconfirmed with an invented flip-late drop. Exactly K refreshes in one event now.
+    @Test(arguments: [1, 2, 3], [60, 144])
+    func injectedLatenessIsExactAtEveryLatency(latency: Int, hz: Int) throws {
+        for k in [1, 4, 6] {
+            let display = try KMSDisplay.open(on: try DRMDevice.open(fake: Self.device()), mode: "640x480@\(hz)")
+            var c = RunConfiguration()
+            c.frames = 150
+            c.latency = latency
+            c.injectLate = [100: k]
+            c.commitMargin = 1_000_000
+            let run = try PacingRun(backend: display, configuration: c)
+            let s = try run.run()
+            try display.close()
+            let what = "latency \(latency) (effective \(s.latency)), \(hz) Hz, K \(k)"
+            #expect(s.droppedRefreshes == k && s.dropEvents == 1, "\(what): \(s.droppedRefreshes) in \(s.dropEvents)")
+            #expect(s.causes == ["render-late": 1] && s.unconfirmed == 0 && s.presented == 150, "\(what): \(s.causes)")
+        }
+    }
+
     @Test(arguments: [60, 144])
     func minimumDurationTableHolds(hz: Int) throws {
         for row in Self.table {
