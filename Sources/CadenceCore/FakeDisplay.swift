@@ -36,7 +36,10 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
     // VRR state.
     private var lastRefreshStart: Nanoseconds
     private var lastFlipStart: Nanoseconds = -1
-    private var lastFlipDuration: Nanoseconds = 0
+    /// The interval between the last two flips committed (the content's cadence, which LFC
+    /// spreads repeats over), 0 before the second.
+    private var commitInterval: Nanoseconds = 0
+    private var lastCommit: Nanoseconds = -1
     private var repeatIndex: Int64 = 0
 
     // Flip state.
@@ -137,6 +140,8 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
         if pending != nil || sessionResumeAt != nil { throw BackendFailure.busy }
         if faults.contains(.busy(submission: index)) { throw BackendFailure.busy }
         pending = (frame, clockNow, index)
+        if lastCommit >= 0 { commitInterval = clockNow - lastCommit }
+        lastCommit = clockNow
         if vrrRange != nil || !configuration.hasHardwareVBlank { nextVBlankTime = computeNextVBlankTime() }
         for f in faults {
             if case .processStoppedInCommit(let n, let by) = f, n == index { stopProcess(for: by) }
@@ -260,16 +265,14 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
         }
         let minInterval = Nanoseconds((1e9 / vrr.upperBound * (1 + configuration.driftPPM / 1e6)).rounded())
         let maxInterval = Nanoseconds((1e9 / vrr.lowerBound * (1 + configuration.driftPPM / 1e6)).rounded())
-        // Forced repeat: evenly spaced inside the last frame's duration when it was longer than
-        // the panel can hold (low-framerate compensation), else at the longest refresh.
+        // Forced repeat: evenly spaced inside the frame's duration (the interval between the
+        // last two commits) when it is longer than the panel can hold (low-framerate
+        // compensation, ``LowFramerateCompensation``), else at the longest refresh.
         var repeatAt = lastRefreshStart + maxInterval
-        if lastFlipStart >= 0 && lastFlipDuration > maxInterval {
-            let k = (lastFlipDuration + maxInterval - 1) / maxInterval
-            let step = lastFlipDuration / k
-            if step >= minInterval {
-                repeatAt = lastFlipStart + ((repeatIndex + 1) * lastFlipDuration) / k
-                if repeatAt <= lastRefreshStart { repeatAt = lastRefreshStart + maxInterval }
-            }
+        let lfc = LowFramerateCompensation(range: vrr.lowerBound * (1 - configuration.driftPPM / 1e6)...vrr.upperBound * (1 - configuration.driftPPM / 1e6))
+        if lastFlipStart >= 0, commitInterval > 0,
+           let at = lfc.repeatStart(Int(repeatIndex) + 1, frameStart: lastFlipStart, duration: commitInterval), at > lastRefreshStart {
+            repeatAt = at
         }
         if let p = pending {
             let flipAt = max(p.committed + configuration.flipLatency, lastRefreshStart + minInterval)
@@ -368,7 +371,6 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
         // Advance the refresh model.
         if vrrRange != nil {
             if flipped {
-                if lastFlipStart >= 0 { lastFlipDuration = t - lastFlipStart }
                 lastFlipStart = t
                 repeatIndex = 0
             } else {

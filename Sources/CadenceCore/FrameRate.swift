@@ -73,13 +73,18 @@ public struct EffectiveRate: Equatable, Sendable {
     public var refreshesPerFrame: Int
     /// True when the rate comes from a VRR range rather than a divisor of a fixed refresh.
     public var isVariable: Bool
+    /// VRR: the rate the range asked for when the panel cannot show it evenly (below its
+    /// minimum with no whole number of repeats inside its range) and ``hz`` is the nearest rate
+    /// it can show evenly instead; nil otherwise. See ``unevenRateNote``.
+    public var requestedHz: Double?
     /// Nanoseconds between frames.
     public var frameInterval: Double { 1e9 / hz }
 
-    public init(hz: Double, refreshesPerFrame: Int, isVariable: Bool) {
+    public init(hz: Double, refreshesPerFrame: Int, isVariable: Bool, requestedHz: Double? = nil) {
         self.hz = hz
         self.refreshesPerFrame = refreshesPerFrame
         self.isVariable = isVariable
+        self.requestedHz = requestedHz
     }
 
     /// The effective rate for `range` on a display refreshing at `refreshHz`, or inside
@@ -87,10 +92,14 @@ public struct EffectiveRate: Equatable, Sendable {
     ///
     /// Fixed refresh: the candidates are refresh/n (n = 1, 2, …); among those inside
     /// [minimum, maximum] the one nearest to `preferred` wins, ties to the higher rate, preferred
-    /// 0 picks the highest; when none is inside, the candidate nearest to the range wins (ties
-    /// to the higher). VRR: the preferred rate (or the highest allowed), clamped to the range and
+    /// 0 picks the highest; when none is inside, the lowest candidate at or above the minimum
+    /// (never a rate below the minimum when one at or above it exists: 80:120 on 144 Hz runs at
+    /// 144), else the refresh itself (a range above the display's rate). VRR: the preferred rate (or the highest allowed), clamped to the range and
     /// to the panel's maximum, exactly, and not below 1 Hz; below the panel's minimum each frame
-    /// is shown k times.
+    /// is shown k times (the fewest that reach the minimum). A rate below the minimum for which
+    /// no k fits the panel's range (35 Hz on 40–60) is never run as judder: the nearest rate the
+    /// panel can show evenly runs instead (inside the range when one is, ties to the higher;
+    /// 35 on 40–60 → 40), with ``requestedHz`` set.
     public static func select(for range: FrameRateRange, refreshHz: Double, vrr: ClosedRange<Double>? = nil) -> EffectiveRate {
         if let vrr = vrr { return selectVariable(range, vrr) }
         return selectFixed(range, refreshHz)
@@ -102,19 +111,20 @@ public struct EffectiveRate: Equatable, Sendable {
         // Divisors down to 1 Hz (and at least a few) are plenty for any real request.
         let maxN = Swift.max(8, Int(refreshHz.rounded(.up)))
         var bestInside: (n: Int, score: Double)? = nil
-        var bestOutside: (n: Int, score: Double)? = nil
+        // No divisor inside: the lowest one at or above the minimum (never below the minimum
+        // when one at or above it exists), else the refresh itself (the range is above it).
+        var lowestAtOrAboveMinimum: Int? = nil
         for n in 1...maxN {
             let r = refreshHz / Double(n)
             if r >= lo && r <= hi {
                 // Descending rates: strict < keeps the higher rate on a tie.
                 let score = range.preferred > 0 ? abs(r - range.preferred) : -r
                 if bestInside == nil || score < bestInside!.score { bestInside = (n, score) }
-            } else {
-                let score = r < lo ? lo - r : r - hi
-                if bestOutside == nil || score < bestOutside!.score { bestOutside = (n, score) }
+            } else if r >= lo {
+                lowestAtOrAboveMinimum = n
             }
         }
-        let n = bestInside?.n ?? bestOutside?.n ?? 1
+        let n = bestInside?.n ?? lowestAtOrAboveMinimum ?? 1
         return EffectiveRate(hz: refreshHz / Double(n), refreshesPerFrame: n, isVariable: false)
     }
 
@@ -125,11 +135,28 @@ public struct EffectiveRate: Equatable, Sendable {
         if r <= 0 { r = vrr.upperBound }
         // Not below 1 Hz, as on a fixed refresh (found fuzzing rate ranges: 0.01 Hz is 100 s a frame).
         r = Swift.max(r, Swift.min(1, vrr.upperBound))
-        var k = 1
-        if r < vrr.lowerBound {
-            k = Int((vrr.lowerBound / r).rounded(.up))
-            while r * Double(k) > vrr.upperBound && k > 1 { k -= 1 }
-        }
-        return EffectiveRate(hz: r, refreshesPerFrame: k, isVariable: true)
+        guard r < vrr.lowerBound else { return EffectiveRate(hz: r, refreshesPerFrame: 1, isVariable: true) }
+        // Below the panel's minimum: each frame shown k times, k the fewest that reach it.
+        let k = Int((vrr.lowerBound / r).rounded(.up))
+        if r * Double(k) <= vrr.upperBound { return EffectiveRate(hz: r, refreshesPerFrame: k, isVariable: true) }
+        // No k fits (35 Hz on 40–60: 35 is below 40, 70 above 60): every frame would be shown
+        // for a time the panel cannot hold evenly. The nearest rate that can be shown evenly
+        // instead: the panel's maximum over k (k repeats) below, or its minimum over k − 1
+        // above; inside the requested range when one is, ties to the higher.
+        let below = EffectiveRate(hz: vrr.upperBound / Double(k), refreshesPerFrame: k, isVariable: true, requestedHz: r)
+        let above = EffectiveRate(hz: vrr.lowerBound / Double(k - 1), refreshesPerFrame: k - 1, isVariable: true, requestedHz: r)
+        let lo = range.minimum
+        let candidates = [above, below].filter { $0.hz >= Swift.max(lo, Swift.min(1, vrr.upperBound)) && $0.hz <= hi }
+        let pool = candidates.isEmpty ? [above, below] : candidates
+        // `above` first: a tie keeps the higher rate.
+        return pool.min { abs($0.hz - r) < abs($1.hz - r) }!
+    }
+
+    /// The one line to say when the rate differs from the one asked for because the panel cannot
+    /// show it evenly (``requestedHz``), else nil.
+    public var unevenRateNote: String? {
+        guard let asked = requestedHz else { return nil }
+        func f(_ v: Double) -> String { v == v.rounded() && abs(v) < 1e15 ? String(Int(v)) : String((v * 1000).rounded() / 1000) }
+        return "\(f(asked)) Hz cannot be shown evenly on this VRR panel (below its minimum, and no whole number of repeats fits its range): running at \(f(hz)) Hz"
     }
 }

@@ -80,14 +80,15 @@ public struct VRRAvailability: Equatable, Sendable {
     }
 }
 
-/// Low-framerate compensation: a frame meant to stay up longer than the panel's longest refresh
-/// (1/min Hz) is shown for k evenly spaced refreshes, k the fewest that keep each one inside the
-/// range, by flipping the same framebuffer again (each flip starts a refresh under VRR). The
-/// frame's duration is taken from the interval between the last two frames shown; a new frame
-/// cancels the repeats left. Each repeat is committed early by the latency the last frame flip
-/// took from commit to refresh, so that the refreshes land on the even spacing.
+/// Low-framerate compensation in software: a frame meant to stay up longer than the panel's
+/// longest refresh (1/min Hz) is shown for k evenly spaced refreshes by flipping the same
+/// framebuffer again (each flip starts a refresh under VRR); how many and when is CadenceCore's
+/// ``LowFramerateCompensation``, the model the fake display uses too. The frame's duration is the
+/// interval between the last two frames committed; a new frame cancels the repeats left. Each
+/// repeat is committed early by the latency the last frame flip took from commit to refresh, so
+/// that the refreshes land on the even spacing.
 struct VRRRepeats {
-    /// Refresh start of the last frame shown, and the interval before it.
+    /// Refresh start of the last frame shown, and its duration (the last commit interval).
     var lastFrame: Int64?
     var duration: Int64 = 0
     /// Refreshes planned for the current frame (1: no repeat), and repeats done.
@@ -96,26 +97,22 @@ struct VRRRepeats {
     /// A repeat flip is in flight.
     var inFlight = false
     var lastCommit: Int64 = 0
+    var commitInterval: Int64 = 0
     var response: Int64 = 0
 
     mutating func frameCommitted(at t: Int64) {
+        if lastCommit > 0 { commitInterval = t - lastCommit }
         lastCommit = t
         done = count
     }
 
     mutating func framePresented(at t: Int64, range: ClosedRange<Double>) {
-        let minNs = 1e9 / range.upperBound, maxNs = 1e9 / range.lowerBound
-        response = Swift.max(0, Swift.min(t - lastCommit, Int64(minNs)))
-        if let prev = lastFrame { duration = t - prev }
+        let lfc = LowFramerateCompensation(range: range)
+        response = Swift.max(0, Swift.min(t - lastCommit, Int64(lfc.minimumIntervalNs)))
+        duration = commitInterval
         lastFrame = t
         done = 0
-        count = 1
-        // 0.1% of slack: a frame at exactly the panel's minimum rate needs no repeat, whatever
-        // the timestamps' microsecond rounding says.
-        if Double(duration) > maxNs * 1.001 {
-            let k = (Double(duration) / maxNs).rounded(.up)
-            if Double(duration) / k >= minNs { count = Int(k) }
-        }
+        count = lfc.refreshes(forFrameDuration: duration)
     }
 
     /// When the next repeat should be committed, nil when none is planned.

@@ -181,6 +181,9 @@ struct RunCommand: ParsableCommand {
         if let note = Self.latencyNotice(requested: config.latency, display: display) {
             FileHandle.standardError.write(Data("cadence run: \(note)\n".utf8))
         }
+        if let note = EffectiveRate.select(for: config.range, refreshHz: 1e9 / display.refreshInterval, vrr: display.vrrRange).unevenRateNote {
+            StandardStreams.errorLine("cadence run: \(note)")
+        }
         let stop = SignalStop()
         defer {
             stop.remove()

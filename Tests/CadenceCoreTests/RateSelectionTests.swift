@@ -21,9 +21,10 @@ import Testing
         #expect(fixed(60, 0, 60, 25).hz == 30)
     }
 
-    @Test func noDivisorInsideTakesTheNearestToTheRange() {
-        // 60 Hz: divisors 60, 30, 20…; 35…50 holds none: 30 is 5 below, 60 is 10 above.
-        #expect(fixed(60, 35, 50, 40).hz == 30)
+    @Test func noDivisorInsideNeverGoesBelowTheMinimum() {
+        // 60 Hz: divisors 60, 30, 20…; 35…50 holds none: 30 is nearer (5 below) but below the
+        // minimum the content accepts; 60 is at or above it.
+        #expect(fixed(60, 35, 50, 40).hz == 60)
         // 42…50: 30 is 12 below, 60 is 10 above.
         #expect(fixed(60, 42, 50, 0).hz == 60)
         // Above the refresh: the refresh itself.
@@ -46,6 +47,31 @@ import Testing
         #expect(fixed(144, 30, 80, 60).hz == 72)      // 72 and 48 are both 12 away: the higher wins
         #expect(fixed(144, 30, 80, 50).hz == 48)
         #expect(fixed(144, 100, 144, 120).hz == 144)
+    }
+
+    /// The rule of docs/PacingModel.md, row by row: inside the range the divisor nearest to the
+    /// preferred rate (ties to the higher); no divisor inside: never below the minimum when a
+    /// divisor at or above it exists.
+    @Test(arguments: [
+        // refresh, min, max, preferred, expected Hz
+        (144.0, 80.0, 120.0, 120.0, 144.0),  // no divisor in 80…120: 144, not 72 (below 80)
+        (144, 90, 100, 95, 144),             // none in 90…100: 144
+        (144, 0, 0, 120, 144),               // 144 (24 away) beats 72 (48)
+        (144, 0, 0, 100, 72),                // 72 (28 away) beats 144 (44)
+        (60, 0, 0, 26, 30),                  // 30 (4) beats 20 (6)
+        (60, 0, 0, 35, 30),                  // 30 (5) beats 60 (25)
+        (60, 0, 0, 45, 60),                  // 60 and 30 both 15 away: the higher
+        (60, 26, 26, 26, 30),                // none in 26…26: the lowest at or above 26 is 30
+        (60, 35, 35, 35, 60),                // none in 35…35: 60
+        (60, 45, 45, 45, 60),
+        (60, 90, 120, 100, 60),              // the range above the display: the refresh itself
+        (60, 200, 240, 240, 60),
+        (60, 0.2, 0.5, 0.5, 1),              // below 1 Hz: the lowest divisor, 1 Hz
+        (60, 13, 14, 13.5, 15),              // none in 13…14: 15, not 12
+    ])
+    func ruleTable(_ row: (Double, Double, Double, Double, Double)) {
+        let (refresh, lo, hi, p, want) = row
+        #expect(fixed(refresh, lo, hi, p).hz == want, "\(lo):\(hi):\(p) on \(refresh) Hz")
     }
 
     @Test func vrrExactInsideAndLFCBelow() {
@@ -76,8 +102,10 @@ import Testing
             let divisors = (1...Int(refresh.rounded(.up))).map { refresh / Double($0) }
             let inside = divisors.filter { $0 >= lo && $0 <= hi }
             if inside.isEmpty {
-                let dist = { (x: Double) in x < lo ? lo - x : x - hi }
-                #expect(divisors.allSatisfy { dist($0) >= dist(r.hz) })
+                // Never below the minimum when a divisor at or above it exists: the lowest such;
+                // else (the whole range above the refresh) the refresh itself.
+                let above = divisors.filter { $0 >= lo }
+                #expect(r.hz == (above.min() ?? refresh))
             } else {
                 #expect(r.hz >= lo && r.hz <= hi)
                 if pref == 0 {

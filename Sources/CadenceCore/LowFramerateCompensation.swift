@@ -1,0 +1,43 @@
+/// Low-framerate compensation (LFC), the one model every display uses (``FakeDisplay`` and
+/// KMSDisplay's repeats; the fake DRM device's panel only refreshes when flipped): a frame meant
+/// to stay up longer than a VRR panel's longest refresh (1/minimum Hz) is shown for k evenly
+/// spaced refreshes, k the fewest that keep each refresh inside the range.
+///
+/// The frame's duration is the interval between the last two frames *committed*, the content's
+/// own cadence, as amdgpu's freesync module takes it from the flips it is given. The interval
+/// between frames *shown* would feed the model its own output: one frame held to the panel's
+/// longest refresh makes the next look shorter, and 47 Hz on 48–144 Hz alternated 14.8 and
+/// 27.8 ms instead of settling at two refreshes of 10.64 ms.
+public struct LowFramerateCompensation: Sendable, Equatable {
+    /// The panel's VRR range in Hz.
+    public let range: ClosedRange<Double>
+
+    public init(range: ClosedRange<Double>) {
+        self.range = range
+    }
+
+    /// The panel's shortest refresh (ns, 1/maximum Hz).
+    public var minimumIntervalNs: Double { 1e9 / range.upperBound }
+    /// The panel's longest refresh (ns, 1/minimum Hz).
+    public var maximumIntervalNs: Double { 1e9 / range.lowerBound }
+
+    /// How many refreshes a frame meant to stay up `duration` ns is shown for: 1 when the panel
+    /// holds it (up to its longest refresh, with 0.1% of slack for microsecond-rounded
+    /// timestamps), else the fewest k with duration / k inside the range; 1 when no k fits (the
+    /// rate selection never asks for such a rate: ``EffectiveRate/requestedHz``).
+    public func refreshes(forFrameDuration duration: Nanoseconds) -> Int {
+        let d = Double(duration)
+        guard d > maximumIntervalNs * 1.001 else { return 1 }
+        let k = (d / maximumIntervalNs).rounded(.up)
+        return d / k >= minimumIntervalNs * 0.999 ? Int(k) : 1
+    }
+
+    /// When the `index`-th repeat (1-based) of a frame whose refresh started at `frameStart`
+    /// and that is meant to stay up `duration` ns begins, or nil when the frame has no such
+    /// repeat.
+    public func repeatStart(_ index: Int, frameStart: Nanoseconds, duration: Nanoseconds) -> Nanoseconds? {
+        let k = refreshes(forFrameDuration: duration)
+        guard index >= 1, index < k else { return nil }
+        return frameStart &+ (Nanoseconds(index) &* duration) / Nanoseconds(k)
+    }
+}

@@ -1,0 +1,90 @@
+import Testing
+@testable import CadenceCore
+
+/// Regression tests for issue 21's wrong answers, each at the edge where it was found and across
+/// the settings it was found with (latency, rate, VRR range), on the fake display.
+@Suite struct KnownAnswerRegressionTests {
+    func run(_ fake: FakeDisplayConfiguration = .init(refreshHz: 60), frames: Int = 200,
+             _ configure: (inout RunConfiguration) -> Void) throws -> (RunSummary, [FrameReport]) {
+        var c = RunConfiguration()
+        c.frames = frames
+        configure(&c)
+        let r = try PacingRun(backend: FakeDisplay(fake), configuration: c)
+        var reports: [FrameReport] = []
+        r.onFrame = { reports.append($0) }
+        return (try r.run(), reports)
+    }
+
+    /// Finding 1: at latency 2–3 a render K refreshes late kept the loop from the events longer
+    /// than the flip-completion timeout (4 refreshes); the flip shown meanwhile was logged
+    /// unconfirmed, a flip-late drop was invented and the next interval spanned two frames
+    /// (`--latency 2 --inject-late 100:4`: 5 refreshes, flip-late + render-late). Every latency,
+    /// 10/30/60 Hz links, K = 1…6: exactly K refreshes in one event, render-late, nothing unconfirmed.
+    @Test(arguments: [1, 2, 3], [10.0, 30, 60])
+    func injectedLatenessIsExactAtEveryLatencyAndRate(latency: Int, hz: Double) throws {
+        for k in 1...6 {
+            let (s, reports) = try run {
+                $0.latency = latency
+                $0.range = FrameRateRange(minimum: hz, maximum: hz, preferred: hz)
+                $0.injectLate = [100: k]
+            }
+            let what = "latency \(latency), \(hz) Hz, K \(k)"
+            #expect(s.droppedRefreshes == k && s.dropEvents == 1, "\(what): \(s.droppedRefreshes) in \(s.dropEvents)")
+            #expect(s.causes == ["render-late": 1], "\(what): \(s.causes)")
+            #expect(s.unconfirmed == 0 && s.discarded == 0 && s.presented == 200, "\(what)")
+            let late = reports.filter { $0.droppedRefreshes > 0 }
+            #expect(late.map(\.frameIndex) == [100], "\(what)")
+            // Every other interval is the link's own: one frame of refresh/rate refreshes.
+            let n = Int((60 / hz).rounded())
+            let intervals = Dictionary(grouping: reports.compactMap { $0.intervalRefreshes > 0 ? $0.intervalRefreshes : nil }, by: { $0 }).mapValues(\.count)
+            #expect(intervals == [n: 198, n + k: 1], "\(what): \(intervals)")
+        }
+    }
+
+    /// Finding 2: a VRR rate below the panel's minimum with no whole number of repeats inside its
+    /// range (35 Hz on 40–60: 70 is above 60) alternated 16.7 / 41.7 ms and reported every frame
+    /// on time. Now the nearest rate the panel shows evenly runs (40 Hz, ties to the higher;
+    /// 30 Hz when the content's range stops below 40), and says so.
+    @Test func aVRRRateThePanelCannotShowEvenlyIsNotRunAsJudder() throws {
+        let vrr = 40.0...60.0
+        func pick(_ lo: Double, _ hi: Double, _ p: Double) -> EffectiveRate {
+            EffectiveRate.select(for: FrameRateRange(minimum: lo, maximum: hi, preferred: p), refreshHz: 60, vrr: vrr)
+        }
+        #expect(pick(0, 60, 35) == EffectiveRate(hz: 40, refreshesPerFrame: 1, isVariable: true, requestedHz: 35))
+        #expect(pick(0, 36, 35) == EffectiveRate(hz: 30, refreshesPerFrame: 2, isVariable: true, requestedHz: 35))
+        #expect(pick(0, 60, 36).hz == 40)   // 4 from 40, 6 from 30
+        #expect(pick(0, 60, 34).hz == 30)   // 4 from 30, 6 from 40
+        #expect(pick(0, 60, 30) == EffectiveRate(hz: 30, refreshesPerFrame: 2, isVariable: true))
+        #expect(pick(0, 60, 30).unevenRateNote == nil)
+        #expect(pick(0, 60, 35).unevenRateNote?.hasSuffix("running at 40 Hz") == true)
+        // On 48–144 every rate from 24 to 48 has a k that fits: 47 is shown twice.
+        let lfc = EffectiveRate.select(for: FrameRateRange(minimum: 0, maximum: 144, preferred: 47), refreshHz: 144, vrr: 48...144)
+        #expect(lfc == EffectiveRate(hz: 47, refreshesPerFrame: 2, isVariable: true))
+
+        var f = FakeDisplayConfiguration(refreshHz: 60)
+        f.vrrRange = vrr
+        let (s, reports) = try run(f) { $0.range = FrameRateRange(minimum: 0, maximum: 60, preferred: 35) }
+        #expect(s.effectiveRateHz == 40 && s.droppedRefreshes == 0)
+        let iv = reports.dropFirst(2).map(\.interval)
+        #expect(iv.allSatisfy { abs($0 - 25_000_000) <= 1_000 }, "\(Set(iv))")
+    }
+
+    /// Finding 2 (LFC): 47 Hz on a 48–144 Hz panel judders 14.8 / 27.8 ms when the repeats are
+    /// planned from the intervals between frames *shown* (the model's own output). Planned from
+    /// the commits, every frame is shown twice, 10.64 ms apart, and the frames 21.28 ms apart.
+    @Test(arguments: [47.0, 40, 30, 25])
+    func lowFramerateCompensationIsEvenBelowTheMinimum(hz: Double) throws {
+        var f = FakeDisplayConfiguration(refreshHz: 144)
+        f.vrrRange = 48...144
+        let (s, reports) = try run(f, frames: 120) { $0.range = FrameRateRange(minimum: 0, maximum: 144, preferred: hz) }
+        #expect(s.presented == 120)
+        let frame = 1e9 / hz
+        // From the third frame on (the first commit interval is known from the second commit).
+        let iv = reports.dropFirst(3).map(\.interval)
+        #expect(iv.allSatisfy { abs(Double($0) - frame) <= 1_000 }, "\(hz) Hz: \(Set(iv).sorted())")
+        let lfc = LowFramerateCompensation(range: 48...144)
+        let k = lfc.refreshes(forFrameDuration: Nanoseconds(frame.rounded()))
+        #expect(k == Int((48 / hz).rounded(.up)))
+        #expect(frame / Double(k) >= lfc.minimumIntervalNs && frame / Double(k) <= lfc.maximumIntervalNs)
+    }
+}
