@@ -48,6 +48,7 @@ extension FramePacer {
                 refreshInterval = backend.refreshInterval
                 vrrRange = backend.vrrRange
                 uncertainty.reset()
+                grid.reset(nominal: refreshInterval)
                 gridAnchored = false
                 for l in links { l.rateDirty = true; l.needsReanchor = true }
             case .busy:
@@ -77,6 +78,7 @@ extension FramePacer {
             retryAfterBusy = false
             gridAnchored = false
             uncertainty.reset()
+            grid.reset(nominal: refreshInterval)
             for l in links { l.needsReanchor = true; l.pushedBy = nil }
             onSessionChange?(SessionChange(event: .resumed, timeNs: at, gapNs: Swift.max(0, at &- since)))
         }

@@ -57,6 +57,10 @@ public final class FramePacer {
     /// Target time of the earliest discarded frame since the last shown one (the hitch's start).
     var discardedSinceTime: Nanoseconds? = nil
     var uncertainty = TimestampUncertainty()
+    /// The fitted vblank grid predictions come from (fixed refresh with hardware vblank).
+    var grid: VBlankGrid
+    /// The last answer of ``sequence(at:nearest:)``: the same question gets no earlier answer.
+    var lastAnswer: (time: Nanoseconds, nearest: Bool, sequence: UInt64)? = nil
     /// False right after a mode change: the next vblank re-anchors the grid without a residual.
     var gridAnchored = true
     var nextID: FrameID = 1
@@ -92,6 +96,7 @@ public final class FramePacer {
         refreshInterval = backend.refreshInterval
         vrrRange = backend.vrrRange
         lastVBlank = try backend.lastVBlank()
+        grid = VBlankGrid(nominal: backend.refreshInterval)
         let capacity = 8
         ring = Array(repeating: FrameReport(), count: capacity)
         predicted = Array(repeating: 0, count: capacity)
@@ -119,7 +124,13 @@ public final class FramePacer {
 
     // MARK: Prediction
 
-    /// Predicted time of vblank `sequence` from the last known vblank.
+    /// Whether ``sequence(at:nearest:)`` predicts from the fitted vblank grid (``VBlankGrid``):
+    /// fixed refresh with hardware vblank, once the fit is established.
+    var usesFittedGrid: Bool { vrrRange == nil && backend.hasHardwareVBlank && grid.isEstablished }
+
+    /// Predicted time of vblank `sequence` from the last known vblank and the nominal refresh:
+    /// the frame's target time and deadline. It depends on the last vblank alone, so a log
+    /// segment replays to the same numbers without the history before it.
     public func time(ofSequence sequence: UInt64) -> Nanoseconds {
         let d = Int64(bitPattern: sequence &- lastVBlank.sequence)
         return lastVBlank.timestamp &+ clampedNanoseconds((Double(d) * refreshInterval).rounded())
@@ -127,14 +138,40 @@ public final class FramePacer {
 
     /// The vblank `present(at: t)` aims at: "not before" (`nearest` false) the first one predicted
     /// at or after `t − ε`; `nearest` the one nearest to `t`, an exact tie going to the later one.
+    ///
+    /// The vblanks are predicted from the fitted grid of the recent vblank timestamps
+    /// (``VBlankGrid``: their own period, their jitter averaged out), so that the vblank a time
+    /// falls at is the same at every callback that asks: predicted from the last raw timestamp
+    /// and the nominal refresh, a drifting or jittery panel moved a content time due at a vblank
+    /// from "not yet" at one callback to "already passed" at the next (24 fps at 200 ppm). A
+    /// vblank that has happened is known, not predicted: "not before" a time after the last
+    /// vblank's own timestamp (plus ε) is never that vblank or an earlier one. An answer once
+    /// given for a time is not revised to an earlier vblank later: at an exact tie a fresh
+    /// residual (ε, the fit) can tip the answer, and a callback that was told "not yet" for a
+    /// vblank must not find its frame due at that vblank one callback later (already passed).
     public func sequence(at t: Nanoseconds, nearest: Bool = false) -> UInt64 {
+        let answer = predictedSequence(at: t, nearest: nearest)
+        if let m = lastAnswer, m.time == t, m.nearest == nearest, m.sequence > answer, m.sequence > lastVBlank.sequence {
+            return m.sequence
+        }
+        lastAnswer = (t, nearest, answer)
+        return answer
+    }
+
+    private func predictedSequence(at t: Nanoseconds, nearest: Bool) -> UInt64 {
+        let fitted = usesFittedGrid ? grid.time(of: lastVBlank.sequence) : nil
+        let anchor = fitted ?? time(ofSequence: lastVBlank.sequence)
+        let period = fitted != nil ? grid.period : refreshInterval
         let steps: Double
         if nearest {
-            steps = (Double(t &- lastVBlank.timestamp) / refreshInterval + 0.5).rounded(.down)
+            steps = (Double(t &- anchor) / period + 0.5).rounded(.down)
         } else {
-            steps = (Double(t &- timestampUncertainty &- lastVBlank.timestamp) / refreshInterval).rounded(.up)
+            steps = (Double(t &- timestampUncertainty &- anchor) / period).rounded(.up)
         }
-        let s = Int64(bitPattern: lastVBlank.sequence) &+ Int64(steps)
+        var s = Int64(bitPattern: lastVBlank.sequence) &+ Int64(steps)
+        if !nearest && t &- timestampUncertainty > lastVBlank.timestamp {
+            s = Swift.max(s, Int64(bitPattern: lastVBlank.sequence &+ 1))
+        }
         return UInt64(Swift.max(0, s))
     }
 
@@ -155,6 +192,7 @@ public final class FramePacer {
         let step = vb.sequence &- lastVBlank.sequence
         if step == 0 && vb.timestamp == lastVBlank.timestamp { return }
         if step <= TimestampUncertainty.maxStep { uncertainty.record(vb.timestamp &- time(ofSequence: vb.sequence)) }
+        grid.add(sequence: vb.sequence, timestamp: vb.timestamp)
     }
 
     // MARK: Presenting

@@ -61,6 +61,30 @@ import DRM
         }
     }
 
+    /// Issue 21, finding 3, on the KMS path: 24/25/30 fps content on a 60 Hz mode whose real
+    /// clock is off by ±200 / ±500 ppm, with and without 50 µs of timestamp jitter, for 10 minutes
+    /// of virtual time: 0 dropped refreshes (the fake DRM device's `refreshOverrideHz` and
+    /// `vblankJitterNs`; flip timestamps in whole microseconds).
+    @Test(arguments: [0, 50_000] as [Int64], [24.0, 25, 30])
+    func contentOnADriftingJitteryPanelDropsNothing(jitter: Int64, content: Double) throws {
+        for ppm in [0.0, 200, -200, 500, -500] {
+            let fake = Self.device()
+            fake.refreshOverrideHz = 60 / (1 + ppm / 1e6)
+            fake.vblankJitterNs = jitter
+            fake.jitterSeed = 11
+            let display = try KMSDisplay.open(on: try DRMDevice.open(fake: fake), mode: "640x480@60")
+            var c = RunConfiguration()
+            c.duration = 600_000_000_000
+            c.contentRate = content
+            c.commitMargin = 1_000_000
+            let s = try PacingRun(backend: display, configuration: c).run()
+            try display.close()
+            let what = "\(content) fps, \(ppm) ppm, jitter \(jitter / 1000) µs"
+            #expect(s.droppedRefreshes == 0 && s.dropEvents == 0, "\(what): \(s.droppedRefreshes) in \(s.dropEvents), \(s.causes)")
+            #expect(s.presented == s.frames && s.frames >= Int(600 * content), "\(what): \(s.presented) of \(s.frames)")
+        }
+    }
+
     @Test(arguments: [60, 144])
     func minimumDurationTableHolds(hz: Int) throws {
         for row in Self.table {
