@@ -25,9 +25,16 @@ extension FramePacer {
                 // the target's predicted time instead of as soon as the previous one completed.
                 if !backend.hasHardwareVBlank && backend.now() < time(ofSequence: r.targetSequence) &- softwareCommitLead { return }
                 // A newer frame due at the same vblank makes this one invisible: discard it.
+                // Without hardware vblank the vblank counter is a timer that is already at the
+                // head's target when its commit time comes: the newer frame hides it only when
+                // its own commit time has come too (else every frame at latency 2-3 was
+                // discarded behind the next one).
                 if count > 1 {
                     let n = ring[(head + 1) % ring.count]
-                    if n.targetSequence <= due && !isMinDuration(n.intent) {
+                    let newerDue = backend.hasHardwareVBlank
+                        ? n.targetSequence <= due
+                        : backend.now() >= time(ofSequence: n.targetSequence) &- softwareCommitLead
+                    if newerDue && !isMinDuration(n.intent) {
                         discardWaiting(at: 0)
                         continue
                     }

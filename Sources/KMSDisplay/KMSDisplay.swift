@@ -338,11 +338,17 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
 
     /// The synthetic vblank at `t` on a driver without vblank: the mode's grid anchored at the
     /// last flip completion.
+    /// The last software vblank at or before `t`: vblank `last.sequence + k` has happened
+    /// exactly when `t` ≥ ``softwareVBlankTime(_:)`` of it (the same rounding both ways: a
+    /// floor of the quotient alone put `t` = that time one vblank short, and a wait for it
+    /// returned at once, forever — `--backend fake-drm:bochs --latency 2` hung).
     private func softwareVBlank(at t: Nanoseconds) -> VBlank {
         let period = refreshInterval
         guard period > 0, t > last.timestamp else { return last }
-        let k = UInt64((Double(t - last.timestamp) / period).rounded(.down))
-        return VBlank(sequence: last.sequence &+ k, timestamp: last.timestamp + Int64((Double(k) * period).rounded()))
+        var k = UInt64((Double(t - last.timestamp) / period).rounded(.down))
+        while softwareVBlankTime(last.sequence &+ k &+ 1) <= t { k += 1 }
+        while k > 0 && softwareVBlankTime(last.sequence &+ k) > t { k -= 1 }
+        return VBlank(sequence: last.sequence &+ k, timestamp: softwareVBlankTime(last.sequence &+ k))
     }
 
     private func softwareVBlankTime(_ sequence: UInt64) -> Nanoseconds {
