@@ -121,9 +121,12 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
                 nsSeqs = seqs.filter { pairs[$0]! % 1000 != 0 }
                 nsStamps = nsSeqs.map { pairs[$0]! }
             }
-        } else if hasHardwareVBlank, let first = recs.min(by: { $0.id < $1.id }), first.callbackNs > 0 {
+        } else if let first = recs.min(by: { $0.id < $1.id }), first.callbackNs > 0 {
             // VRR: the link started at a vblank (the display's last one when the run began), which
             // the frames' minimum durations count from; no flip marks it: pin the first callback.
+            // Without a vblank interrupt (bochs, virtio-gpu) likewise: the first callback's vblank
+            // is the one the run queried, from which it predicted the first frame's target; the
+            // flips after it are commit-completion times, a commit latency later.
             let s = sequence(near: first.callbackNs)
             if pairs[s] == nil && s < seqs[0] {
                 pairs[s] = first.callbackNs

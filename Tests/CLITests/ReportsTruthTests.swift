@@ -1,0 +1,65 @@
+import CadenceCore
+import CadenceReport
+import Foundation
+import Testing
+
+/// `validate`, `report` and `replay` as issue 21 tried them (findings 8–14): each number is the
+/// run's own, a plain run replays equal, several outputs give one JSON object and each their own
+/// injected lateness, and the smaller edges (profile names, VRR refresh, short windows, help).
+@Suite(.serialized) struct ReportsTruthTests {
+    func object(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    }
+
+    /// Finding 8: a perfect 60 Hz run judged after a 1 s warm-up measures 60.000 Hz (it said
+    /// 60.250 and passed `--min-rate 60.1`); the README's windowed example is 59.722 Hz.
+    @Test func aWarmupDoesNotOverstateTheRate() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for warmup in ["1", "2", "3"] {
+            let r = try cadence(["validate", "--backend", "fake", "--duration", "5", "--warmup", warmup, "--min-rate", "60.1", "--quiet"], in: dir)
+            #expect(r.status == 1, "\(warmup): \(r.out)")
+            #expect(r.out.contains("\nFAIL min-rate: rate 60.000 Hz measured (minimum 60.100 Hz)\n"), "\(warmup): \(r.out)")
+        }
+        let w = try cadence(["validate", "--backend", "fake", "--duration", "20", "--inject-late", "100:1,250:3,900:2", "--warmup", "2",
+                             "--window", "5", "--max-drop-event", "2", "--min-rate", "59.5", "--quiet"], in: dir)
+        #expect(w.status == 1)
+        #expect(w.out.contains("judged            1076 frames after a 2 s warm-up (118 ignored), 3 windows of 5 s (the last 3.0 s only overall)\n"))
+        #expect(w.out.contains("FAIL min-rate: rate 59.722 Hz measured (minimum 59.500 Hz); worst 5 s window 2.0–7.0 s: rate 59.400 Hz measured (minimum 59.500 Hz) (1 of 3 windows fail)\n"), "\(w.out)")
+    }
+
+    /// Finding 9: a plain run on a driver without a vblank interrupt replays equal (frame 0's
+    /// on-time error was 0.573 µs in the replay and 999.573 µs live: the commit latency).
+    @Test(arguments: ["bochs", "virtio-gpu"]) func aPlainRunWithoutVBlankReplaysEqual(profile: String) throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for extra in [[], ["--inject-late", "100:1,250:3"]] {
+            let run = try cadence(["run", "--backend", "fake-drm:\(profile)", "--frames", "300", "--log", "b.jsonl", "--json", "--quiet"] + extra, in: dir)
+            #expect(run.status == 0, "\(run.err)")
+            let live = try JSONDecoder().decode(RunSummary.self, from: Data(run.out.utf8))
+            #expect((live.onTimeErrorUs?.max ?? 0) > 999, "frame 0 shows a commit latency after its target")
+            let r = try cadence(["replay", "b.jsonl", "--json"], in: dir)
+            #expect(r.status == 0, "\(profile) \(extra): \(r.out)")
+            let o = try object(r.out)
+            #expect(o["equal"] as? Bool == true && (o["differences"] as? [String])?.isEmpty == true, "\(r.out)")
+        }
+    }
+
+    /// Finding 11: `report` of a log with a session gap gives the live summary's measured rate
+    /// (59.850 Hz from the mean interval; it said 45.923, 400 frames over the span with the gap).
+    @Test func reportOfASessionGapLogEqualsTheLiveSummary() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let run = try cadence(["run", "--backend", "fake", "--fake-session-pause", "1:2", "--frames", "400", "--inject-late", "100:1",
+                               "--log", "s.jsonl", "--summary", "s.json", "--quiet"], in: dir)
+        #expect(run.status == 0, "\(run.err)")
+        let live = try JSONDecoder().decode(RunSummary.self, from: Data(contentsOf: URL(fileURLWithPath: dir + "/s.json")))
+        #expect(String(format: "%.4f", live.measuredRateHz) == "59.8496")
+        #expect(LogAnalysis.summary(of: try RunLog.read(path: dir + "/s.jsonl")) == live)
+        let r = try cadence(["report", "s.jsonl", "--output", "s.html"], in: dir)
+        #expect(r.status == 0, "\(r.err)")
+        let html = try String(contentsOfFile: dir + "/s.html", encoding: .utf8)
+        #expect(html.contains("<tr><th>measured rate (Hz)</th><td>59.850</td></tr>"))
+        #expect(html.contains("<tr><th>session gaps</th><td>1 (2.000 s away; no drops counted inside)</td></tr>"))
+    }
+}
