@@ -75,7 +75,7 @@ extension RunCommand {
                      onRun: ((KMSDisplay, PacingRun, RunOutputs) -> Void)? = nil) throws -> [OutputResult] {
         try refuseForSeveral()
         let base = try makeConfiguration()
-        let target = injectLateTarget
+        let plan = try injectLatePlan()
         let fakeConfig = try makeFakeConfiguration(surface: false)
         let source: DeviceSource
         if let given {
@@ -96,7 +96,9 @@ extension RunCommand {
         defer { for d in displays.reversed() { try? d.close() } }
         let names = KMSDisplay.outputNames(displays)
         let spansCards = Set(displays.map { ObjectIdentifier($0.device) }).count > 1
-        let targetIndex = try target.map { try Self.output(named: $0, names: names, displays: displays) }
+        // Each named output of --inject-late is one of the outputs run (one line otherwise).
+        var targets: [String: Int] = [:]
+        for name in plan.names { targets[name] = try Self.output(named: name, names: names, displays: displays) }
         for (d, name) in zip(displays, names) {
             if let note = d.vrrNote { StandardStreams.errorLine("cadence \(command): \(name): \(note)") }
             if let note = Self.latencyNotice(requested: base.latency, display: d) {
@@ -112,7 +114,7 @@ extension RunCommand {
             for (i, (d, out)) in zip(displays, files).enumerated() {
                 var c = base
                 c.commitMargin = d.vrrRange == nil ? 1_000_000 : 100_000
-                if let targetIndex, i != targetIndex { c.injectLate = [:] }
+                c.injectLate = try plan.frames(of: names[i]) { targets[$0] == i }
                 out.prepare(driver: Self.driverName(d))
                 let run = try PacingRun(backend: d, configuration: c, renderer: try makeRenderer())
                 out.attach(run, configuration: c)

@@ -83,4 +83,28 @@ import Testing
         #expect(html.contains("<tr><th>measured rate (Hz)</th><td>59.850</td></tr>"))
         #expect(html.contains("<tr><th>session gaps</th><td>1 (2.000 s away; no drops counted inside)</td></tr>"))
     }
+
+    /// Finding 13: `--inject-late` for several outputs, repeated or in one list, makes each
+    /// output's frame late (the repeated form injected on eDP-1 only, the list was refused).
+    @Test func injectLateOnSeveralOutputs() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let base = ["run", "--backend", "fake-drm:two-crtc", "--connector", "all", "--duration", "5", "--scene", "solid", "--json", "--quiet"]
+        for form in [["--inject-late", "DP-1=100:2", "--inject-late", "eDP-1=50:1"], ["--inject-late", "DP-1=100:2,eDP-1=50:1"]] {
+            let r = try cadence(base + form, in: dir)
+            #expect(r.status == 0, "\(form): \(r.err)")
+            let outputs = try #require(try object(r.out)["outputs"] as? [[String: Any]])
+            #expect(outputs.map { $0["output"] as? String } == ["eDP-1", "DP-1"])
+            #expect(outputs.map { $0["droppedRefreshes"] as? Int } == [1, 2], "\(form)")
+            #expect(outputs.map { $0["dropEvents"] as? Int } == [1, 1], "\(form)")
+        }
+        let twice = try cadence(base + ["--inject-late", "100:1", "--inject-late", "DP-1=100:2"], in: dir)
+        #expect(twice.status == 2 && twice.out.isEmpty)
+        #expect(twice.err == "cadence run: --inject-late: frame 100 of DP-1 is given twice, as 100:1 and DP-1=100:2\n")
+        // One output: a second name that is not the output is refused, as the first always was.
+        let one = try cadence(["run", "--backend", "fake-drm:two-crtc", "--connector", "DP-1", "--frames", "200", "--quiet",
+                               "--inject-late", "DP-1=100:1", "--inject-late", "eDP-1=5:1"], in: dir)
+        #expect(one.status == 2)
+        #expect(one.err == "cadence run: --inject-late eDP-1=…: the run drives DP-1, not eDP-1\n")
+    }
 }
