@@ -180,19 +180,7 @@ extension RunCommand {
     func printSeveral(_ results: [OutputResult]) throws {
         let total = Self.total(results.map(\.summary))
         if json {
-            let enc = JSONEncoder()
-            enc.outputFormatting = [.sortedKeys]
-            var outs: [Any] = []
-            for r in results {
-                guard var o = try JSONSerialization.jsonObject(with: enc.encode(r.summary)) as? [String: Any] else { continue }
-                o["connector"] = r.display.output.connector.name
-                o["output"] = r.name
-                o["card"] = r.display.device.path
-                o["crtc"] = Int(r.display.output.crtc.rawValue)
-                o["crtcIndex"] = r.display.output.crtcIndex
-                outs.append(o)
-            }
-            let doc: [String: Any] = ["outputs": outs, "total": total]
+            let doc: [String: Any] = ["outputs": try Self.outputObjects(results), "total": total]
             print(String(decoding: try JSONSerialization.data(withJSONObject: doc, options: [.sortedKeys]), as: UTF8.self))
             return
         }
@@ -203,6 +191,24 @@ extension RunCommand {
         }
         print("")
         print("total             \(results.count) outputs  frames \(total["frames"] ?? 0)  presented \(total["presented"] ?? 0)  discarded \(total["discarded"] ?? 0)  dropped \(total["droppedRefreshes"] ?? 0) refreshes in \(total["dropEvents"] ?? 0) events")
+    }
+
+    /// Each output's `--json` object: its summary plus `connector`, `output`, `card`, `crtc`
+    /// and `crtcIndex`.
+    static func outputObjects(_ results: [OutputResult]) throws -> [[String: Any]] {
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.sortedKeys]
+        var outs: [[String: Any]] = []
+        for r in results {
+            guard var o = try JSONSerialization.jsonObject(with: enc.encode(r.summary)) as? [String: Any] else { continue }
+            o["connector"] = r.display.output.connector.name
+            o["output"] = r.name
+            o["card"] = r.display.device.path
+            o["crtc"] = Int(r.display.output.crtc.rawValue)
+            o["crtcIndex"] = r.display.output.crtcIndex
+            outs.append(o)
+        }
+        return outs
     }
 
     /// The counts of several outputs added up.

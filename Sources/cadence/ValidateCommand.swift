@@ -44,8 +44,9 @@ struct ValidateCommand: ParsableCommand {
             warm-up (a last part shorter than S counts only overall) and reports the
             worst window; a criterion passes only if it holds overall and in every window.
             With several outputs (--connector A --connector B, or all) each output is
-            judged on its own; every PASS/FAIL line names it, and --junit writes one
-            test suite per output (cadence.validate.NAME); no --expect-* yet.
+            judged on its own; every PASS/FAIL line names it, --junit writes one
+            test suite per output (cadence.validate.NAME), and --json prints one
+            object (each output with its criteria, and a total); no --expect-* yet.
 
             --observe judges what another program shows (a kiosk's own app) instead of
             running: it observes the kernel's DRM trace events for --duration S (needs
@@ -190,7 +191,8 @@ struct ValidateCommand: ParsableCommand {
     /// the frames after the warm-up and in each window (printing the "judged" line).
     /// Exits 2 when nothing is left to judge.
     func judge(_ criteria: ValidationCriteria, summary: RunSummary, frames: [FrameReport]?, hardwareVBlank: Bool,
-               measuredRefreshHz: Double?, largestDropEvent: Int, junitFile: LineFile?) throws -> [CriterionResult] {
+               measuredRefreshHz: Double?, largestDropEvent: Int, junitFile: LineFile?,
+               note printNote: (String) -> Void = { print($0) }) throws -> [CriterionResult] {
         guard let frames else {
             return criteria.evaluate(summary, measuredRefreshHz: measuredRefreshHz, largestDropEvent: largestDropEvent)
         }
@@ -203,7 +205,7 @@ struct ValidateCommand: ParsableCommand {
             note += ", \(split.windows.count) windows of \(String(format: "%g", w)) s"
             if split.remainderSeconds > 0 { note += " (the last \(String(format: "%.1f", split.remainderSeconds)) s only overall)" }
         }
-        print(note)
+        printNote(note)
         if split.judgedFrames == 0 {
             junitFile?.discard()
             printError("cadence validate: no frames after the \(String(format: "%g", warmup ?? 0)) s warm-up: nothing to judge")
@@ -219,8 +221,9 @@ struct ValidateCommand: ParsableCommand {
 
     /// Prints one PASS/FAIL line per criterion (and the failed ones on stderr), writes the
     /// JUnit file and the verdict line; throws exit 1 on a failure, 3 on an incomplete output.
-    func verdict(_ results: [CriterionResult], summary: RunSummary, junitFile: LineFile?, started: Date) throws {
-        for r in results { print("\(r.passed ? "PASS" : "FAIL") \(r.name): \(r.detail)") }
+    func verdict(_ results: [CriterionResult], summary: RunSummary, junitFile: LineFile?, started: Date,
+                 printLines: Bool = true) throws {
+        if printLines { for r in results { print("\(r.passed ? "PASS" : "FAIL") \(r.name): \(r.detail)") } }
         let failed = results.filter { !$0.passed }
         for r in failed { StandardStreams.errorLine("FAIL \(r.name): \(r.detail)") }
         if let f = junitFile {
@@ -234,7 +237,7 @@ struct ValidateCommand: ParsableCommand {
         }
         let on = summary.backend == "fake" ? " on the fake display (a simulator, not a real panel)"
             : JUnitReport.isSimulator(summary.backend) ? " on the fake DRM device (a simulator running the KMS code, not a real panel)" : ""
-        print(failed.isEmpty ? "validate: PASS (\(results.count) criteria)\(on)" : "validate: FAIL (\(failed.count) of \(results.count) criteria)\(on)")
+        if printLines { print(failed.isEmpty ? "validate: PASS (\(results.count) criteria)\(on)" : "validate: FAIL (\(failed.count) of \(results.count) criteria)\(on)") }
         if !failed.isEmpty { throw ExitCode(1) }
         if let code = StandardStreams.incompleteOutputStatus(summary.incompleteOutputs) { throw ExitCode(code) }
     }

@@ -84,6 +84,36 @@ import Testing
         #expect(html.contains("<tr><th>session gaps</th><td>1 (2.000 s away; no drops counted inside)</td></tr>"))
     }
 
+    /// Finding 12: `validate --json` over several outputs prints exactly one JSON object, each
+    /// output with its summary and criteria, and a total with the verdict.
+    @Test func validateJSONOverSeveralOutputsIsOneObject() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cadence(["validate", "--backend", "fake-drm:two-crtc", "--connector", "all", "--duration", "5", "--max-dropped", "1",
+                             "--inject-late", "DP-1=100:2", "--json", "--quiet"], in: dir)
+        #expect(r.status == 1, "DP-1 drops 2 refreshes: \(r.out)")
+        #expect(lines(r.out).count == 1, "one line of stdout: \(r.out)")
+        let o = try object(r.out)
+        let outputs = try #require(o["outputs"] as? [[String: Any]])
+        #expect(outputs.map { $0["output"] as? String } == ["eDP-1", "DP-1"])
+        #expect(outputs.map { $0["droppedRefreshes"] as? Int } == [0, 2])
+        #expect(outputs.map { $0["passed"] as? Bool } == [true, false])
+        let dp = try #require(outputs[1]["criteria"] as? [[String: Any]])
+        #expect(dp.count == 1 && dp[0]["name"] as? String == "max-dropped" && dp[0]["passed"] as? Bool == false)
+        #expect(dp[0]["detail"] as? String == "dropped refreshes 2 (limit 1)")
+        let total = try #require(o["total"] as? [String: Any])
+        #expect(total["outputs"] as? Int == 2 && total["frames"] as? Int == 1018 && total["droppedRefreshes"] as? Int == 2)
+        #expect(total["criteria"] as? Int == 2 && total["failedCriteria"] as? Int == 1 && total["passed"] as? Bool == false)
+        // The failure still goes to stderr, as without --json.
+        #expect(r.err.contains("FAIL DP-1 max-dropped: dropped refreshes 2 (limit 1)"))
+        // With --warmup, each output says what it judged.
+        let w = try cadence(["validate", "--backend", "fake-drm:two-crtc", "--connector", "all", "--duration", "5", "--max-dropped", "0",
+                             "--warmup", "1", "--json", "--quiet"], in: dir)
+        #expect(w.status == 0 && lines(w.out).count == 1, "\(w.out)")
+        let judged = try #require(try object(w.out)["outputs"] as? [[String: Any]]).map { $0["judged"] as? String }
+        #expect(judged == ["241 frames after a 1 s warm-up (59 ignored)", "576 frames after a 1 s warm-up (144 ignored)"])
+    }
+
     /// Finding 13: `--inject-late` for several outputs, repeated or in one list, makes each
     /// output's frame late (the repeated form injected on eDP-1 only, the list was refused).
     @Test func injectLateOnSeveralOutputs() throws {
