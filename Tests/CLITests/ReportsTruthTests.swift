@@ -137,4 +137,22 @@ import Testing
         #expect(one.status == 2)
         #expect(one.err == "cadence run: --inject-late eDP-1=…: the run drives DP-1, not eDP-1\n")
     }
+
+    /// Finding 14a: a folder (or file) in the working directory named like a shipped profile does
+    /// not shadow it; a bare name that is no shipped profile is still read as a file there.
+    @Test func aFolderNamedLikeAProfileDoesNotShadowIt() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createDirectory(atPath: dir + "/vkms", withIntermediateDirectories: true)
+        let r = try cadence(["list", "--backend", "fake-drm:vkms"], in: dir)
+        #expect(r.status == 0, "\(r.err)")
+        #expect(r.out.contains("profiles/vkms.json") && r.out.contains("Virtual-1"), "\(r.out)")
+        try FileManager.default.createDirectory(atPath: dir + "/mine", withIntermediateDirectories: true)
+        let folder = try cadence(["list", "--backend", "fake-drm:mine"], in: dir)
+        #expect(folder.status == 2 && folder.err.hasPrefix("cadence list: no profile 'mine': not a file"), "\(folder.err)")
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        try FileManager.default.copyItem(atPath: root.appendingPathComponent("profiles/bochs.json").path, toPath: dir + "/qemu")
+        let file = try cadence(["list", "--backend", "fake-drm:qemu"], in: dir)
+        #expect(file.status == 0 && file.out.contains("bochs"), "\(file.out)\(file.err)")
+    }
 }
