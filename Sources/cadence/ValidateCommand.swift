@@ -30,6 +30,8 @@ struct ValidateCommand: ParsableCommand {
               --max-drop-event    the largest single drop event, in refreshes
               --refresh-tolerance |measured - nominal| / nominal refresh, in %; measured
                                   from the kernel timestamps and sequences of the frames
+                                  (under VRR nominal is the refresh requested: the
+                                  effective rate, times LFC's repeats below the range)
               --max-jitter        |p99 frame interval - 1/effective rate|, in ms
               --min-rate          shown frames per second, in Hz (in a window: 1 / mean
                                   interval)

@@ -155,4 +155,21 @@ import Testing
         let file = try cadence(["list", "--backend", "fake-drm:qemu"], in: dir)
         #expect(file.status == 0 && file.out.contains("bochs"), "\(file.out)\(file.err)")
     }
+
+    /// Finding 14b: under VRR `--refresh-tolerance` judges against the refresh requested (90 Hz
+    /// content on 48–144 Hz: 90 Hz; 30 Hz: 60 Hz with LFC's repeats), not the range's 144 Hz.
+    @Test func refreshToleranceUnderVRRJudgesTheRequestedRefresh() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for (backend, rate, hz) in [(["fake-drm:amdgpu-vrr", "--scene", "solid"], "0:144:90", "90.000"), (["fake-drm:amdgpu-vrr", "--scene", "solid"], "0:144:30", "60.000"),
+                                    (["fake", "--fake-vrr", "48:144"], "0:144:90", "90.000"), (["fake", "--fake-vrr", "48:144"], "0:144:20", "60.000")] {
+            let r = try cadence(["validate", "--backend"] + backend + ["--rate", rate, "--frames", "300", "--refresh-tolerance", "1", "--quiet"], in: dir)
+            #expect(r.status == 0, "\(backend) \(rate): \(r.out)")
+            #expect(r.out.contains("\nPASS refresh-tolerance: refresh \(hz) Hz measured vs \(hz) Hz requested (VRR 48.000–144.000 Hz), off by 0.000% (limit 1.000%)\n"),
+                    "\(backend) \(rate): \(r.out)")
+        }
+        // Fixed refresh: against the mode's refresh, as before.
+        let fixed = try cadence(["validate", "--backend", "fake", "--rate", "30:30:30", "--frames", "120", "--refresh-tolerance", "1", "--quiet"], in: dir)
+        #expect(fixed.out.contains("\nPASS refresh-tolerance: refresh 60.000 Hz measured vs 60.000 Hz nominal, off by 0.000% (limit 1.000%)\n"), "\(fixed.out)")
+    }
 }
