@@ -43,8 +43,9 @@ struct ValidateCommand: ParsableCommand {
             --fake-edid FILE gives one, whose preferred timing is then the mode driven.
             --warmup S ignores frames shown in the first S seconds. --window S also
             judges every criterion in each consecutive S-second window after the
-            warm-up (a last part shorter than S counts only overall) and reports the
-            worst window; a criterion passes only if it holds overall and in every window.
+            warm-up (a last part shorter than S counts only overall, and so does a run
+            shorter than one window) and reports the worst window; a criterion passes
+            only if it holds overall and in every window.
             With several outputs (--connector A --connector B, or all) each output is
             judged on its own; every PASS/FAIL line names it, --junit writes one
             test suite per output (cadence.validate.NAME), and --json prints one
@@ -128,9 +129,6 @@ struct ValidateCommand: ParsableCommand {
         }
         if let w = warmup, !(w.isFinite && w >= 0 && w <= 86_400) { throw CLIFailure("--warmup must be seconds ≥ 0") }
         if let w = window, !(w.isFinite && w > 0 && w <= 86_400) { throw CLIFailure("--window must be seconds > 0") }
-        if let w = window, let d = options.duration, d - (warmup ?? 0) < w {
-            throw CLIFailure("--window \(String(format: "%g", w)) s is longer than the \(String(format: "%g", max(0, d - (warmup ?? 0)))) s judged after the warm-up")
-        }
         return c
     }
 
@@ -204,18 +202,18 @@ struct ValidateCommand: ParsableCommand {
         var note = "judged            \(split.judgedFrames) frames"
         if let w = warmup { note += " after a \(String(format: "%g", w)) s warm-up (\(split.warmupFrames) ignored)" }
         if let w = window {
-            note += ", \(split.windows.count) windows of \(String(format: "%g", w)) s"
-            if split.remainderSeconds > 0 { note += " (the last \(String(format: "%.1f", split.remainderSeconds)) s only overall)" }
+            if split.windows.isEmpty {
+                // Shorter than one window: judged only overall, as any last part shorter than one.
+                note += ", no whole \(String(format: "%g", w)) s window (the \(String(format: "%.1f", split.remainderSeconds)) s judged only overall)"
+            } else {
+                note += ", \(split.windows.count) windows of \(String(format: "%g", w)) s"
+                if split.remainderSeconds > 0 { note += " (the last \(String(format: "%.1f", split.remainderSeconds)) s only overall)" }
+            }
         }
         printNote(note)
         if split.judgedFrames == 0 {
             junitFile?.discard()
             printError("cadence validate: no frames after the \(String(format: "%g", warmup ?? 0)) s warm-up: nothing to judge")
-            throw ExitCode(2)
-        }
-        if window != nil && split.windows.isEmpty {
-            junitFile?.discard()
-            printError("cadence validate: the run after the warm-up is shorter than one \(String(format: "%g", window!)) s window")
             throw ExitCode(2)
         }
         return split.judge(criteria)

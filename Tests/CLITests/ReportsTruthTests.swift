@@ -172,4 +172,21 @@ import Testing
         let fixed = try cadence(["validate", "--backend", "fake", "--rate", "30:30:30", "--frames", "120", "--refresh-tolerance", "1", "--quiet"], in: dir)
         #expect(fixed.out.contains("\nPASS refresh-tolerance: refresh 60.000 Hz measured vs 60.000 Hz nominal, off by 0.000% (limit 1.000%)\n"), "\(fixed.out)")
     }
+
+    /// Finding 14c: a `--window` longer than the run judges it overall, with a verdict and JUnit
+    /// (it exited 2 with neither).
+    @Test func aWindowLongerThanTheRunIsJudgedOverall() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cadence(["validate", "--backend", "fake", "--duration", "5", "--window", "10", "--inject-late", "100:1", "--max-dropped", "0",
+                             "--junit", "j.xml", "--quiet"], in: dir)
+        #expect(r.status == 1, "\(r.err)")
+        #expect(r.out.contains("\njudged            299 frames, no whole 10 s window (the 5.0 s judged only overall)\nFAIL max-dropped: dropped refreshes 1 (limit 0)\n"), "\(r.out)")
+        #expect(r.out.hasSuffix("validate: FAIL (1 of 1 criteria) on the fake display (a simulator, not a real panel)\n"))
+        let junit = try String(contentsOfFile: dir + "/j.xml", encoding: .utf8)
+        #expect(junit.contains("<testsuite name=\"cadence.validate\" tests=\"1\" failures=\"1\""))
+        let frames = try cadence(["validate", "--backend", "fake", "--frames", "120", "--window", "5", "--max-dropped", "0", "--quiet"], in: dir)
+        #expect(frames.status == 0, "\(frames.err)")
+        #expect(frames.out.contains("\njudged            120 frames, no whole 5 s window (the 2.0 s judged only overall)\nPASS max-dropped"), "\(frames.out)")
+    }
 }
