@@ -11,6 +11,9 @@ struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
         abstract: "Run, then pass or fail the display against thresholds.",
+        usage: """
+            cadence validate <options>
+            """,
         discussion: """
             Takes every option of `cadence run` plus the thresholds below; at least one
             threshold is required. Prints the run summary and one PASS/FAIL line per

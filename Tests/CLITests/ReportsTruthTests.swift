@@ -189,4 +189,14 @@ import Testing
         #expect(frames.status == 0, "\(frames.err)")
         #expect(frames.out.contains("\njudged            120 frames, no whole 5 s window (the 2.0 s judged only overall)\nPASS max-dropped"), "\(frames.out)")
     }
+
+    /// Finding 14d: `validate --help` names validate in its usage line.
+    @Test func validateHelpNamesValidate() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cadence(["validate", "--help"], in: dir)
+        #expect(r.status == 0)
+        #expect(r.out.contains("\nUSAGE: cadence validate <options>\n"), "\(r.out)")
+        #expect(!r.out.contains("cadence run validate"))
+    }
 }
