@@ -85,9 +85,6 @@ public enum RunSpec {
             var order: [String?] = []
             for g in groups {
                 if !order.contains(g.name) { order.append(g.name) }
-                guard !g.text.isEmpty, !g.text.hasPrefix(","), !g.text.hasSuffix(","), !g.text.contains(",,") else {
-                    throw Invalid("--inject-late '\(spec)' must be [NAME=]FRAME:K[,…] with FRAME ≥ 0 and K 1 to \(RunConfiguration.maxInjectedLateness)")
-                }
                 lists[g.name, default: [:]].merge(try injectLate(g.text)) { _, new in new }
             }
             for name in order {

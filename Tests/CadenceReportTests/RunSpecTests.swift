@@ -49,7 +49,9 @@ import Testing
         #expect(throws: RunSpec.Invalid("--inject-late '=100:2': an empty output name before '='")) {
             try RunSpec.injectLate(["=100:2"])
         }
-        for bad in ["DP-1=", "DP-1=100:2,", "DP-1=x", ",100:1"] {
+        #expect(throws: RunSpec.Invalid("--inject-late needs FRAME:K")) { try RunSpec.injectLate(["DP-1="]) }
+        #expect(throws: RunSpec.Invalid("--inject-late needs FRAME:K")) { try RunSpec.injectLate([","]) }
+        for bad in ["DP-1=x", "DP-1=100", "100:1,DP-1=5:0"] {
             #expect(throws: RunSpec.Invalid.self, "\(bad)") { try RunSpec.injectLate([bad]) }
         }
     }
