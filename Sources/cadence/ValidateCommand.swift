@@ -47,7 +47,8 @@ struct ValidateCommand: ParsableCommand {
             --warmup S ignores frames shown in the first S seconds. --window S also
             judges every criterion in each consecutive S-second window after the
             warm-up (a last part shorter than S counts only overall, and so does a run
-            shorter than one window) and reports the worst window; a criterion passes
+            that turns out shorter than one window; a --duration shorter than the
+            warm-up plus S is refused) and reports the worst window; a criterion passes
             only if it holds overall and in every window.
             With several outputs (--connector A --connector B, or all) each output is
             judged on its own; every PASS/FAIL line names it, --junit writes one
@@ -132,6 +133,9 @@ struct ValidateCommand: ParsableCommand {
         }
         if let w = warmup, !(w.isFinite && w >= 0 && w <= 86_400) { throw CLIFailure("--warmup must be seconds ≥ 0") }
         if let w = window, !(w.isFinite && w > 0 && w <= 86_400) { throw CLIFailure("--window must be seconds > 0") }
+        if let w = window, let d = options.duration, d - (warmup ?? 0) < w {
+            throw CLIFailure("--window \(String(format: "%g", w)) s is longer than the \(String(format: "%g", max(0, d - (warmup ?? 0)))) s judged after the warm-up")
+        }
         return c
     }
 

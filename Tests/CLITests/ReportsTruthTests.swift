@@ -173,15 +173,15 @@ import Testing
         #expect(fixed.out.contains("\nPASS refresh-tolerance: refresh 60.000 Hz measured vs 60.000 Hz nominal, off by 0.000% (limit 1.000%)\n"), "\(fixed.out)")
     }
 
-    /// Finding 14c: a `--window` longer than the run judges it overall, with a verdict and JUnit
-    /// (it exited 2 with neither).
+    /// Finding 14c: a run that turns out shorter than its `--window` (`--frames 290`: 4.8 s,
+    /// `--frames 120`: 2 s) is judged overall, with a verdict and JUnit (it exited 2 with neither).
     @Test func aWindowLongerThanTheRunIsJudgedOverall() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let r = try cadence(["validate", "--backend", "fake", "--duration", "5", "--window", "10", "--inject-late", "100:1", "--max-dropped", "0",
+        let r = try cadence(["validate", "--backend", "fake", "--frames", "290", "--window", "5", "--inject-late", "100:1", "--max-dropped", "0",
                              "--junit", "j.xml", "--quiet"], in: dir)
         #expect(r.status == 1, "\(r.err)")
-        #expect(r.out.contains("\njudged            299 frames, no whole 10 s window (the 5.0 s judged only overall)\nFAIL max-dropped: dropped refreshes 1 (limit 0)\n"), "\(r.out)")
+        #expect(r.out.contains("\njudged            290 frames, no whole 5 s window (the 4.8 s judged only overall)\nFAIL max-dropped: dropped refreshes 1 (limit 0)\n"), "\(r.out)")
         #expect(r.out.hasSuffix("validate: FAIL (1 of 1 criteria) on the fake display (a simulator, not a real panel)\n"))
         let junit = try String(contentsOfFile: dir + "/j.xml", encoding: .utf8)
         #expect(junit.contains("<testsuite name=\"cadence.validate\" tests=\"1\" failures=\"1\""))
