@@ -46,7 +46,10 @@ extension FrameReport {
 /// Summaries computed from logged frames, exactly as the run computed them.
 public enum LogAnalysis {
     /// The summary of `log` from its frame records: the same accounting the run used, so for a
-    /// complete log it equals the summary in the log's end line (apart from `endReason`).
+    /// complete log it equals the summary in the log's end line (apart from `endReason`), field for
+    /// field: with `--adapt` its `rateSwitches`, with seat-session gaps its `sessionGaps`,
+    /// `sessionGapSeconds` and `measuredRateHz` (1 / the mean interval between shown frames, as
+    /// the run computes it when it had gaps).
     /// Without a header (a log from elsewhere) the refresh is estimated from the kernel timestamps.
     public static func summary(of log: RunLog) -> RunSummary {
         var acc = FrameAccounting(expectedFrames: log.records.count + 16)
@@ -56,9 +59,47 @@ public enum LogAnalysis {
         let effective = log.end?.summary.effectiveRateHz ?? intendedRateHz(log, refreshHz: refreshHz)
         let endReason = log.end?.summary.endReason
             ?? (log.rotated != nil ? "rotated (continued in the next file)" : "unfinished (no end record)")
-        return RunSummary(accounting: acc, backend: log.header?.backend ?? "unknown", refreshHz: refreshHz, vrr: vrr,
-                          effectiveRateHz: effective, latency: log.header?.latency ?? (log.records.first?.latency ?? 1),
-                          endReason: endReason)
+        var s = RunSummary(accounting: acc, backend: log.header?.backend ?? "unknown", refreshHz: refreshHz, vrr: vrr,
+                           effectiveRateHz: effective, latency: log.header?.latency ?? (log.records.first?.latency ?? 1),
+                           endReason: endReason)
+        if log.header?.adapt == true { s.rateSwitches = log.rateSwitches.count }
+        if let (gaps, seconds) = sessionGaps(of: log) {
+            s.sessionGaps = gaps
+            s.sessionGapSeconds = seconds
+            // As the run: the rate over the intervals between shown frames (none spans a gap).
+            if s.intervalMs.mean > 0 { s.measuredRateHz = 1e3 / s.intervalMs.mean }
+        }
+        return s
+    }
+
+    /// The seat-session gaps of `log` as the run counted them (nil when none): every resume
+    /// with its `gapNs`, and a pause still open at the end (a run that ended while its VT was
+    /// away) up to the end — the end line's own figures when the log has one, else the last
+    /// time the file knows of. A later file of a rotated log counts its own session lines, not
+    /// those repeated from the file before.
+    static func sessionGaps(of log: RunLog) -> (count: Int, seconds: Double)? {
+        var gaps = 0
+        var total: Int64 = 0
+        var open: Int64? = nil
+        for c in log.sessions.dropFirst(log.carriedSessions) {
+            switch c.event {
+            case .paused:
+                open = c.timeNs
+            case .resumed:
+                gaps += 1
+                total &+= c.gapNs ?? 0
+                open = nil
+            }
+        }
+        if let since = open {
+            if log.continuation == nil, let e = log.end?.summary, let n = e.sessionGaps, let t = e.sessionGapSeconds {
+                return (n, t)
+            }
+            let last = log.records.map { Swift.max($0.flipNs, $0.receivedNs, $0.commitNs, $0.intent.targetTimeNs) }.max() ?? since
+            gaps += 1
+            total &+= Swift.max(0, last &- since)
+        }
+        return gaps > 0 ? (gaps, Double(total) / 1e9) : nil
     }
 
     /// The rate frames were intended at when the log has no end line (a killed run, a file of a

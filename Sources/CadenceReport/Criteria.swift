@@ -43,7 +43,8 @@ public struct ValidationCriteria: Equatable, Sendable {
     /// Checks `summary` against every set threshold, in a fixed order.
     ///
     /// - refresh: measured = the kernel's vblank rate (`measuredRefreshHz`, from flip timestamps
-    ///   and sequences), against the nominal `summary.refreshHz`.
+    ///   and sequences), against the nominal `summary.refreshHz`; under VRR against the refresh
+    ///   the run requested (``expectedRefreshHz(_:)``), not the range's maximum.
     /// - jitter: |p99 interval − nominal frame interval| where nominal = 1000 / effective rate.
     /// - rate: `summary.measuredRateHz` (shown frames per second of presentation).
     /// - largest drop event: the most refreshes dropped before one shown frame
@@ -72,10 +73,13 @@ public struct ValidationCriteria: Equatable, Sendable {
             }
         }
         if let tol = refreshTolerancePercent {
-            if let hz = measuredRefreshHz, hz > 0, s.refreshHz > 0 {
-                let dev = abs(hz - s.refreshHz) / s.refreshHz * 100
+            let nominal = Self.expectedRefreshHz(s)
+            if let hz = measuredRefreshHz, hz > 0, nominal > 0 {
+                let dev = abs(hz - nominal) / nominal * 100
+                let against = s.vrrRangeHz.map { r in "\(f3(nominal)) Hz requested (VRR \(f3(r.first ?? 0))–\(f3(r.last ?? 0)) Hz)" }
+                    ?? "\(f3(nominal)) Hz nominal"
                 out.append(CriterionResult(name: "refresh-tolerance", passed: dev <= tol,
-                                           detail: "refresh \(f3(hz)) Hz measured vs \(f3(s.refreshHz)) Hz nominal, off by \(f3(dev))% (limit \(f3(tol))%)",
+                                           detail: "refresh \(f3(hz)) Hz measured vs \(against), off by \(f3(dev))% (limit \(f3(tol))%)",
                                            value: dev))
             } else {
                 out.append(CriterionResult(name: "refresh-tolerance", passed: false,
@@ -99,6 +103,22 @@ public struct ValidationCriteria: Equatable, Sendable {
                                        detail: "rate \(f3(s.measuredRateHz)) Hz measured (minimum \(f3(mr)) Hz)", value: s.measuredRateHz))
         }
         return out
+    }
+}
+
+extension ValidationCriteria {
+    /// The refresh `--refresh-tolerance` judges against: the mode's refresh at a fixed refresh;
+    /// under VRR, where each flip starts a refresh, the refresh the run asked the panel for — its
+    /// effective rate, or below the range's minimum that rate times k, the fewest repeats that
+    /// keep each refresh inside the range (low-framerate compensation: 30 Hz on 48–144 Hz is a
+    /// refresh every 1/60 s), as the pacing core shows it.
+    public static func expectedRefreshHz(_ s: RunSummary) -> Double {
+        guard let r = s.vrrRangeHz, r.count == 2, r[0] > 0, s.effectiveRateHz > 0 else { return s.refreshHz }
+        let rate = Swift.min(s.effectiveRateHz, r[1])
+        // 0.1% of slack, as the displays: a rate at exactly the minimum needs no repeat.
+        guard rate * 1.001 < r[0] else { return rate }
+        let k = (r[0] / rate).rounded(.up)
+        return rate * k <= r[1] ? rate * k : rate
     }
 }
 

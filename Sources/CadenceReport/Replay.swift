@@ -121,9 +121,12 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
                 nsSeqs = seqs.filter { pairs[$0]! % 1000 != 0 }
                 nsStamps = nsSeqs.map { pairs[$0]! }
             }
-        } else if hasHardwareVBlank, let first = recs.min(by: { $0.id < $1.id }), first.callbackNs > 0 {
+        } else if let first = recs.min(by: { $0.id < $1.id }), first.callbackNs > 0 {
             // VRR: the link started at a vblank (the display's last one when the run began), which
             // the frames' minimum durations count from; no flip marks it: pin the first callback.
+            // Without a vblank interrupt (bochs, virtio-gpu) likewise: the first callback's vblank
+            // is the one the run queried, from which it predicted the first frame's target; the
+            // flips after it are commit-completion times, a commit latency later.
             let s = sequence(near: first.callbackNs)
             if pairs[s] == nil && s < seqs[0] {
                 pairs[s] = first.callbackNs
@@ -162,10 +165,22 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
         if startBetweenVBlanks && startSequence > 0 {
             startSequence -= 1
             clock = first.callbackNs &- clampedNanoseconds(refreshInterval / 2)
-        } else if vrrRange != nil {
+        } else if let vrr = vrrRange {
             // A VRR link starts at the time it was added, not at a vblank: start when it woke.
-            while startSequence > 0 && time(of: startSequence) > first.wakeNs { startSequence -= 1 }
             clock = first.wakeNs
+            // A fresh VRR link aims its first frame `latency` frame intervals after it starts. In
+            // the recorded run that is where it started; in a rotated log's later file, whose
+            // replay starts at a carried frame, the frame aimed one interval after the previous
+            // target, and its callback ran when the previous flip's event was read (the driver's
+            // event latency after the flip): start where a fresh link aims at the recorded target.
+            let rate = EffectiveRate.select(for: first.intent.range, refreshHz: 1e9 / refreshInterval, vrr: vrr)
+            let latency = Swift.max(1, Swift.min(log.header?.latency ?? first.latency, 1 + queueCapacity))
+            let lead = Nanoseconds(latency) &* clampedNanoseconds(rate.frameInterval.rounded())
+            let aim = first.intent.targetTimeNs &- lead
+            if rate.isVariable && first.intent.targetTimeNs > 0 && aim < clock && clock &- aim < clampedNanoseconds(rate.frameInterval) {
+                clock = aim
+            }
+            while startSequence > 0 && time(of: startSequence) > clock { startSequence -= 1 }
         } else if refreshesEarlier > 0 && startSequence >= refreshesEarlier {
             startSequence -= refreshesEarlier
             clock = time(of: startSequence)

@@ -231,7 +231,8 @@ public enum HTMLReport {
             ("on-time error p50 / p99 / max (µs)", s.onTimeErrorUs.map { "\(f3($0.p50)) / \(f3($0.p99)) / \(f3($0.max))" } ?? "n/a"),
             ("interval mean / p50 / p99 / max (ms)", "\(f3(s.intervalMs.mean)) / \(f3(s.intervalMs.p50)) / \(f3(s.intervalMs.p99)) / \(f3(s.intervalMs.max))"),
             ("end", s.endReason),
-        ] + (log.segmentDescription.map { [("file", $0)] } ?? []) + Self.systemRows(log)
+        ] + (s.sessionGaps.map { n in [("session gaps", "\(n) (\(f3(s.sessionGapSeconds ?? 0)) s away; no drops counted inside)")] } ?? [])
+            + (log.segmentDescription.map { [("file", $0)] } ?? []) + Self.systemRows(log)
         for (k, v) in rows { h += "<tr><th>\(k)</th><td>\(JUnitReport.escape(v))</td></tr>\n" }
         h += "</table>\n<h2>Drops</h2><table><tr><th>frame</th><th>outcome</th><th>cause</th><th>dropped refreshes</th><th>late refreshes</th></tr>\n"
         for r in log.records.sorted(by: { $0.frame < $1.frame }) where r.cause != nil {

@@ -110,6 +110,9 @@ public struct RunLog: Sendable {
     public var rateSwitches: [RateSwitch] = []
     /// `{"record":"session",…}` lines (`SessionChange`: seat session paused/resumed), in order.
     public var sessions: [SessionChange] = []
+    /// In a rotated log's later file: how many of the first ``sessions`` are repeated from the
+    /// file before (they follow the continuation line, for replay); the rest are this file's.
+    public var carriedSessions = 0
     public var end: RunLogEnd?
     /// The context records (temperature, frequency), in log order; empty in older logs.
     public var context: [ContextRecord] = []
@@ -190,6 +193,10 @@ public struct RunLog: Sendable {
                     if log.end != nil { throw Invalid("\(name): line \(number): session record after the end record") }
                     do { log.sessions.append(try decoder.decode(SessionChange.self, from: d)) } catch {
                         throw Invalid("\(name): line \(number): malformed session record")
+                    }
+                    // Between the continuation line and the first frame line: repeated from the file before.
+                    if log.continuation != nil && log.records.isEmpty && log.carriedSessions == log.sessions.count - 1 {
+                        log.carriedSessions += 1
                     }
                 case "context":
                     if log.end != nil || log.rotated != nil { throw Invalid("\(name): line \(number): context record after the end record") }

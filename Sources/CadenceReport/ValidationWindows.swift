@@ -10,6 +10,12 @@ import Foundation
 /// start at `warmup` and are `window` long; the last part of the run that does not fill a
 /// whole window is judged only overall (``remainderSeconds``).
 ///
+/// Overall, the rate is shown frames per second of presentation, as the run's summary has it:
+/// the intervals between judged shown frames over the time from the first judged shown frame to
+/// the last, (N − 1) / span for N frames. The first judged frame's own interval reaches back into
+/// the warm-up and is not one of them (it still counts for the interval statistics and jitter).
+/// A run with seat-session gaps (``RunInfo/sessionGaps``) takes 1 / the mean of those intervals,
+/// as the run does (no interval spans a gap).
 /// Inside a window the rate is shown frames per second of their intervals (1 / mean interval)
 /// and a window in which nothing was shown has rate 0; the refresh is fitted to the window's own
 /// kernel timestamps and sequences.
@@ -46,8 +52,10 @@ public struct ValidationWindows {
         public var endReason: String
         /// False on drivers without a vblank interrupt (synthetic sequences): no refresh fit.
         public var hardwareVBlank: Bool
+        /// True when the run had seat-session gaps: the overall rate is then 1 / mean interval.
+        public var sessionGaps: Bool
         public init(backend: String, refreshHz: Double, vrr: ClosedRange<Double>?, effectiveRateHz: Double, latency: Int,
-                    endReason: String, hardwareVBlank: Bool) {
+                    endReason: String, hardwareVBlank: Bool, sessionGaps: Bool = false) {
             self.backend = backend
             self.refreshHz = refreshHz
             self.vrr = vrr
@@ -55,6 +63,7 @@ public struct ValidationWindows {
             self.latency = latency
             self.endReason = endReason
             self.hardwareVBlank = hardwareVBlank
+            self.sessionGaps = sessionGaps
         }
 
         /// The run's own description of itself, from its summary.
@@ -62,7 +71,7 @@ public struct ValidationWindows {
             self.init(backend: s.backend, refreshHz: s.refreshHz,
                       vrr: s.vrrRangeHz.flatMap { $0.count == 2 ? $0[0]...$0[1] : nil },
                       effectiveRateHz: s.effectiveRateHz, latency: s.latency, endReason: s.endReason,
-                      hardwareVBlank: hardwareVBlank)
+                      hardwareVBlank: hardwareVBlank, sessionGaps: (s.sessionGaps ?? 0) > 0)
         }
     }
 
@@ -111,17 +120,36 @@ public struct ValidationWindows {
         var acc = FrameAccounting(expectedFrames: frames.count + 16)
         var largest = 0
         var points: [(x: Double, y: Double)] = []
+        // The intervals inside the span of these frames: every shown frame's but the first's.
+        var inside = 0
+        var insideNs: Int64 = 0
+        var firstShown = true
         for r in frames {
             acc.add(r)
             if r.wasPresented {
                 largest = max(largest, r.droppedRefreshes)
                 if r.sequence > 0 { points.append((Double(r.sequence), Double(r.presentedTime))) }
+                if !firstShown && r.interval > 0 {
+                    inside += 1
+                    insideNs &+= r.interval
+                }
+                firstShown = false
             }
         }
         var s = RunSummary(accounting: acc, backend: info.backend, refreshHz: info.refreshHz, vrr: info.vrr,
                            effectiveRateHz: info.effectiveRateHz, latency: info.latency, endReason: info.endReason)
         if rateFromIntervals {
             s.measuredRateHz = s.intervalMs.count > 0 && s.intervalMs.mean > 0 ? 1000 / s.intervalMs.mean : 0
+        } else if inside != s.intervalMs.count {
+            // The first judged frame's interval reached into the warm-up: (N − 1) / span, not N / span.
+            if info.sessionGaps {
+                s.measuredRateHz = inside > 0 && insideNs > 0 ? Double(inside) * 1e9 / Double(insideNs) : 0
+            } else {
+                s.measuredRateHz = s.durationSeconds > 0 ? Double(inside) / s.durationSeconds : 0
+            }
+        } else if info.sessionGaps && s.intervalMs.mean > 0 {
+            // As the run's summary: with gaps, 1 / the mean interval between shown frames.
+            s.measuredRateHz = 1e3 / s.intervalMs.mean
         }
         var refresh: Double? = nil
         if info.hardwareVBlank, let fit = LinearFit(points), fit.slope > 0 { refresh = 1e9 / fit.slope }

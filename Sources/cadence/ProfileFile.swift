@@ -63,9 +63,12 @@ struct ProfileFile {
         }
     }
 
-    /// The file `spec` names: an existing path, else `NAME.json` in the profile directories.
+    /// The file `spec` names: a path (anything with a `/` or ending `.json`), else `NAME.json`
+    /// in the profile directories; a bare name that is no shipped profile is read as a file in
+    /// the working directory when there is one (never a directory). A file or folder in the
+    /// working directory never shadows a shipped profile of the same name.
     static func locate(_ spec: String) throws -> String {
-        if spec.contains("/") || spec.hasSuffix(".json") || FileManager.default.fileExists(atPath: spec) {
+        if spec.contains("/") || spec.hasSuffix(".json") {
             guard FileManager.default.fileExists(atPath: spec) else { throw CLIFailure("profile \(spec): no such file") }
             return spec
         }
@@ -74,6 +77,8 @@ struct ProfileFile {
             let p = d + "/" + spec + ".json"
             if FileManager.default.fileExists(atPath: p) { return p }
         }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: spec, isDirectory: &isDirectory), !isDirectory.boolValue { return spec }
         throw CLIFailure("no profile '\(spec)': not a file, and no \(spec).json in \(dirs.isEmpty ? "any profile directory" : dirs.joined(separator: ", ")) (set \(environmentVariable) to the profiles directory)")
     }
 

@@ -116,8 +116,8 @@ struct RunCommand: ParsableCommand {
     var seed: UInt64 = 0
     @Option(help: "Write one JSON record per frame to FILE (JSON lines, format version 1).")
     var log: String?
-    @Option(name: .customLong("inject-late"), help: "[CONNECTOR=]FRAME:K[,...]: that frame's rendering ends K-1/2 refreshes after its deadline (on CONNECTOR only, else on every output).")
-    var injectLate: String?
+    @Option(name: .customLong("inject-late"), help: "[CONNECTOR=]FRAME:K[,...]: that frame's rendering ends K-1/2 refreshes after its deadline (on CONNECTOR only, else on every output); repeat it, or name outputs in one list (DP-1=100:2,eDP-1=50:1).")
+    var injectLate: [String] = []
     @Option(name: .customLong("render-cost"), help: "FROM-TO:MS[,…] (FROM-:MS to the end): those frames take at least MS to render.")
     var renderCost: String?
     @Flag(help: "Step the rate down (next rate the range allows) when frames keep missing, back up when renders leave headroom.")
@@ -170,7 +170,7 @@ struct RunCommand: ParsableCommand {
         let out = try RunOutputs(log: log, options: outputs)
 
         let display = try out.discardOnError { try openBackend(fakeConfig, source: source, purpose: purpose, rate: config.range) }
-        if let target = injectLateTarget, !Self.drives(display, target) {
+        for target in try injectLatePlan().names where !Self.drives(display, target) {
             try? display.close()
             out.discard()
             throw CLIFailure("--inject-late \(target)=…: the run drives \((display as? KMSDisplay)?.output.connector.name ?? display.name), not \(target)")
@@ -238,17 +238,19 @@ struct RunCommand: ParsableCommand {
         } else if frames == nil {
             c.duration = 5_000_000_000
         }
-        if let i = injectLate { c.injectLate = try RunSpec.injectLate(injectLateTarget == nil ? i : String(i.drop { $0 != "=" }.dropFirst())) }
+        // One output: every entry is on it (pace() checks the names); several: each output's
+        // own are set when the outputs are known (paceSeveral).
+        let plan = try injectLatePlan()
+        c.injectLate = connectors.count > 1 || connectors == ["all"] ? plan.everyOutput : try plan.frames(of: connector ?? "the output") { _ in true }
         if let r = renderCost { c.renderCost = try RunSpec.renderCost(r) }
         c.adapt = adapt
         do { try c.validate() } catch let e as RunConfiguration.Invalid { throw CLIFailure(e.commandLineMessage) }
         return c
     }
 
-    /// The connector `--inject-late NAME=FRAME:K,…` names (nil: every output).
-    var injectLateTarget: String? {
-        guard let i = injectLate, let eq = i.firstIndex(of: "=") else { return nil }
-        return String(i[..<eq])
+    /// Every `--inject-late` given: the frames late on every output and on named ones.
+    func injectLatePlan() throws -> RunSpec.InjectLatePlan {
+        try RunSpec.injectLate(injectLate)
     }
 
     /// The fake display's timing options given on the command line (they shape only

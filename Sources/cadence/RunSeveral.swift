@@ -75,7 +75,7 @@ extension RunCommand {
                      onRun: ((KMSDisplay, PacingRun, RunOutputs) -> Void)? = nil) throws -> [OutputResult] {
         try refuseForSeveral()
         let base = try makeConfiguration()
-        let target = injectLateTarget
+        let plan = try injectLatePlan()
         let fakeConfig = try makeFakeConfiguration(surface: false)
         let source: DeviceSource
         if let given {
@@ -96,7 +96,9 @@ extension RunCommand {
         defer { for d in displays.reversed() { try? d.close() } }
         let names = KMSDisplay.outputNames(displays)
         let spansCards = Set(displays.map { ObjectIdentifier($0.device) }).count > 1
-        let targetIndex = try target.map { try Self.output(named: $0, names: names, displays: displays) }
+        // Each named output of --inject-late is one of the outputs run (one line otherwise).
+        var targets: [String: Int] = [:]
+        for name in plan.names { targets[name] = try Self.output(named: name, names: names, displays: displays) }
         for (d, name) in zip(displays, names) {
             if let note = d.vrrNote { StandardStreams.errorLine("cadence \(command): \(name): \(note)") }
             if let note = Self.latencyNotice(requested: base.latency, display: d) {
@@ -112,7 +114,7 @@ extension RunCommand {
             for (i, (d, out)) in zip(displays, files).enumerated() {
                 var c = base
                 c.commitMargin = d.vrrRange == nil ? 1_000_000 : 100_000
-                if let targetIndex, i != targetIndex { c.injectLate = [:] }
+                c.injectLate = try plan.frames(of: names[i]) { targets[$0] == i }
                 out.prepare(driver: Self.driverName(d))
                 let run = try PacingRun(backend: d, configuration: c, renderer: try makeRenderer())
                 out.attach(run, configuration: c)
@@ -178,19 +180,7 @@ extension RunCommand {
     func printSeveral(_ results: [OutputResult]) throws {
         let total = Self.total(results.map(\.summary))
         if json {
-            let enc = JSONEncoder()
-            enc.outputFormatting = [.sortedKeys]
-            var outs: [Any] = []
-            for r in results {
-                guard var o = try JSONSerialization.jsonObject(with: enc.encode(r.summary)) as? [String: Any] else { continue }
-                o["connector"] = r.display.output.connector.name
-                o["output"] = r.name
-                o["card"] = r.display.device.path
-                o["crtc"] = Int(r.display.output.crtc.rawValue)
-                o["crtcIndex"] = r.display.output.crtcIndex
-                outs.append(o)
-            }
-            let doc: [String: Any] = ["outputs": outs, "total": total]
+            let doc: [String: Any] = ["outputs": try Self.outputObjects(results), "total": total]
             print(String(decoding: try JSONSerialization.data(withJSONObject: doc, options: [.sortedKeys]), as: UTF8.self))
             return
         }
@@ -201,6 +191,24 @@ extension RunCommand {
         }
         print("")
         print("total             \(results.count) outputs  frames \(total["frames"] ?? 0)  presented \(total["presented"] ?? 0)  discarded \(total["discarded"] ?? 0)  dropped \(total["droppedRefreshes"] ?? 0) refreshes in \(total["dropEvents"] ?? 0) events")
+    }
+
+    /// Each output's `--json` object: its summary plus `connector`, `output`, `card`, `crtc`
+    /// and `crtcIndex`.
+    static func outputObjects(_ results: [OutputResult]) throws -> [[String: Any]] {
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.sortedKeys]
+        var outs: [[String: Any]] = []
+        for r in results {
+            guard var o = try JSONSerialization.jsonObject(with: enc.encode(r.summary)) as? [String: Any] else { continue }
+            o["connector"] = r.display.output.connector.name
+            o["output"] = r.name
+            o["card"] = r.display.device.path
+            o["crtc"] = Int(r.display.output.crtc.rawValue)
+            o["crtcIndex"] = r.display.output.crtcIndex
+            outs.append(o)
+        }
+        return outs
     }
 
     /// The counts of several outputs added up.

@@ -11,6 +11,9 @@ struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
         abstract: "Run, then pass or fail the display against thresholds.",
+        usage: """
+            cadence validate <options>
+            """,
         discussion: """
             Takes every option of `cadence run` plus the thresholds below; at least one
             threshold is required. Prints the run summary and one PASS/FAIL line per
@@ -30,6 +33,8 @@ struct ValidateCommand: ParsableCommand {
               --max-drop-event    the largest single drop event, in refreshes
               --refresh-tolerance |measured - nominal| / nominal refresh, in %; measured
                                   from the kernel timestamps and sequences of the frames
+                                  (under VRR nominal is the refresh requested: the
+                                  effective rate, times LFC's repeats below the range)
               --max-jitter        |p99 frame interval - 1/effective rate|, in ms
               --min-rate          shown frames per second, in Hz (in a window: 1 / mean
                                   interval)
@@ -41,11 +46,14 @@ struct ValidateCommand: ParsableCommand {
             --fake-edid FILE gives one, whose preferred timing is then the mode driven.
             --warmup S ignores frames shown in the first S seconds. --window S also
             judges every criterion in each consecutive S-second window after the
-            warm-up (a last part shorter than S counts only overall) and reports the
-            worst window; a criterion passes only if it holds overall and in every window.
+            warm-up (a last part shorter than S counts only overall, and so does a run
+            that turns out shorter than one window; a --duration shorter than the
+            warm-up plus S is refused) and reports the worst window; a criterion passes
+            only if it holds overall and in every window.
             With several outputs (--connector A --connector B, or all) each output is
-            judged on its own; every PASS/FAIL line names it, and --junit writes one
-            test suite per output (cadence.validate.NAME); no --expect-* yet.
+            judged on its own; every PASS/FAIL line names it, --junit writes one
+            test suite per output (cadence.validate.NAME), and --json prints one
+            object (each output with its criteria, and a total); no --expect-* yet.
 
             --observe judges what another program shows (a kiosk's own app) instead of
             running: it observes the kernel's DRM trace events for --duration S (needs
@@ -190,7 +198,8 @@ struct ValidateCommand: ParsableCommand {
     /// the frames after the warm-up and in each window (printing the "judged" line).
     /// Exits 2 when nothing is left to judge.
     func judge(_ criteria: ValidationCriteria, summary: RunSummary, frames: [FrameReport]?, hardwareVBlank: Bool,
-               measuredRefreshHz: Double?, largestDropEvent: Int, junitFile: LineFile?) throws -> [CriterionResult] {
+               measuredRefreshHz: Double?, largestDropEvent: Int, junitFile: LineFile?,
+               note printNote: (String) -> Void = { print($0) }) throws -> [CriterionResult] {
         guard let frames else {
             return criteria.evaluate(summary, measuredRefreshHz: measuredRefreshHz, largestDropEvent: largestDropEvent)
         }
@@ -200,18 +209,18 @@ struct ValidateCommand: ParsableCommand {
         var note = "judged            \(split.judgedFrames) frames"
         if let w = warmup { note += " after a \(String(format: "%g", w)) s warm-up (\(split.warmupFrames) ignored)" }
         if let w = window {
-            note += ", \(split.windows.count) windows of \(String(format: "%g", w)) s"
-            if split.remainderSeconds > 0 { note += " (the last \(String(format: "%.1f", split.remainderSeconds)) s only overall)" }
+            if split.windows.isEmpty {
+                // Shorter than one window: judged only overall, as any last part shorter than one.
+                note += ", no whole \(String(format: "%g", w)) s window (the \(String(format: "%.1f", split.remainderSeconds)) s judged only overall)"
+            } else {
+                note += ", \(split.windows.count) windows of \(String(format: "%g", w)) s"
+                if split.remainderSeconds > 0 { note += " (the last \(String(format: "%.1f", split.remainderSeconds)) s only overall)" }
+            }
         }
-        print(note)
+        printNote(note)
         if split.judgedFrames == 0 {
             junitFile?.discard()
             printError("cadence validate: no frames after the \(String(format: "%g", warmup ?? 0)) s warm-up: nothing to judge")
-            throw ExitCode(2)
-        }
-        if window != nil && split.windows.isEmpty {
-            junitFile?.discard()
-            printError("cadence validate: the run after the warm-up is shorter than one \(String(format: "%g", window!)) s window")
             throw ExitCode(2)
         }
         return split.judge(criteria)
@@ -219,8 +228,9 @@ struct ValidateCommand: ParsableCommand {
 
     /// Prints one PASS/FAIL line per criterion (and the failed ones on stderr), writes the
     /// JUnit file and the verdict line; throws exit 1 on a failure, 3 on an incomplete output.
-    func verdict(_ results: [CriterionResult], summary: RunSummary, junitFile: LineFile?, started: Date) throws {
-        for r in results { print("\(r.passed ? "PASS" : "FAIL") \(r.name): \(r.detail)") }
+    func verdict(_ results: [CriterionResult], summary: RunSummary, junitFile: LineFile?, started: Date,
+                 printLines: Bool = true) throws {
+        if printLines { for r in results { print("\(r.passed ? "PASS" : "FAIL") \(r.name): \(r.detail)") } }
         let failed = results.filter { !$0.passed }
         for r in failed { StandardStreams.errorLine("FAIL \(r.name): \(r.detail)") }
         if let f = junitFile {
@@ -234,7 +244,7 @@ struct ValidateCommand: ParsableCommand {
         }
         let on = summary.backend == "fake" ? " on the fake display (a simulator, not a real panel)"
             : JUnitReport.isSimulator(summary.backend) ? " on the fake DRM device (a simulator running the KMS code, not a real panel)" : ""
-        print(failed.isEmpty ? "validate: PASS (\(results.count) criteria)\(on)" : "validate: FAIL (\(failed.count) of \(results.count) criteria)\(on)")
+        if printLines { print(failed.isEmpty ? "validate: PASS (\(results.count) criteria)\(on)" : "validate: FAIL (\(failed.count) of \(results.count) criteria)\(on)") }
         if !failed.isEmpty { throw ExitCode(1) }
         if let code = StandardStreams.incompleteOutputStatus(summary.incompleteOutputs) { throw ExitCode(code) }
     }

@@ -21,7 +21,7 @@ extension ValidateCommand {
         if o.latency != 1 { used.append("--latency") }
         if o.frames != nil { used.append("--frames") }
         if o.seed != 0 { used.append("--seed") }
-        if o.injectLate != nil { used.append("--inject-late") }
+        if !o.injectLate.isEmpty { used.append("--inject-late") }
         if o.renderCost != nil { used.append("--render-cost") }
         if o.adapt { used.append("--adapt") }
         if o.scene != "bar" { used.append("--scene") }

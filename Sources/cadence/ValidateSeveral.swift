@@ -59,13 +59,20 @@ extension ValidateCommand {
         }
         var all: [CriterionResult] = []
         var suites: [JUnitReport.Suite] = []
+        // --json: one object, each output's summary with its criteria, and the total.
+        let json = options.json
+        var objects = json ? try RunCommand.outputObjects(results) : []
         for (i, (r, t)) in zip(results, tallies).enumerated() {
-            if i > 0 { print("") }
-            print("output            \(RunCommand.outputLine(r.display, name: r.name))")
-            try options.printSummary(r.summary)
+            if !json {
+                if i > 0 { print("") }
+                print("output            \(RunCommand.outputLine(r.display, name: r.name))")
+                try options.printSummary(r.summary)
+            }
+            var note: String? = nil
             var judged = try judge(criteria, summary: r.summary, frames: keepFrames ? t.frames : nil,
                                    hardwareVBlank: t.files?.hardwareVBlank ?? true, measuredRefreshHz: t.files?.measuredRefreshHz,
-                                   largestDropEvent: t.largestDropEvent, junitFile: nil)
+                                   largestDropEvent: t.largestDropEvent, junitFile: nil,
+                                   note: { line in if json { note = line } else { print(line) } })
             if r.summary.endReason.hasPrefix("device-lost") {
                 judged.append(CriterionResult(name: "device", passed: false, detail: "the device was lost mid-run (\(r.summary.endReason))"))
             }
@@ -73,12 +80,27 @@ extension ValidateCommand {
                 judged.append(CriterionResult(name: "output", passed: false, detail: "the output was unplugged mid-run (\(r.summary.endReason))"))
             }
             suites.append(JUnitReport.Suite(name: "cadence.validate.\(r.name)", results: judged, summary: r.summary))
+            if json {
+                objects[i]["criteria"] = judged.map { ["name": $0.name, "passed": $0.passed, "detail": $0.detail] as [String: Any] }
+                objects[i]["passed"] = judged.allSatisfy(\.passed)
+                if let n = note { objects[i]["judged"] = String(n.dropFirst("judged".count).drop { $0 == " " }) }
+            }
             for var c in judged {
                 c.name = "\(r.name) \(c.name)"
                 all.append(c)
             }
         }
-        print("")
+        if json {
+            var total: [String: Any] = RunCommand.total(results.map(\.summary))
+            total["criteria"] = all.count
+            total["failedCriteria"] = all.filter { !$0.passed }.count
+            total["passed"] = all.allSatisfy(\.passed)
+            total["display"] = JUnitReport.displayName(results[0].summary.backend)
+            let doc: [String: Any] = ["outputs": objects, "total": total]
+            print(String(decoding: try JSONSerialization.data(withJSONObject: doc, options: [.sortedKeys]), as: UTF8.self))
+        } else {
+            print("")
+        }
         if let f = junitFile {
             // One suite per output, each with its own summary.
             do {
@@ -91,6 +113,6 @@ extension ValidateCommand {
         }
         var summary = results[0].summary
         summary.incompleteOutputs = results.flatMap { $0.summary.incompleteOutputs ?? [] }.nilIfEmpty
-        try verdict(all, summary: summary, junitFile: nil, started: started)
+        try verdict(all, summary: summary, junitFile: nil, started: started, printLines: !json)
     }
 }
