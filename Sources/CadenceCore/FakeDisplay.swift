@@ -36,10 +36,12 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
     // VRR state.
     private var lastRefreshStart: Nanoseconds
     private var lastFlipStart: Nanoseconds = -1
-    /// The interval between the last two flips committed (the content's cadence, which LFC
-    /// spreads repeats over), 0 before the second.
+    /// The frame duration LFC spreads repeats over: the shorter of the last two commit
+    /// intervals (``LowFramerateCompensation/frameDuration(lastInterval:previousInterval:)``), 0
+    /// before the second commit.
     private var commitInterval: Nanoseconds = 0
     private var lastCommit: Nanoseconds = -1
+    private var previousCommitInterval: Nanoseconds = 0
     private var repeatIndex: Int64 = 0
 
     // Flip state.
@@ -140,7 +142,11 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
         if pending != nil || sessionResumeAt != nil { throw BackendFailure.busy }
         if faults.contains(.busy(submission: index)) { throw BackendFailure.busy }
         pending = (frame, clockNow, index)
-        if lastCommit >= 0 { commitInterval = clockNow - lastCommit }
+        if lastCommit >= 0 {
+            let interval = clockNow - lastCommit
+            commitInterval = LowFramerateCompensation.frameDuration(lastInterval: interval, previousInterval: previousCommitInterval)
+            previousCommitInterval = interval
+        }
         lastCommit = clockNow
         if vrrRange != nil || !configuration.hasHardwareVBlank { nextVBlankTime = computeNextVBlankTime() }
         for f in faults {

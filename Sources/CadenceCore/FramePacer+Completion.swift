@@ -263,12 +263,20 @@ extension FramePacer {
             }
             lastPresentedSeq = r.sequence
         } else {
+            // VRR is judged in time, not in rounded frames: a frame shown more than ε after the
+            // time it was meant for (its target, or the earliest discarded frame's) is late, and
+            // the screen showed stale content for exactly that long (MetricKit's hitch,
+            // "actual − expected > 0"). Its dropped frame intervals are ⌈lateness / frame⌉, at
+            // least 1, so that any late frame fails `--max-dropped 0`. Rounding to whole frames
+            // made anything under half a frame vanish.
             let frame = r.effectiveRateHz > 0 ? 1e9 / r.effectiveRateHz : refreshInterval
+            let eps = timestampUncertainty
             let lateNs = r.presentedTime &- r.targetTime
-            r.lateRefreshes = Swift.max(0, Int((Double(lateNs) / frame).rounded()))
+            r.lateRefreshes = lateNs > eps ? Swift.max(1, Int((Double(lateNs) / frame).rounded(.up))) : 0
             let from = Swift.min(discardedSinceTime ?? r.targetTime, r.targetTime)
-            r.droppedRefreshes = Swift.max(0, Int((Double(r.presentedTime &- from) / frame).rounded()))
-            if r.droppedRefreshes > 0 { hitch = Swift.max(0, r.presentedTime &- from) }
+            let stale = r.presentedTime &- from
+            r.droppedRefreshes = stale > eps ? Swift.max(1, Int((Double(stale) / frame).rounded(.up))) : 0
+            if r.droppedRefreshes > 0 { hitch = stale }
             if havePresented {
                 r.intervalRefreshes = Int((Double(r.presentedTime &- lastPresentedTime) / refreshInterval).rounded())
             }

@@ -132,6 +132,15 @@ extension FramePacer {
                 fire &+= d
             }
         }
+        if link.lastCallbackPresented {
+            // As on a fixed refresh: a frame shown later than planned (a late render that met a
+            // forced refresh) or still pending pushes this one back to the first time the panel
+            // can show it, its shortest refresh after them; their delay is charged to them.
+            let minGap = Nanoseconds(refreshInterval.rounded())
+            var floor = havePresented ? lastPresentedTime &+ minGap : Nanoseconds.min
+            if count > 0 { floor = Swift.max(floor, Nanoseconds(bitPattern: predicted[(head + count - 1) % ring.count]) &+ minGap) }
+            if link.nextTargetTime < floor { link.nextTargetTime = floor }
+        }
         let target = link.nextTargetTime
         let timing = DisplayLinkUpdate.Timing(
             timestamp: nowT,

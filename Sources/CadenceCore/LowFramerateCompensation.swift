@@ -21,6 +21,15 @@ public struct LowFramerateCompensation: Sendable, Equatable {
     /// The panel's longest refresh (ns, 1/minimum Hz).
     public var maximumIntervalNs: Double { 1e9 / range.lowerBound }
 
+    /// The duration LFC plans a frame for from the last two commit intervals: the shorter one
+    /// (the only one at the start). One late frame makes one long interval; planning repeats
+    /// from it alone would put a repeat in the middle of the next frame, which then waits for
+    /// the panel's shortest refresh after the repeat (a second hitch behind the first). A
+    /// content cadence below the panel's minimum makes both intervals long.
+    public static func frameDuration(lastInterval: Nanoseconds, previousInterval: Nanoseconds) -> Nanoseconds {
+        previousInterval > 0 ? Swift.min(lastInterval, previousInterval) : lastInterval
+    }
+
     /// How many refreshes a frame meant to stay up `duration` ns is shown for: 1 when the panel
     /// holds it (up to its longest refresh, with 0.1% of slack for microsecond-rounded
     /// timestamps), else the fewest k with duration / k inside the range; 1 when no k fits (the

@@ -98,10 +98,15 @@ struct VRRRepeats {
     var inFlight = false
     var lastCommit: Int64 = 0
     var commitInterval: Int64 = 0
+    var previousCommitInterval: Int64 = 0
     var response: Int64 = 0
 
     mutating func frameCommitted(at t: Int64) {
-        if lastCommit > 0 { commitInterval = t - lastCommit }
+        if lastCommit > 0 {
+            let interval = t - lastCommit
+            commitInterval = LowFramerateCompensation.frameDuration(lastInterval: interval, previousInterval: previousCommitInterval)
+            previousCommitInterval = interval
+        }
         lastCommit = t
         done = count
     }

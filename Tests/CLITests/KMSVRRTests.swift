@@ -100,7 +100,11 @@ import Testing
     /// frame is shown twice, the refreshes 10.64 ms apart.
     @Test(arguments: [47.0, 40, 25]) func lowFramerateCompensationIsEvenJustBelowTheMinimum(hz: Double) throws {
         let o = try run("0:144:\(hz)")
-        #expect(o.summary.effectiveRateHz == hz && o.summary.droppedRefreshes == 0)
+        #expect(o.summary.effectiveRateHz == hz)
+        // LFC learns a frame's duration from the commits: before the second, the panel refreshes
+        // on its own at its longest refresh and the next flip waits its shortest one after it.
+        // That start is a real hitch (judged in time); nothing drops after it.
+        #expect(o.frames.filter { $0.droppedRefreshes > 0 }.allSatisfy { $0.frameIndex < 3 }, "\(o.frames.filter { $0.droppedRefreshes > 0 }.map(\.frameIndex))")
         let frame = 1e9 / hz
         for i in frameIntervals(o) { #expect(abs(Double(i) - frame) <= 2_000, "\(hz) Hz: \(i)") }
         let k = Double(LowFramerateCompensation(range: 48...144).refreshes(forFrameDuration: Int64(frame)))
@@ -246,7 +250,8 @@ import Testing
         for key in ["vrrRangeHz", "effectiveRateHz", "presented", "late", "droppedRefreshes", "dropEvents", "causes", "intervalRefreshes"] {
             #expect(try canonical(a, key) == canonical(b, key))
         }
-        #expect(a["droppedRefreshes"] as? Int == 2 && a["dropEvents"] as? Int == 1)
+        // Judged in time: frame 100 is 3.47 ms late (1 interval), frame 250 17.36 ms (⌈1.56⌉ = 2).
+        #expect(a["droppedRefreshes"] as? Int == 3 && a["dropEvents"] as? Int == 2)
     }
 
     @Test func measureVRRSweepsTheRange() throws {

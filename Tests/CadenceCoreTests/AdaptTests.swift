@@ -66,18 +66,19 @@ import Testing
         #expect(out.filter { $0.droppedRefreshes > 0 }.count > 50)
     }
 
-    /// VRR 48–144: the ladder is 144/n. A 15 ms render is 8 ms (more than half a 144 Hz frame)
-    /// late: frames 100–102 drop a frame each and the rate steps to 72 Hz, where a 15 ms frame is
-    /// 1.1 ms late, which VRR absorbs (no drop: the panel waits for it) and the on-time error shows.
+    /// VRR 48–144: the ladder is 144/n. A 15 ms render is 8 ms late at 144 Hz: frames 100–102
+    /// drop and the rate steps to 72 Hz, where a 15 ms frame is still 1.1 ms late. VRR is judged
+    /// in time (issue 21, finding 2): the panel waits for the frame, but the previous one stays up
+    /// 1.1 ms longer, a hitch, so frames 103–105 drop too and the rate steps on to 48 Hz, where
+    /// 15 ms fits; it climbs back when the cost ends.
     @Test func vrrStepsAlongTheSameLadder() throws {
-        let (s, out, sw) = try run(hz: 144, vrr: 48...144, costMs: 15)
-        #expect(sw.map(\.frame) == [103, 260])
-        #expect(sw.map(\.toHz) == [72, 144])
-        #expect(out.filter { $0.droppedRefreshes > 0 }.map(\.frameIndex) == [100, 101, 102])
-        #expect(out[103..<200].allSatisfy { $0.outcome == .onTime && $0.interval == 15_000_000 })
-        #expect(out[201..<260].allSatisfy { abs(Double($0.interval) - 1e9 / 72) <= 1 })
-        let e = try #require(s.onTimeErrorUs)
-        #expect(abs(e.max - (15_000 - 1e6 / 72)) < 1)
+        let (_, out, sw) = try run(hz: 144, vrr: 48...144, costMs: 15)
+        #expect(sw.map(\.frame) == [103, 106, 260, 320])
+        #expect(sw.map(\.toHz) == [72, 48, 72, 144])
+        #expect(out.filter { $0.droppedRefreshes > 0 }.map(\.frameIndex) == [100, 101, 102, 103, 104, 105])
+        let late72 = out[103..<106].map { $0.presentedTime - $0.targetTime }
+        #expect(late72.allSatisfy { abs(Double($0) - (15e6 - 1e9 / 72)) <= 1 }, "\(late72)")
+        #expect(out[106..<200].allSatisfy { $0.outcome == .onTime && $0.droppedRefreshes == 0 })
     }
 
     @Test func withoutAdaptNothingSwitches() throws {

@@ -69,6 +69,32 @@ import Testing
         #expect(iv.allSatisfy { abs($0 - 25_000_000) <= 1_000 }, "\(Set(iv))")
     }
 
+    /// Finding 2: under VRR a late frame was "on time" with zero hitch when its lateness was
+    /// under half a frame (lateness rounded to whole frames), so `validate --max-dropped 0`
+    /// passed three frames each shown 3.5 ms late, and K = 3 and 4 both reported 2. Judged in
+    /// time now: one drop event per late frame, its hitch the exact lateness, its dropped frame
+    /// intervals ⌈lateness / frame⌉, growing with K.
+    @Test func vrrLatenessIsJudgedInTime() throws {
+        var f = FakeDisplayConfiguration(refreshHz: 144)
+        f.vrrRange = 48...144
+        let ninety = FrameRateRange(minimum: 0, maximum: 144, preferred: 90)
+        let (three, _) = try run(f, frames: 300) { $0.range = ninety; $0.injectLate = [100: 1, 150: 1, 200: 1] }
+        #expect(three.dropEvents == 3 && three.droppedRefreshes == 3 && three.causes == ["render-late": 3])
+        var hitches: [Nanoseconds] = []
+        for k in 1...4 {
+            let (s, reports) = try run(f, frames: 300) { $0.range = ninety; $0.injectLate = [100: k] }
+            let late = reports.filter { $0.droppedRefreshes > 0 }
+            #expect(late.map(\.frameIndex) == [100] && s.dropEvents == 1 && s.causes == ["render-late": 1], "K \(k): \(late.map(\.frameIndex))")
+            guard let r = late.first else { continue }
+            #expect(r.hitch == r.presentedTime - r.targetTime, "K \(k)")
+            #expect(r.droppedRefreshes == Int((Double(r.hitch) / (1e9 / 90)).rounded(.up)), "K \(k)")
+            hitches.append(r.hitch)
+        }
+        // K = 1: the render ends half a 144 Hz refresh past the deadline, 3.47 ms.
+        #expect(hitches.first.map { abs(Double($0) - 0.5e9 / 144) <= 1_000 } == true, "\(hitches)")
+        #expect(zip(hitches, hitches.dropFirst()).allSatisfy { $0 < $1 }, "\(hitches)")
+    }
+
     /// Finding 2 (LFC): 47 Hz on a 48–144 Hz panel judders 14.8 / 27.8 ms when the repeats are
     /// planned from the intervals between frames *shown* (the model's own output). Planned from
     /// the commits, every frame is shown twice, 10.64 ms apart, and the frames 21.28 ms apart.
@@ -78,6 +104,8 @@ import Testing
         f.vrrRange = 48...144
         let (s, reports) = try run(f, frames: 120) { $0.range = FrameRateRange(minimum: 0, maximum: 144, preferred: hz) }
         #expect(s.presented == 120)
+        // Only the start drops (the panel's LFC learns the duration from the first commits).
+        #expect(reports.filter { $0.droppedRefreshes > 0 }.allSatisfy { $0.frameIndex < 3 })
         let frame = 1e9 / hz
         // From the third frame on (the first commit interval is known from the second commit).
         let iv = reports.dropFirst(3).map(\.interval)
