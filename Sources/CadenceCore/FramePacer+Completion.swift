@@ -229,7 +229,11 @@ extension FramePacer {
         var hitch: Nanoseconds = 0
         var cadenceMissCause: DropCause? = nil
         if vrrRange == nil {
-            let late = Int64(bitPattern: r.sequence &- r.targetSequence)
+            // Late from the first vblank the frame could take: one whose target vblank a late
+            // frame before it took is not late itself (that delay is charged to the late frame,
+            // as a link's next target is pushed behind it).
+            let firstFree = havePresented ? Swift.max(r.targetSequence, lastPresentedSeq &+ 1) : r.targetSequence
+            let late = Int64(bitPattern: r.sequence &- firstFree)
             r.lateRefreshes = Int(Swift.max(0, late))
             var from = Swift.min(intendedSince ?? r.targetSequence, r.targetSequence)
             // A steadily presenting link's frame was due one frame interval after the previous

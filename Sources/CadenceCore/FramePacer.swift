@@ -263,40 +263,11 @@ public final class FramePacer {
                 }
             }
         }
-        let prev: UInt64? = count > 0 ? predicted[(head + count - 1) % ring.count] : nil
-        var pred: UInt64
-        if vrrRange != nil {
-            // Times stored as UInt64 bit patterns of Nanoseconds.
-            let nowT = backend.now()
-            let prevT = prev.map { Nanoseconds(bitPattern: $0) } ?? (havePresented ? lastPresentedTime : lastVBlank.timestamp)
-            let minGap = Nanoseconds(refreshInterval.rounded())
-            let earliest = Swift.max(nowT, prevT &+ minGap)
-            var target: Nanoseconds
-            switch intent {
-            case .nextOpportunity: target = update?.targetPresentationTimestamp ?? earliest
-            case .at(let t, _): target = t
-            case .afterMinimumDuration(let d):
-                target = Swift.max(update?.targetPresentationTimestamp ?? earliest, prevT &+ d &- timestampUncertainty)
-            }
-            r.targetTime = target
-            r.targetSequence = update?.targetSequence ?? 0
-            r.deadline = update?.targetTimestamp ?? (target &- commitMargin)
-            pred = UInt64(bitPattern: Swift.max(target, earliest))
-        } else {
-            let prevSeq = prev ?? (havePresented ? Swift.max(lastPresentedSeq, lastVBlank.sequence) : lastVBlank.sequence)
-            let earliest = Swift.max(lastVBlank.sequence &+ 1, prevSeq &+ 1)
-            var target: UInt64
-            switch intent {
-            case .nextOpportunity: target = update?.targetSequence ?? earliest
-            case .at(let t, let nearest): target = sequence(at: t, nearest: nearest)
-            case .afterMinimumDuration(let d):
-                target = Swift.max(update?.targetSequence ?? earliest, prevSeq &+ minimumDurationRefreshes(d))
-            }
-            r.targetSequence = target
-            r.targetTime = time(ofSequence: target)
-            r.deadline = update?.targetTimestamp ?? (r.targetTime &- commitMargin)
-            pred = Swift.max(target, earliest)
-        }
+        let plan = plan(intent: intent, update: update)
+        r.targetSequence = plan.targetSequence
+        r.targetTime = plan.targetTime
+        r.deadline = plan.deadline
+        let pred = plan.predicted
         let slot = (head + count) % ring.count
         ring[slot] = r
         predicted[slot] = pred
@@ -310,6 +281,52 @@ public final class FramePacer {
         if sessionPausedAt != nil { flushForPause() }
         try trySubmit()
         return id
+    }
+
+    /// Where a frame presented now with `intent` from a callback with `update` is aimed: its
+    /// target vblank (fixed refresh; the callback's under VRR) and time, its deadline, and the
+    /// sequence (fixed) or time bit pattern (VRR) it is predicted to latch at.
+    ///
+    /// The deadline is the frame's *own*: its target minus the commit margin, never earlier than
+    /// the callback's (a frame whose minimum duration or `present(at:)` time puts it after the
+    /// callback's target has until then; lateness and its cause are judged from it).
+    func plan(intent: PresentIntent, update: DisplayLinkUpdate.Timing?) -> (targetSequence: UInt64, targetTime: Nanoseconds, deadline: Nanoseconds, predicted: UInt64) {
+        let prev: UInt64? = count > 0 ? predicted[(head + count - 1) % ring.count] : nil
+        if vrrRange != nil {
+            // Times stored as UInt64 bit patterns of Nanoseconds.
+            let nowT = backend.now()
+            let prevT = prev.map { Nanoseconds(bitPattern: $0) } ?? (havePresented ? lastPresentedTime : lastVBlank.timestamp)
+            let minGap = Nanoseconds(refreshInterval.rounded())
+            let earliest = Swift.max(nowT, prevT &+ minGap)
+            var target: Nanoseconds
+            switch intent {
+            case .nextOpportunity: target = update?.targetPresentationTimestamp ?? earliest
+            case .at(let t, _): target = t
+            case .afterMinimumDuration(let d):
+                target = Swift.max(update?.targetPresentationTimestamp ?? earliest, prevT &+ d &- timestampUncertainty)
+            }
+            let own = target &- commitMargin
+            return (update?.targetSequence ?? 0, target, update.map { Swift.max($0.targetTimestamp, own) } ?? own,
+                    UInt64(bitPattern: Swift.max(target, earliest)))
+        }
+        let prevSeq = prev ?? (havePresented ? Swift.max(lastPresentedSeq, lastVBlank.sequence) : lastVBlank.sequence)
+        let earliest = Swift.max(lastVBlank.sequence &+ 1, prevSeq &+ 1)
+        var target: UInt64
+        switch intent {
+        case .nextOpportunity: target = update?.targetSequence ?? earliest
+        case .at(let t, let nearest): target = sequence(at: t, nearest: nearest)
+        case .afterMinimumDuration(let d):
+            target = Swift.max(update?.targetSequence ?? earliest, prevSeq &+ minimumDurationRefreshes(d))
+        }
+        let time = time(ofSequence: target)
+        let own = time &- commitMargin
+        return (target, time, update.map { Swift.max($0.targetTimestamp, own) } ?? own, Swift.max(target, earliest))
+    }
+
+    /// The deadline of a frame about to be drawn in the callback `update` and presented with
+    /// `intent` (``plan(intent:update:)``): scripted lateness is measured from it.
+    func deadline(of intent: PresentIntent, update: DisplayLinkUpdate.Timing) -> Nanoseconds {
+        plan(intent: intent, update: update).deadline
     }
 
     // MARK: Loop
@@ -425,7 +442,14 @@ public final class FramePacer {
                     wake = Swift.min(wake, fire)
                 } else {
                     let fire = link.nextTargetSequence &- UInt64(link.plannedLatency * link.rate.refreshesPerFrame)
-                    if fire > lastVBlank.sequence { needVBlankAfter = Swift.min(needVBlankAfter, fire &- 1) }
+                    if fire > lastVBlank.sequence {
+                        needVBlankAfter = Swift.min(needVBlankAfter, fire &- 1)
+                    } else if !(link.lastCallbackPresented && count >= link.plannedLatency) {
+                        // Due already (a callback that came late, pushed behind a late frame,
+                        // planned the next one at the vblank we are at): fire it at once rather
+                        // than sleep until the loop's tick and skip the callbacks missed.
+                        wake = Swift.min(wake, backend.now())
+                    }
                 }
             }
         }

@@ -386,9 +386,10 @@ public final class PacingRun {
             try? pacer.renderWork(until: renderStart &+ cost)
         }
         if let k = configuration.injectLate[n] {
-            // Overrun the deadline so that the frame misses exactly k vblanks.
+            // Overrun the frame's own deadline (its minimum duration or content time can put it
+            // after the callback's target) so that it misses exactly k vblanks.
             let overrun = (Double(k) - 0.5) * pacer.refreshInterval
-            let until = u.timing.targetTimestamp &+ Nanoseconds(overrun.rounded())
+            let until = pacer.deadline(of: intent, update: u.timing) &+ Nanoseconds(overrun.rounded())
             whileRendering?(until)
             try? pacer.renderWork(until: until)
         }

@@ -41,6 +41,28 @@ import Testing
         }
     }
 
+    /// Finding 7: with `--min-duration 40` (3 refreshes at 60 Hz) `--inject-late 100:1` and
+    /// `100:2` reported 0 dropped refreshes and `100:3` reported 1: lateness was measured from
+    /// the link's next vblank, not from the frame's own target. Measured from the frame's own
+    /// deadline, K is K; and content-rate frames (`present(at:)`) likewise, at every latency,
+    /// for K below the content's spacing (a frame behind the late one is not late itself).
+    @Test(arguments: [1, 2, 3])
+    func lateFramesAreMeasuredFromTheirOwnTarget(latency: Int) throws {
+        for k in 1...3 {
+            let (s, reports) = try run { $0.minimumDuration = 40_000_000; $0.latency = latency; $0.injectLate = [100: k] }
+            #expect(s.droppedRefreshes == k && s.dropEvents == 1 && s.causes == ["render-late": 1], "min-duration, latency \(latency), K \(k): \(s.droppedRefreshes) in \(s.dropEvents), \(s.causes)")
+            #expect(reports.filter { $0.droppedRefreshes > 0 }.map(\.frameIndex) == [100])
+        }
+        for (content, maxK) in [(24.0, 2), (25, 2), (30, 2)] {
+            for k in 1...maxK {
+                let (s, _) = try run(frames: 300) { $0.contentRate = content; $0.latency = latency; $0.injectLate = [100: k] }
+                let what = "\(content) fps, latency \(latency), K \(k)"
+                #expect(s.droppedRefreshes == k && s.dropEvents == 1 && s.causes == ["render-late": 1], "\(what): \(s.droppedRefreshes) in \(s.dropEvents), \(s.causes)")
+                #expect(s.unconfirmed == 0 && s.discarded == 0, "\(what)")
+            }
+        }
+    }
+
     /// Finding 2: a VRR rate below the panel's minimum with no whole number of repeats inside its
     /// range (35 Hz on 40–60: 70 is above 60) alternated 16.7 / 41.7 ms and reported every frame
     /// on time. Now the nearest rate the panel shows evenly runs (40 Hz, ties to the higher;
