@@ -4,9 +4,13 @@ public struct DisplayLinkUpdate: Equatable, Sendable {
     /// The timing of one callback, as the pacer planned it (times in ns on the display clock).
     struct Timing: Equatable, Sendable {
         var timestamp: Nanoseconds = 0
-        var targetTimestamp: Nanoseconds = 0
+        /// The render deadline: the target presentation minus the commit margin.
+        var deadline: Nanoseconds = 0
         var targetPresentationTimestamp: Nanoseconds = 0
         var targetSequence: UInt64 = 0
+        /// One frame at the link's rate (ns).
+        var frameInterval: Nanoseconds = 0
+        /// The display's shortest refresh: 1 / its maximum rate (VRR: the range's maximum).
         var duration: Nanoseconds = 0
         var rate = EffectiveRate(hz: 60, refreshesPerFrame: 1, isVariable: false)
         var callbackIndex = 0
@@ -27,13 +31,24 @@ public struct DisplayLinkUpdate: Equatable, Sendable {
     /// A callback that runs late (see ``FrameReport/schedulerDelay``) reports the vblank it woke
     /// after, not the one it was planned at.
     public var timestamp: DisplayInstant { DisplayInstant(nanoseconds: timing.timestamp) }
-    /// The render deadline: a frame presented by then is shown at ``targetPresentationTimestamp``.
-    public var targetTimestamp: DisplayInstant { DisplayInstant(nanoseconds: timing.targetTimestamp) }
+    /// When the next frame at the link's rate is displayed, as `CADisplayLink.targetTimestamp`:
+    /// ``timestamp`` plus one frame interval, so that `targetTimestamp − timestamp` is the link's
+    /// actual frame duration (1 / its effective rate) at every frame latency. At latency 1 it is
+    /// ``targetPresentationTimestamp``; at latency 2–3 the frame drawn now is shown
+    /// `latency − 1` frames later. The render deadline is ``deadline``.
+    public var targetTimestamp: DisplayInstant { DisplayInstant(nanoseconds: timing.timestamp &+ timing.frameInterval) }
+    /// The render deadline: a frame presented by then is shown at
+    /// ``targetPresentationTimestamp`` (that time minus the commit margin: about 1 ms on KMS,
+    /// 0.1 ms under VRR, 0 on the fake display). Until 0.x this was `targetTimestamp`.
+    public var deadline: DisplayInstant { DisplayInstant(nanoseconds: timing.deadline) }
     /// When the frame produced now is meant to reach the screen.
     public var targetPresentationTimestamp: DisplayInstant { DisplayInstant(nanoseconds: timing.targetPresentationTimestamp) }
     /// Vblank sequence of ``targetPresentationTimestamp`` (fixed refresh; estimated under VRR).
     public var targetSequence: UInt64 { timing.targetSequence }
-    /// Time between frames at the link's effective rate.
+    /// The time between frames at the display's maximum rate, as `CADisplayLink.duration`
+    /// ("the amount of time between frames at the maximumFramesPerSecond"): one refresh of a
+    /// fixed-refresh display, 1 / the VRR range's maximum under VRR. The link's own frame
+    /// duration is `targetTimestamp − timestamp`.
     public var duration: Duration { .nanoseconds(timing.duration) }
     /// The rate the link currently runs at.
     public var rate: EffectiveRate { timing.rate }

@@ -82,10 +82,11 @@ extension FramePacer {
         let presentTime = time(ofSequence: target)
         let timing = DisplayLinkUpdate.Timing(
             timestamp: lastVBlank.timestamp,
-            targetTimestamp: presentTime &- commitMargin,
+            deadline: presentTime &- commitMargin,
             targetPresentationTimestamp: presentTime,
             targetSequence: target,
-            duration: Nanoseconds((Double(n) * refreshInterval).rounded()),
+            frameInterval: Nanoseconds((Double(n) * refreshInterval).rounded()),
+            duration: Nanoseconds(refreshInterval.rounded()),
             rate: link.rate,
             callbackIndex: link.callbacks,
             latency: link.plannedLatency,
@@ -144,10 +145,11 @@ extension FramePacer {
         let target = link.nextTargetTime
         let timing = DisplayLinkUpdate.Timing(
             timestamp: nowT,
-            targetTimestamp: target &- commitMargin,
+            deadline: target &- commitMargin,
             targetPresentationTimestamp: target,
             targetSequence: lastVBlank.sequence &+ UInt64(link.plannedLatency),
-            duration: d,
+            frameInterval: d,
+            duration: Nanoseconds((1e9 / (vrrRange?.upperBound ?? 1e9 / refreshInterval)).rounded()),
             rate: link.rate,
             callbackIndex: link.callbacks,
             latency: link.plannedLatency,

@@ -306,7 +306,7 @@ public final class FramePacer {
                 target = Swift.max(update?.targetPresentationTimestamp ?? earliest, prevT &+ d &- timestampUncertainty)
             }
             let own = target &- commitMargin
-            return (update?.targetSequence ?? 0, target, update.map { Swift.max($0.targetTimestamp, own) } ?? own,
+            return (update?.targetSequence ?? 0, target, update.map { Swift.max($0.deadline, own) } ?? own,
                     UInt64(bitPattern: Swift.max(target, earliest)))
         }
         let prevSeq = prev ?? (havePresented ? Swift.max(lastPresentedSeq, lastVBlank.sequence) : lastVBlank.sequence)
@@ -320,7 +320,7 @@ public final class FramePacer {
         }
         let time = time(ofSequence: target)
         let own = time &- commitMargin
-        return (target, time, update.map { Swift.max($0.targetTimestamp, own) } ?? own, Swift.max(target, earliest))
+        return (target, time, update.map { Swift.max($0.deadline, own) } ?? own, Swift.max(target, earliest))
     }
 
     /// The deadline of a frame about to be drawn in the callback `update` and presented with

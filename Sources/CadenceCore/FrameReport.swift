@@ -36,7 +36,7 @@ public enum FrameOutcome: String, Codable, Sendable, CaseIterable {
 
 /// Why a frame was late or never shown.
 public enum DropCause: String, Codable, Sendable, CaseIterable {
-    /// Rendering finished after the frame's deadline (``DisplayLinkUpdate/targetTimestamp``).
+    /// Rendering finished after the frame's deadline (``DisplayLinkUpdate/deadline``).
     case renderLate = "render-late"
     /// Rendering finished in time, but keeping the frame's pixels (KMS: copying the shadow
     /// surface into the scanout buffer, ``DisplayBackend/finish(frame:)``) ended after the deadline.
@@ -99,7 +99,7 @@ public struct FrameReport: Equatable, Sendable {
     /// the previous shown frame, whatever vblank its callback then aimed at. 0: no such cadence
     /// (first frame, after a pause, `present(at:)`, minimum durations, VRR).
     public var cadenceRefreshes: Int = 0
-    /// Render deadline (the callback's targetTimestamp).
+    /// Render deadline (the callback's ``DisplayLinkUpdate/deadline``).
     public var deadline: Nanoseconds = 0
     /// Intended presentation time (the target vblank's predicted time).
     public var targetTime: Nanoseconds = 0

@@ -365,7 +365,7 @@ public final class PacingRun {
             if pacer.vrrRange == nil {
                 // Not yet: a later callback will reach content frame n's vblank.
                 if pacer.sequence(at: tn) > u.targetSequence { return }
-            } else if tn > u.timing.targetPresentationTimestamp &+ u.timing.duration / 2 {
+            } else if tn > u.timing.targetPresentationTimestamp &+ u.timing.frameInterval / 2 {
                 return
             }
             intent = .at(tn, nearest: false)
@@ -377,7 +377,7 @@ public final class PacingRun {
         let renderStart = backend.now()
         if let r = renderer, let surface = backend.surface {
             let ctx = FrameContext(frameIndex: n, time: Double(target &- (firstTarget ?? target)) / 1e9,
-                                   targetPresentationTime: target, deadline: u.timing.targetTimestamp,
+                                   targetPresentationTime: target, deadline: u.timing.deadline,
                                    refreshHz: 1e9 / pacer.refreshInterval, effectiveRateHz: u.rate.hz)
             r(surface, ctx)
         }

@@ -12,7 +12,10 @@ import CadenceCore
         let link = DisplayLink(display: display, preferredFrameRateRange: .init(minimum: 30, maximum: 120, preferred: 60)) { update in
             let d = update.drawable
             #expect(d.canvas.width == 64 && d.canvas.height == 32)
-            #expect(update.duration == .nanoseconds(16_666_667))
+            // CADisplayLink: duration is a frame at the display's maximum rate (120 Hz), and
+            // targetTimestamp − timestamp the link's actual frame duration (60 Hz).
+            #expect(update.duration == .nanoseconds(8_333_333))
+            #expect(update.timestamp.duration(to: update.targetTimestamp) == .nanoseconds(16_666_667))
             d.addPresentedHandler { shown.append(($0.drawableID, $0.presentedTime)) }
             d.present()
         }
@@ -46,7 +49,7 @@ import CadenceCore
         let link = DisplayLink(display: display) { update in
             if update.callbackIndex == 20 {
                 // Render work that ends 1.5 refreshes after the deadline: shown one refresh late.
-                display.spin(until: update.targetTimestamp.advanced(by: .nanoseconds(25_000_000)).nanoseconds)
+                display.spin(until: update.deadline.advanced(by: .nanoseconds(25_000_000)).nanoseconds)
             }
             update.drawable.present()
         }

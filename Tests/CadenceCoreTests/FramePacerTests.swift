@@ -23,11 +23,13 @@ private func pump(_ p: FramePacer, for ns: Nanoseconds) throws {
             let s = stamps[i]
             #expect(s.count >= 120 / n - 1)
             for (a, b) in zip(s, s.dropFirst()) {
-                // Every callback on a vblank, n refreshes apart, duration n refreshes.
+                // Every callback on a vblank, n refreshes apart, a frame of n refreshes; duration
+                // is one refresh of the display (1 / its maximum rate, CADisplayLink.duration).
                 #expect(abs(b.timestamp - a.timestamp - Nanoseconds((Double(n) * period).rounded())) <= 1)
                 #expect(b.targetSequence - a.targetSequence == UInt64(n))
-                #expect(b.duration == Nanoseconds((Double(n) * period).rounded()))
-                #expect(b.targetPresentationTimestamp - b.timestamp == b.duration)
+                #expect(b.frameInterval == Nanoseconds((Double(n) * period).rounded()))
+                #expect(b.duration == Nanoseconds(period.rounded()))
+                #expect(abs(b.targetPresentationTimestamp - b.timestamp - b.frameInterval) <= 1)
             }
         }
         #expect(stamps[2].first?.rate.hz == 24)
@@ -219,8 +221,8 @@ private func pump(_ p: FramePacer, for ns: Nanoseconds) throws {
         #expect(out.count >= 55)
         #expect(out.allSatisfy { $0.outcome == .onTime })
         for u in updates.dropFirst() {
-            #expect(abs(u.targetPresentationTimestamp - u.timestamp - Nanoseconds(latency) * u.duration) <= latency)
-            #expect(u.targetTimestamp == u.targetPresentationTimestamp)
+            #expect(abs(u.targetPresentationTimestamp - u.timestamp - Nanoseconds(latency) * u.frameInterval) <= latency)
+            #expect(u.deadline == u.targetPresentationTimestamp)
             #expect(u.latency == latency)
         }
         #expect(out.dropFirst().allSatisfy { $0.intervalRefreshes == 1 })

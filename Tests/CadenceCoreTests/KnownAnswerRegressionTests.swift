@@ -63,6 +63,22 @@ import Testing
         }
     }
 
+    /// Finding 7 (jitter): with 50 µs of vblank jitter, `--min-duration 16.7` gave intervals of
+    /// 16.570 ms, 130 µs short of d, more than ε. Two jittered timestamps bound each interval, so
+    /// the promise is in refreshes (PacingModel.md): every interval is at least
+    /// d − ε − 2 × jitter, and no refresh is dropped.
+    @Test func minimumDurationUnderJitterHoldsInRefreshes() throws {
+        var f = FakeDisplayConfiguration(refreshHz: 60, seed: 5)
+        f.jitter = 50_000
+        let d: Nanoseconds = 16_700_000
+        let (s, reports) = try run(f, frames: 300) { $0.minimumDuration = d }
+        #expect(s.droppedRefreshes == 0 && s.presented == 300)
+        let epsCap: Nanoseconds = 83_333
+        let shortest = reports.dropFirst().map(\.interval).min() ?? 0
+        #expect(shortest >= d - epsCap - 2 * 50_000, "shortest interval \(shortest)")
+        #expect(reports.dropFirst().allSatisfy { $0.intervalRefreshes >= 1 })
+    }
+
     /// Finding 2: a VRR rate below the panel's minimum with no whole number of repeats inside its
     /// range (35 Hz on 40–60: 70 is above 60) alternated 16.7 / 41.7 ms and reported every frame
     /// on time. Now the nearest rate the panel shows evenly runs (40 Hz, ties to the higher;

@@ -9,7 +9,7 @@ import Testing
         let display = FakeDisplay(refreshHz: 60)
         let link = DisplayLink(display: display) { update in
             if update.callbackIndex == 30 {
-                let overrun = update.targetTimestamp.advanced(by: .milliseconds(25))
+                let overrun = update.deadline.advanced(by: .milliseconds(25))
                 display.spin(until: overrun.nanoseconds)
             }
             update.drawable.present()
