@@ -32,7 +32,7 @@ func expectTheModel(_ s: PacingScenario, sourceLocation: SourceLocation = #_sour
     /// jitter-free fake display: rates and ranges, latency 1–3, injected lateness, minimum
     /// durations, content rates.
     @Test func thePacerFollowsTheModelOnACleanDisplay() async {
-        await propertyCheck(count: 3_000, input: PacingGen.knobs(frames: 60...200)) { k in
+        await propertyCheck(count: 2_500, input: PacingGen.knobs(frames: 60...200)) { k in
             let s = PacingGen.scenario(k, noisy: false)
             let (summary, reports) = try runOnFakeDisplay(s)
             let wrong = ReferenceModel.mismatches(s, reports: reports, summary: summary)

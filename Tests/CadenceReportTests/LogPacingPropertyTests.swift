@@ -14,7 +14,7 @@ import Testing
     /// replayed (their reports are checked), and the hitch time ratio may differ by a
     /// relative 10⁻⁶.
     @Test func reportAndReplayOfTheLogEqualTheRun() async {
-        await check(count: 400, exact: false)
+        await check(count: 250, exact: false)
     }
 
     /// Replay equal, exactly, for every scenario. Three ways it is not:
