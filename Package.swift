@@ -51,6 +51,8 @@ let package = Package(
         // Only with the MetricsHTTP trait (hummingbird's own default traits are not needed).
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // Tests only: property-based tests of the pacing contracts against a reference model.
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev"])]),
@@ -93,13 +95,19 @@ let package = Package(
             ]
         ),
         .testTarget(name: "DRMTests", dependencies: ["DRM"]),
-        .testTarget(name: "CadenceCoreTests", dependencies: ["CadenceCore"]),
-        .testTarget(name: "KMSDisplayTests", dependencies: ["KMSDisplay", "DRM", "CadenceCore"]),
+        .testTarget(name: "CadenceCoreTests", dependencies: ["CadenceCore", .product(name: "PropertyBased", package: "swift-property-based")]),
+        .testTarget(
+            name: "KMSDisplayTests",
+            dependencies: ["KMSDisplay", "DRM", "CadenceCore", .product(name: "PropertyBased", package: "swift-property-based")]
+        ),
         .testTarget(name: "RasterTests", dependencies: ["Raster", "CadenceCore"]),
         .testTarget(name: "EDIDTests", dependencies: ["EDID"]),
         .testTarget(name: "ScenesTests", dependencies: ["Scenes", "Raster"]),
         .testTarget(name: "CLITests", dependencies: ["cadence", "CadenceReport", "CadenceCore", "DRM", "KMSDisplay"]),
-        .testTarget(name: "CadenceReportTests", dependencies: ["CadenceReport", "CadenceCore", "Raster"]),
+        .testTarget(
+            name: "CadenceReportTests",
+            dependencies: ["CadenceReport", "CadenceCore", "Raster", .product(name: "PropertyBased", package: "swift-property-based")]
+        ),
         .testTarget(name: "CadenceMetricsTests", dependencies: ["CadenceMetrics", "CadenceCore"]),
         .testTarget(name: "DRMTraceTests", dependencies: ["DRMTrace", "CadenceCore", "CadenceMetrics"], exclude: ["Fixtures"]),
     ],

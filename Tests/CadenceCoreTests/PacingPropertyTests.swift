@@ -1,0 +1,199 @@
+import PropertyBased
+import Testing
+@testable import CadenceCore
+
+/// Runs `s` with the real ``PacingRun`` over a ``FakeDisplay`` on virtual time.
+func runOnFakeDisplay(_ s: PacingScenario) throws -> (RunSummary, [FrameReport]) {
+    let run = try PacingRun(backend: FakeDisplay(s.fakeDisplay), configuration: s.runConfiguration())
+    var reports: [FrameReport] = []
+    reports.reserveCapacity(s.frames)
+    run.onFrame = { reports.append($0) }
+    return (try run.run(), reports)
+}
+
+/// The true time of a fake display's vblank `sequence` (its grid: the first vblank at
+/// `startTime` with `startSequence`, then one every nominal period × (1 + drift)).
+func fakeVBlankTime(_ f: FakeDisplayConfiguration) -> (UInt64) -> Double {
+    let period = 1e9 / f.refreshHz * (1 + f.driftPPM / 1e6)
+    return { seq in Double(f.startTime) + Double(Int64(bitPattern: seq &- f.startSequence)) * period }
+}
+
+/// Runs `s` on the fake display and expects the model's answer.
+func expectTheModel(_ s: PacingScenario, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let (summary, reports) = try runOnFakeDisplay(s)
+    let wrong = ReferenceModel.mismatches(s, reports: reports, summary: summary, trueVBlankTime: fakeVBlankTime(s.fakeDisplay))
+    #expect(wrong.isEmpty, "\(s): \(wrong.count) mismatches: \(wrong.prefix(4).joined(separator: "; "))", sourceLocation: sourceLocation)
+}
+
+/// Property-based tests of the pacing contracts: the real pacer against ``ReferenceModel`` on
+/// random scenarios (fixed refresh; VRR is left out while its lateness judging changes).
+@Suite struct PacingPropertyTests {
+    /// Every frame's vblank, dropped refreshes and cause, and the summary's totals, on a
+    /// jitter-free fake display: rates and ranges, latency 1–3, injected lateness, minimum
+    /// durations, content rates.
+    @Test func thePacerFollowsTheModelOnACleanDisplay() async {
+        await propertyCheck(count: 2_500, input: PacingGen.knobs(frames: 60...200)) { k in
+            let s = PacingGen.scenario(k, noisy: false)
+            let (summary, reports) = try runOnFakeDisplay(s)
+            let wrong = ReferenceModel.mismatches(s, reports: reports, summary: summary)
+            #expect(wrong.isEmpty, "\(s): \(wrong.count) mismatches: \(wrong.prefix(4).joined(separator: "; "))")
+        }
+    }
+
+    /// Drift (±500 ppm) and timestamp jitter (≤ 50 µs): links and content rates drop nothing,
+    /// each frame at the first vblank at or after its time within jitter + 0.5 % of a refresh.
+    /// Content rates run here on drifting displays without jitter; with jitter they are left to
+    /// the disabled `contentFramesOnAJitteryDisplayAreOnTime` (a bug).
+    @Test func thePacerFollowsTheModelOnADriftingJitteryDisplay() async {
+        await propertyCheck(count: 1_500, input: PacingGen.knobs(frames: 60...200)) { k in
+            let s = PacingGen.scenario(k, noisy: true)
+            let (summary, reports) = try runOnFakeDisplay(s)
+            let wrong = ReferenceModel.mismatches(s, reports: reports, summary: summary, trueVBlankTime: fakeVBlankTime(s.fakeDisplay))
+            #expect(wrong.isEmpty, "\(s): \(wrong.count) mismatches: \(wrong.prefix(4).joined(separator: "; "))")
+        }
+    }
+
+    /// Content frames on a jittery (and drifting) display. Two frames can aim at the
+    /// same vblank when their times sit within ε of vblanks: the first takes the later vblank,
+    /// the next (whose callback woke at that vblank, already happened and taken) the earlier,
+    /// i.e. the one the first was shown at; it is shown at the next vblank, where the contract
+    /// puts it, but reported `late` by 1 with cause `flip-late` and 0 dropped refreshes (the
+    /// summary's causes count it, its drops do not). Shrunk counterexample: 60 Hz, latency 1,
+    /// 60 frames, content 59.94 Hz, jitter 17 µs, seed 30949: frame 1 (due 33.350 ms after
+    /// t0; vblank 1 at 33.333) is shown at vblank 2, frame 2 (due 50.033; vblank 2 at 50.000)
+    /// targets vblank 2 too and is shown at vblank 3, late 1, flip-late; summary causes
+    /// [flip-late: 1], 0 dropped refreshes (model: on time, no cause, causes [:]). With a
+    /// content rate that divides the refresh it cascades: 30 Hz display, latency 2, 60 frames,
+    /// content 30 Hz, jitter 5 µs (seed 56788; with or without 85 ppm drift): frames 2–59 each
+    /// aim at the previous frame's vblank and are shown one vblank later than the contract
+    /// says (frame 56 due 164 µs before vblank 56, shown at 57), all late/flip-late, causes
+    /// [flip-late: 58], 0 dropped refreshes; with 85 ppm the last frame leaves even the model's
+    /// tolerance (frame 59 at vblank 60, model 59). And a frame can be discarded, never shown,
+    /// with no dropped refresh: 60 Hz, latency 3, 60 frames, content 59.94 Hz, jitter 18 µs,
+    /// seed 24988: frame 1 discarded, flip-late; summary 59 presented, 1 discarded, 0 dropped
+    /// refreshes (model: all 60 shown, frame 1 at vblank 1 or 2).
+    @Test(.disabled("bug: on a jittery display a content frame whose time is within ε of a vblank can target the vblank its predecessor took: reported late/flip-late, or discarded, with 0 dropped refreshes"))
+    func contentFramesOnAJitteryDisplayAreOnTime() async throws {
+        var shrunk = PacingScenario(refreshHz: 60, latency: 1, frames: 60, mode: .content(59.94))
+        shrunk.jitter = 17_000
+        shrunk.seed = 30949
+        try expectTheModel(shrunk)
+        await propertyCheck(count: 600, input: PacingGen.knobs(frames: 60...200)) { k in
+            var k = k
+            k.mode = 1
+            let s = PacingGen.scenario(k, noisy: true, jitteryContent: true)
+            let (summary, reports) = try runOnFakeDisplay(s)
+            let wrong = ReferenceModel.mismatches(s, reports: reports, summary: summary, trueVBlankTime: fakeVBlankTime(s.fakeDisplay))
+            #expect(wrong.isEmpty, "\(s): \(wrong.count) mismatches: \(wrong.prefix(4).joined(separator: "; "))")
+        }
+    }
+
+    /// `injectLate` under `present(afterMinimumDuration:)` longer than the link's frame (60 Hz
+    /// link, 16.668 ms: two refreshes a frame): the frame's deadline is its callback's (one
+    /// refresh before the vblank the minimum duration puts it at), so rendering K − ½ refreshes
+    /// past that deadline misses K − 1 vblanks or none, not K. Shrunk counterexample: 60 Hz,
+    /// default range, latency 1, 60 frames, minimum duration 16 668 000 ns, frame 2 late by 1:
+    /// frame 2 is on time at vblank 4 with 0 dropped refreshes (model: vblank 5, 1 dropped,
+    /// render-late) and the summary has no drop (model: 1 in 1 event).
+    @Test(.disabled("bug: --inject-late F:K under a --min-duration longer than the link's frame misses fewer than K vblanks (PacingRun overruns the callback's deadline, not the frame's)"))
+    func lateFramesUnderAMinimumDurationLongerThanTheLinksFrame() async throws {
+        try expectTheModel(PacingScenario(refreshHz: 60, latency: 1, frames: 60, mode: .minimumDuration(16_668_000), injectLate: [2: 1]))
+        await propertyCheck(count: 300, input: PacingGen.knobs(frames: 60...200)) { k in
+            var k = k
+            k.mode = 1
+            let s = PacingGen.scenario(k, noisy: false, lateUnderLongMinimumDuration: true)
+            let (summary, reports) = try runOnFakeDisplay(s)
+            let wrong = ReferenceModel.mismatches(s, reports: reports, summary: summary)
+            #expect(wrong.isEmpty, "\(s): \(wrong.count) mismatches: \(wrong.prefix(4).joined(separator: "; "))")
+        }
+    }
+
+    /// Several late frames at latency 3. After the first (frame 4, K 1, 60 Hz) the link is held
+    /// back a refresh for the rest of the run (callbacks 2 refreshes before their targets, not
+    /// 3); a callback's scheduler delay is then its wake minus its planned wake (target − 3
+    /// refreshes) unless the previous handler ended after that planned wake, and the two differ
+    /// only by the rounding of vblank times to the ns: frames 7, 8, 10 report a scheduler delay
+    /// of 16.67 ms though each ran at its vblank (wakeTime == callbackTimestamp), frame 9 none.
+    /// A later injected frame on such a frame is blamed `scheduler-late`, not `render-late`.
+    /// Shrunk counterexample: 60 Hz, default range, latency 3, 60 frames, late 4:1 and 10:1:
+    /// frame 10 is late by 1 at vblank 12 (right) with cause scheduler-late (model:
+    /// render-late); summary causes [render-late: 1, scheduler-late: 1]. Late 4:1 with 11:1 or
+    /// 14:1 the same; with 12:1 or 30:1 both render-late.
+    @Test(.disabled("bug: at latency 3, after a late frame, a callback that ran at its vblank can report a whole refresh of scheduler delay (ns rounding of planned wake vs the previous handler's end), and a later late frame is blamed scheduler-late"))
+    func severalLateFramesAtLatency3() async throws {
+        try expectTheModel(PacingScenario(refreshHz: 60, latency: 3, frames: 60, injectLate: [4: 1, 10: 1]))
+        await propertyCheck(count: 300, input: PacingGen.knobs(frames: 60...200)) { k in
+            var k = k
+            k.latency = 3
+            k.mode = 0
+            let s = PacingGen.scenario(k, noisy: false, severalLateAtLatency3: true)
+            let (summary, reports) = try runOnFakeDisplay(s)
+            let wrong = ReferenceModel.mismatches(s, reports: reports, summary: summary)
+            #expect(wrong.isEmpty, "\(s): \(wrong.count) mismatches: \(wrong.prefix(4).joined(separator: "; "))")
+        }
+    }
+
+    /// The rate rule: the model's reading of PacingModel.md against ``EffectiveRate/select(for:refreshHz:vrr:)``.
+    @Test func theRateRuleIsTheModels() async {
+        let input = zip(Gen.int(in: 0...20), Gen.int(in: 0...7), Gen.int(in: 0...3000), Gen.int(in: 0...3000), Gen.int(in: 0...3000))
+        await propertyCheck(count: 20_000, input: input) { t in
+            let hz = PacingGen.refreshes[t.0 % PacingGen.refreshes.count]
+            let range = PacingGen.range(kind: t.1, t.2, t.3, t.4, refreshHz: hz)
+            let n = ReferenceModel.refreshesPerFrame(for: range, refreshHz: hz)
+            let e = EffectiveRate.select(for: range, refreshHz: hz)
+            #expect(e.refreshesPerFrame == n && e.hz == hz / Double(n) && !e.isVariable,
+                    "\(hz) Hz, \(range.minimum):\(range.maximum):\(range.preferred): \(e.hz) Hz (n \(e.refreshesPerFrame)), model n \(n)")
+        }
+    }
+}
+
+/// The model itself against the hand-computed answers of PacingModel.md and the known-answer tests.
+@Suite struct ReferenceModelTests {
+    @Test func theRuleTable() {
+        let rows: [(Double, FrameRateRange, Double)] = [
+            (60, .init(minimum: 0, maximum: 0, preferred: 26), 30),
+            (60, .init(minimum: 0, maximum: 0, preferred: 35), 30),
+            (60, .init(minimum: 0, maximum: 0, preferred: 45), 60),
+            (60, .init(minimum: 26, maximum: 26, preferred: 26), 30),
+            (60, .init(minimum: 35, maximum: 50, preferred: 40), 60),
+            (60, .init(minimum: 90, maximum: 120, preferred: 100), 60),
+            (144, .init(minimum: 80, maximum: 120, preferred: 120), 144),
+            (144, .init(minimum: 90, maximum: 100, preferred: 95), 144),
+            (144, .init(minimum: 0, maximum: 0, preferred: 100), 72),
+            (60, .default, 60),
+            (60, .init(minimum: 10, maximum: 60, preferred: 26), 30),
+        ]
+        for (hz, range, rate) in rows {
+            #expect(hz / Double(ReferenceModel.refreshesPerFrame(for: range, refreshHz: hz)) == rate, "\(hz) Hz \(range)")
+        }
+    }
+
+    /// PresentationContractTests' minimum-duration table (ε = 1 µs).
+    @Test func theMinimumDurationTable() {
+        for row in minimumDurationTable {
+            let d = Nanoseconds((row.ms * 1e6).rounded())
+            #expect(ReferenceModel.minimumDurationRefreshes(d, period: 1e9 / 60) == row.at60)
+            #expect(ReferenceModel.minimumDurationRefreshes(d, period: 1e9 / 144) == row.at144)
+        }
+    }
+
+    /// KnownAnswerRegressionTests / RunEndToEndTests: a frame K late adds K to one interval, the
+    /// next one is the link's own; content at 24 Hz on 60 alternates 3 and 2 refreshes.
+    @Test func knownAnswers() {
+        var s = PacingScenario(refreshHz: 60, range: .init(minimum: 10, maximum: 10, preferred: 10), frames: 200, injectLate: [100: 4])
+        var v = ReferenceModel.expectations(for: s).map(\.vblanks.lowerBound)
+        var intervals = zip(v.dropFirst(), v).map { $0 - $1 }
+        #expect(Dictionary(grouping: intervals, by: { $0 }).mapValues(\.count) == [6: 198, 10: 1])
+        s = PacingScenario(refreshHz: 60, frames: 600, injectLate: [100: 1, 250: 3])
+        let e = ReferenceModel.expectations(for: s)
+        #expect(e.filter { $0.droppedRefreshes > 0 }.map(\.droppedRefreshes) == [1, 3])
+        #expect(e.compactMap(\.cause) == [.renderLate, .renderLate])
+        s = PacingScenario(refreshHz: 60, frames: 240, mode: .content(24))
+        v = ReferenceModel.expectations(for: s).map { e -> Int in
+            #expect(e.vblanks.count == 1)
+            return e.vblanks.lowerBound
+        }
+        intervals = zip(v.dropFirst(), v).map { $0 - $1 }
+        #expect(intervals.enumerated().allSatisfy { $1 == ($0 % 2 == 0 ? 3 : 2) })
+    }
+}
