@@ -124,7 +124,7 @@ public final class FramePacer {
 
     // MARK: Prediction
 
-    /// Whether ``sequence(at:nearest:)`` predicts from the fitted vblank grid (``VBlankGrid``):
+    /// Whether ``sequence(at:nearest:)`` predicts from the fitted vblank grid (`VBlankGrid`):
     /// fixed refresh with hardware vblank, once the fit is established.
     var usesFittedGrid: Bool { vrrRange == nil && backend.hasHardwareVBlank && grid.isEstablished }
 
@@ -140,7 +140,7 @@ public final class FramePacer {
     /// at or after `t − ε`; `nearest` the one nearest to `t`, an exact tie going to the later one.
     ///
     /// The vblanks are predicted from the fitted grid of the recent vblank timestamps
-    /// (``VBlankGrid``: their own period, their jitter averaged out), so that the vblank a time
+    /// (`VBlankGrid`: their own period, their jitter averaged out), so that the vblank a time
     /// falls at is the same at every callback that asks: predicted from the last raw timestamp
     /// and the nominal refresh, a drifting or jittery panel moved a content time due at a vblank
     /// from "not yet" at one callback to "already passed" at the next (24 fps at 200 ppm). A
@@ -324,7 +324,7 @@ public final class FramePacer {
     }
 
     /// The deadline of a frame about to be drawn in the callback `update` and presented with
-    /// `intent` (``plan(intent:update:)``): scripted lateness is measured from it.
+    /// `intent` (`plan(intent:update:)`): scripted lateness is measured from it.
     func deadline(of intent: PresentIntent, update: DisplayLinkUpdate.Timing) -> Nanoseconds {
         plan(intent: intent, update: update).deadline
     }

@@ -83,7 +83,7 @@ public struct VRRAvailability: Equatable, Sendable {
 /// Low-framerate compensation in software: a frame meant to stay up longer than the panel's
 /// longest refresh (1/min Hz) is shown for k evenly spaced refreshes by flipping the same
 /// framebuffer again (each flip starts a refresh under VRR); how many and when is CadenceCore's
-/// ``LowFramerateCompensation``, the model the fake display uses too. The frame's duration is the
+/// `LowFramerateCompensation`, the model the fake display uses too. The frame's duration is the
 /// interval between the last two frames committed; a new frame cancels the repeats left. Each
 /// repeat is committed early by the latency the last frame flip took from commit to refresh, so
 /// that the refreshes land on the even spacing.
