@@ -271,7 +271,7 @@ extension FramePacer {
             // time it was meant for (its target, or the earliest discarded frame's) is late, and
             // the screen showed stale content for exactly that long (MetricKit's hitch,
             // "actual − expected > 0"). Its dropped frame intervals are ⌈lateness / frame⌉, at
-            // least 1, so that any late frame fails `--max-dropped 0`. Rounding to whole frames
+            // least 1, so that any late frame counts against a limit of 0 dropped. Rounding to whole frames
             // made anything under half a frame vanish.
             let frame = r.effectiveRateHz > 0 ? 1e9 / r.effectiveRateHz : refreshInterval
             let eps = timestampUncertainty

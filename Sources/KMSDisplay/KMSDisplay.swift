@@ -341,7 +341,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     /// The last software vblank at or before `t`: vblank `last.sequence + k` has happened
     /// exactly when `t` ≥ ``softwareVBlankTime(_:)`` of it (the same rounding both ways: a
     /// floor of the quotient alone put `t` = that time one vblank short, and a wait for it
-    /// returned at once, forever — `--backend fake-drm:bochs --latency 2` hung).
+    /// returned at once, forever: the bochs profile on the fake DRM device hung at latency 2).
     private func softwareVBlank(at t: Nanoseconds) -> VBlank {
         let period = refreshInterval
         guard period > 0, t > last.timestamp else { return last }
