@@ -9,14 +9,22 @@
 # card it cannot open or master (permissions, a compositor) is an error with what to do.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# "pkg-config-name apt-package..." per system library of Package.swift.
-libs=$(tools/system-libraries.sh Package.swift)
+# The system libraries Package.swift links, by pkg-config name and Debian package. The list is
+# written out here so that this script reads on its own; tools/system-libraries.sh derives the
+# same pairs from Package.swift's `providers: [.apt([...])]`, and a library added there but not
+# here is installed too (and tools/check-install-lists.sh fails until it is listed here).
+libs="
+libdrm libdrm-dev
+gbm libgbm-dev
+libseat libseat-dev
+libudev libudev-dev
+$(tools/system-libraries.sh Package.swift)"
 missing=()
 while read -r pc pkgs; do
     [ -n "$pc" ] || continue
     if ! command -v pkg-config >/dev/null || ! pkg-config --exists "$pc" 2>/dev/null; then
         read -r -a p <<<"$pkgs"
-        missing+=("${p[@]}")
+        for x in "${p[@]}"; do [[ " ${missing[*]} " == *" $x "* ]] || missing+=("$x"); done
     fi
 done <<<"$libs"
 if ((${#missing[@]})); then

@@ -30,6 +30,7 @@ for m in "${manifests[@]}"; do
         [ -n "$pkgs" ] || { fail "$m: system library '$pc' has no providers: [.apt([...])]"; continue; }
         for p in $pkgs; do
             listed "$p" || fail "$m: '$pc' is provided by $p, which tools/apt-packages.txt does not list"
+            [ "$m" != Package.swift ] || grep -qE "^$pc $p\$" tools/cadence-run.sh || fail "tools/cadence-run.sh does not list '$pc $p' (set-up command 1 installs what Package.swift links)"
             [ "$m" != Package.swift ] || grep -q -- "$p" "$guide" || fail "$guide does not name $p (a consumer of the library needs it)"
             dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || fail "$p (for '$pc' in $m) is not installed"
         done
