@@ -6,7 +6,7 @@
 /// In the steady state it allocates nothing per frame. The display-link callbacks are in
 /// FramePacer+Links.swift, submission (one flip at a time, at the vblank each frame is for) in
 /// FramePacer+Submission.swift, completion events and the accounting of each frame in
-/// FramePacer+Completion.swift.
+/// FramePacer+Completion.swift, vblank prediction and frame targets in FramePacer+Prediction.swift.
 public final class FramePacer {
     /// The display being driven.
     public let backend: any DisplayBackend
@@ -122,79 +122,6 @@ public final class FramePacer {
     /// The current time on the display clock.
     public func now() -> Nanoseconds { backend.now() }
 
-    // MARK: Prediction
-
-    /// Whether ``sequence(at:nearest:)`` predicts from the fitted vblank grid (`VBlankGrid`):
-    /// fixed refresh with hardware vblank, once the fit is established.
-    var usesFittedGrid: Bool { vrrRange == nil && backend.hasHardwareVBlank && grid.isEstablished }
-
-    /// Predicted time of vblank `sequence` from the last known vblank and the nominal refresh:
-    /// the frame's target time and deadline. It depends on the last vblank alone, so a log
-    /// segment replays to the same numbers without the history before it.
-    public func time(ofSequence sequence: UInt64) -> Nanoseconds {
-        let d = Int64(bitPattern: sequence &- lastVBlank.sequence)
-        return lastVBlank.timestamp &+ clampedNanoseconds((Double(d) * refreshInterval).rounded())
-    }
-
-    /// The vblank `present(at: t)` aims at: "not before" (`nearest` false) the first one predicted
-    /// at or after `t − ε`; `nearest` the one nearest to `t`, an exact tie going to the later one.
-    ///
-    /// The vblanks are predicted from the fitted grid of the recent vblank timestamps
-    /// (`VBlankGrid`: their own period, their jitter averaged out), so that the vblank a time
-    /// falls at is the same at every callback that asks: predicted from the last raw timestamp
-    /// and the nominal refresh, a drifting or jittery panel moved a content time due at a vblank
-    /// from "not yet" at one callback to "already passed" at the next (24 fps at 200 ppm). A
-    /// vblank that has happened is known, not predicted: "not before" a time after the last
-    /// vblank's own timestamp (plus ε) is never that vblank or an earlier one. An answer once
-    /// given for a time is not revised to an earlier vblank later: at an exact tie a fresh
-    /// residual (ε, the fit) can tip the answer, and a callback that was told "not yet" for a
-    /// vblank must not find its frame due at that vblank one callback later (already passed).
-    public func sequence(at t: Nanoseconds, nearest: Bool = false) -> UInt64 {
-        let answer = predictedSequence(at: t, nearest: nearest)
-        if let m = lastAnswer, m.time == t, m.nearest == nearest, m.sequence > answer, m.sequence > lastVBlank.sequence {
-            return m.sequence
-        }
-        lastAnswer = (t, nearest, answer)
-        return answer
-    }
-
-    private func predictedSequence(at t: Nanoseconds, nearest: Bool) -> UInt64 {
-        let fitted = usesFittedGrid ? grid.time(of: lastVBlank.sequence) : nil
-        let anchor = fitted ?? time(ofSequence: lastVBlank.sequence)
-        let period = fitted != nil ? grid.period : refreshInterval
-        let steps: Double
-        if nearest {
-            steps = (Double(t &- anchor) / period + 0.5).rounded(.down)
-        } else {
-            steps = (Double(t &- timestampUncertainty &- anchor) / period).rounded(.up)
-        }
-        var s = Int64(bitPattern: lastVBlank.sequence) &+ Int64(steps)
-        if !nearest && t &- timestampUncertainty > lastVBlank.timestamp {
-            s = Swift.max(s, Int64(bitPattern: lastVBlank.sequence &+ 1))
-        }
-        return UInt64(Swift.max(0, s))
-    }
-
-    /// Fixed refresh: how many refreshes after the previous shown frame a frame presented with
-    /// `present(afterMinimumDuration: d)` is shown (the smallest n ≥ 1 with n·refresh ≥ d − ε).
-    public func minimumDurationRefreshes(_ d: Nanoseconds) -> UInt64 {
-        TimestampUncertainty.refreshes(forMinimumDuration: d, refreshInterval: refreshInterval, epsilon: timestampUncertainty)
-    }
-
-    /// Learns a vblank newer than (or a second timestamp of) ``lastVBlank``: its residual against
-    /// the nominal grid feeds ε.
-    func observe(_ vb: VBlank) {
-        guard vrrRange == nil, backend.hasHardwareVBlank, vb.sequence >= lastVBlank.sequence else { return }
-        guard gridAnchored else {
-            gridAnchored = vb.sequence > lastVBlank.sequence
-            return
-        }
-        let step = vb.sequence &- lastVBlank.sequence
-        if step == 0 && vb.timestamp == lastVBlank.timestamp { return }
-        if step <= TimestampUncertainty.maxStep { uncertainty.record(vb.timestamp &- time(ofSequence: vb.sequence)) }
-        grid.add(sequence: vb.sequence, timestamp: vb.timestamp)
-    }
-
     // MARK: Presenting
 
     /// Presents the current contents of the backend's surface as frame `frameIndex`.
@@ -281,52 +208,6 @@ public final class FramePacer {
         if sessionPausedAt != nil { flushForPause() }
         try trySubmit()
         return id
-    }
-
-    /// Where a frame presented now with `intent` from a callback with `update` is aimed: its
-    /// target vblank (fixed refresh; the callback's under VRR) and time, its deadline, and the
-    /// sequence (fixed) or time bit pattern (VRR) it is predicted to latch at.
-    ///
-    /// The deadline is the frame's *own*: its target minus the commit margin, never earlier than
-    /// the callback's (a frame whose minimum duration or `present(at:)` time puts it after the
-    /// callback's target has until then; lateness and its cause are judged from it).
-    func plan(intent: PresentIntent, update: DisplayLinkUpdate.Timing?) -> (targetSequence: UInt64, targetTime: Nanoseconds, deadline: Nanoseconds, predicted: UInt64) {
-        let prev: UInt64? = count > 0 ? predicted[(head + count - 1) % ring.count] : nil
-        if vrrRange != nil {
-            // Times stored as UInt64 bit patterns of Nanoseconds.
-            let nowT = backend.now()
-            let prevT = prev.map { Nanoseconds(bitPattern: $0) } ?? (havePresented ? lastPresentedTime : lastVBlank.timestamp)
-            let minGap = Nanoseconds(refreshInterval.rounded())
-            let earliest = Swift.max(nowT, prevT &+ minGap)
-            var target: Nanoseconds
-            switch intent {
-            case .nextOpportunity: target = update?.targetPresentationTimestamp ?? earliest
-            case .at(let t, _): target = t
-            case .afterMinimumDuration(let d):
-                target = Swift.max(update?.targetPresentationTimestamp ?? earliest, prevT &+ d &- timestampUncertainty)
-            }
-            let own = target &- commitMargin
-            return (update?.targetSequence ?? 0, target, update.map { Swift.max($0.deadline, own) } ?? own,
-                    UInt64(bitPattern: Swift.max(target, earliest)))
-        }
-        let prevSeq = prev ?? (havePresented ? Swift.max(lastPresentedSeq, lastVBlank.sequence) : lastVBlank.sequence)
-        let earliest = Swift.max(lastVBlank.sequence &+ 1, prevSeq &+ 1)
-        var target: UInt64
-        switch intent {
-        case .nextOpportunity: target = update?.targetSequence ?? earliest
-        case .at(let t, let nearest): target = sequence(at: t, nearest: nearest)
-        case .afterMinimumDuration(let d):
-            target = Swift.max(update?.targetSequence ?? earliest, prevSeq &+ minimumDurationRefreshes(d))
-        }
-        let time = time(ofSequence: target)
-        let own = time &- commitMargin
-        return (target, time, update.map { Swift.max($0.deadline, own) } ?? own, Swift.max(target, earliest))
-    }
-
-    /// The deadline of a frame about to be drawn in the callback `update` and presented with
-    /// `intent` (`plan(intent:update:)`): scripted lateness is measured from it.
-    func deadline(of intent: PresentIntent, update: DisplayLinkUpdate.Timing) -> Nanoseconds {
-        plan(intent: intent, update: update).deadline
     }
 
     // MARK: Loop
