@@ -36,12 +36,8 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
     // VRR state.
     private var lastRefreshStart: Nanoseconds
     private var lastFlipStart: Nanoseconds = -1
-    /// The frame duration LFC spreads repeats over: the shorter of the last two commit
-    /// intervals (``LowFramerateCompensation/frameDuration(lastInterval:previousInterval:)``), 0
-    /// before the second commit.
-    private var commitInterval: Nanoseconds = 0
-    private var lastCommit: Nanoseconds = -1
-    private var previousCommitInterval: Nanoseconds = 0
+    /// The frame duration LFC spreads repeats over (``CommitCadence``).
+    private var cadence = CommitCadence()
     private var repeatIndex: Int64 = 0
 
     // Flip state.
@@ -142,12 +138,7 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
         if pending != nil || sessionResumeAt != nil { throw BackendFailure.busy }
         if faults.contains(.busy(submission: index)) { throw BackendFailure.busy }
         pending = (frame, clockNow, index)
-        if lastCommit >= 0 {
-            let interval = clockNow - lastCommit
-            commitInterval = LowFramerateCompensation.frameDuration(lastInterval: interval, previousInterval: previousCommitInterval)
-            previousCommitInterval = interval
-        }
-        lastCommit = clockNow
+        cadence.committed(at: clockNow)
         if vrrRange != nil || !configuration.hasHardwareVBlank { nextVBlankTime = computeNextVBlankTime() }
         for f in faults {
             if case .processStoppedInCommit(let n, let by) = f, n == index { stopProcess(for: by) }
@@ -276,8 +267,8 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
         // compensation, ``LowFramerateCompensation``), else at the longest refresh.
         var repeatAt = lastRefreshStart + maxInterval
         let lfc = LowFramerateCompensation(range: vrr.lowerBound * (1 - configuration.driftPPM / 1e6)...vrr.upperBound * (1 - configuration.driftPPM / 1e6))
-        if lastFlipStart >= 0, commitInterval > 0,
-           let at = lfc.repeatStart(Int(repeatIndex) + 1, frameStart: lastFlipStart, duration: commitInterval), at > lastRefreshStart {
+        if lastFlipStart >= 0, cadence.frameDuration > 0,
+           let at = lfc.repeatStart(Int(repeatIndex) + 1, frameStart: lastFlipStart, duration: cadence.frameDuration), at > lastRefreshStart {
             repeatAt = at
         }
         if let p = pending {

@@ -21,15 +21,6 @@ public struct LowFramerateCompensation: Sendable, Equatable {
     /// The panel's longest refresh (ns, 1/minimum Hz).
     public var maximumIntervalNs: Double { 1e9 / range.lowerBound }
 
-    /// The duration LFC plans a frame for from the last two commit intervals: the shorter one
-    /// (the only one at the start). One late frame makes one long interval; planning repeats
-    /// from it alone would put a repeat in the middle of the next frame, which then waits for
-    /// the panel's shortest refresh after the repeat (a second hitch behind the first). A
-    /// content cadence below the panel's minimum makes both intervals long.
-    public static func frameDuration(lastInterval: Nanoseconds, previousInterval: Nanoseconds) -> Nanoseconds {
-        previousInterval > 0 ? Swift.min(lastInterval, previousInterval) : lastInterval
-    }
-
     /// How many refreshes a frame meant to stay up `duration` ns is shown for: 1 when the panel
     /// holds it (up to its longest refresh, with 0.1% of slack for microsecond-rounded
     /// timestamps), else the fewest k with duration / k inside the range; 1 when no k fits (the
@@ -48,5 +39,31 @@ public struct LowFramerateCompensation: Sendable, Equatable {
         let k = refreshes(forFrameDuration: duration)
         guard index >= 1, index < k else { return nil }
         return frameStart &+ (Nanoseconds(index) &* duration) / Nanoseconds(k)
+    }
+}
+
+/// The frame duration ``LowFramerateCompensation`` plans from, learnt from commit times: the
+/// shorter of the last two commit intervals (the only one after the second commit; 0 before).
+/// One late frame makes one long interval; planning repeats from it alone would put a repeat in
+/// the middle of the next frame, which then waits for the panel's shortest refresh after the
+/// repeat (a second hitch behind the first). A content cadence below the panel's minimum makes
+/// both intervals long. The fake display and KMSDisplay's repeats both keep one.
+public struct CommitCadence: Sendable, Equatable {
+    /// When the last frame was committed, nil before the first.
+    public private(set) var lastCommit: Nanoseconds? = nil
+    /// The duration to plan the current frame for (ns), 0 before the second commit.
+    public private(set) var frameDuration: Nanoseconds = 0
+    private var previousInterval: Nanoseconds = 0
+
+    public init() {}
+
+    /// A frame was committed at `t`.
+    public mutating func committed(at t: Nanoseconds) {
+        if let last = lastCommit {
+            let interval = t - last
+            frameDuration = previousInterval > 0 ? Swift.min(interval, previousInterval) : interval
+            previousInterval = interval
+        }
+        lastCommit = t
     }
 }

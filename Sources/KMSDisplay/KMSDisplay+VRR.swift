@@ -96,25 +96,18 @@ struct VRRRepeats {
     var done = 0
     /// A repeat flip is in flight.
     var inFlight = false
-    var lastCommit: Int64 = 0
-    var commitInterval: Int64 = 0
-    var previousCommitInterval: Int64 = 0
+    var cadence = CommitCadence()
     var response: Int64 = 0
 
     mutating func frameCommitted(at t: Int64) {
-        if lastCommit > 0 {
-            let interval = t - lastCommit
-            commitInterval = LowFramerateCompensation.frameDuration(lastInterval: interval, previousInterval: previousCommitInterval)
-            previousCommitInterval = interval
-        }
-        lastCommit = t
+        cadence.committed(at: t)
         done = count
     }
 
     mutating func framePresented(at t: Int64, range: ClosedRange<Double>) {
         let lfc = LowFramerateCompensation(range: range)
-        response = Swift.max(0, Swift.min(t - lastCommit, Int64(lfc.minimumIntervalNs)))
-        duration = commitInterval
+        response = Swift.max(0, Swift.min(t - (cadence.lastCommit ?? 0), Int64(lfc.minimumIntervalNs)))
+        duration = cadence.frameDuration
         lastFrame = t
         done = 0
         count = lfc.refreshes(forFrameDuration: duration)
