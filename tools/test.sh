@@ -171,24 +171,39 @@ t_vm=$(date +%s)
 swift build -c release --product cadence 2>&1 | tail -n 3
 release_bin="$(swift build -c release --show-bin-path)/cadence"
 vm_rc=0
-tools/vm/pacing.sh --bin "$release_bin" || vm_rc=1
-tools/vm/validate.sh --bin "$release_bin" || vm_rc=1
-tools/vm/observe.sh --bin "$release_bin" || vm_rc=1
+# Each VM step's output is kept; the end of the run names the steps that failed and repeats
+# their failed checks, so the tail of a CI log says what failed.
+vm_failed=""
+vm_step() {
+    local name=$1; shift
+    local out="/tmp/cadence-vm-step-$name.log"
+    if ! "$@" 2>&1 | tee "$out"; then vm_failed="$vm_failed $name"; vm_rc=1; fi
+}
+vm_step pacing tools/vm/pacing.sh --bin "$release_bin"
+vm_step validate tools/vm/validate.sh --bin "$release_bin"
+vm_step observe tools/vm/observe.sh --bin "$release_bin"
 echo "pacing + validate wall time (release build included): $(( $(date +%s) - t_vm )) s"
 took "VM pacing + validate"
 echo "== VM fault checks (vkms, bochs, virtio-gpu; the release build)"
-tools/vm/faults.sh --bin "$release_bin" || vm_rc=1
+vm_step faults tools/vm/faults.sh --bin "$release_bin"
 took "VM faults"
 echo "== VM seat sessions (vkms, seatd, chvt mid-run; the release build)"
-tools/vm/seat.sh --bin "$release_bin" || vm_rc=1
+vm_step seat tools/vm/seat.sh --bin "$release_bin"
 took "VM seat"
 echo "== VM hotplug (vkms, Virtual-1 forced off/on: list --watch, run, validate; the release build)"
-tools/vm/hotplug.sh --bin "$release_bin" || vm_rc=1
+vm_step hotplug tools/vm/hotplug.sh --bin "$release_bin"
 took "VM hotplug"
 echo "== VM several outputs (vkms2: vkms patched to two outputs; run/validate --connector all; the release build)"
-tools/vm/outputs.sh --bin "$release_bin" || vm_rc=1
+vm_step outputs tools/vm/outputs.sh --bin "$release_bin"
 took "VM outputs"
 echo "== VM two cards (vkms and virtio-gpu in one guest; run --connector all over both cards; the release build)"
-tools/vm/cards.sh --bin "$release_bin" || vm_rc=1
+vm_step cards tools/vm/cards.sh --bin "$release_bin"
 took "VM cards"
+if [ -n "$vm_failed" ]; then
+    echo "== VM steps that failed:$vm_failed"
+    for name in $vm_failed; do
+        echo "-- $name: its failed checks (full output: /tmp/cadence-vm-step-$name.log)"
+        grep -E "^FAIL |FAIL:| failed|VM failed" "/tmp/cadence-vm-step-$name.log" | tail -n 20 || true
+    done
+fi
 exit "$vm_rc"
