@@ -6,7 +6,11 @@ extension FramePacer {
     func handle(_ e: BackendEvent) {
         switch e {
         case .vblank(let vb):
-            lastVBlankEventDelay = backend.now() &- vb.timestamp
+            let receivedAt = backend.now()
+            lastVBlankEventDelay = receivedAt &- vb.timestamp
+            if lastVBlankEventDelay > Nanoseconds(refreshInterval / 4) && lateVBlankEvents.count < 64 {
+                lateVBlankEvents.append(VBlankReceipt(sequence: vb.sequence, receivedAt: receivedAt))
+            }
             observe(vb)
             if vb.sequence > lastVBlank.sequence { lastVBlank = vb }
             if let o = outstandingRequest, vb.sequence > o { outstandingRequest = nil }
@@ -16,6 +20,7 @@ extension FramePacer {
                 lastVBlank = vb
             }
             lastCompletionDelay = receivedAt &- vb.timestamp
+            lastCompletionReceived = receivedAt
             guard inFlight, count > 0, ring[head].id == id else { return }
             inFlight = false
             var r = ring[head]
@@ -191,6 +196,11 @@ extension FramePacer {
 
     /// Hands a completed frame to the accounting hook and to its drawable's presented handlers.
     func deliver(_ r: FrameReport) {
+        var r = r
+        if !lateVBlankEvents.isEmpty {
+            r.lateVBlankEvents = lateVBlankEvents
+            lateVBlankEvents.removeAll(keepingCapacity: true)
+        }
         onFrameCompleted?(r)
         if var d = drawables.removeValue(forKey: r.id) {
             d.complete(r)
@@ -315,8 +325,9 @@ extension FramePacer {
             return .copyLate
         }
         if r.commitTime != 0 && r.commitTime > r.deadline {
-            // Rendered in time, committed late: the previous flip's completion came late, or we did.
-            return flipEventWasLate() ? .flipLate : .schedulerLate
+            // Rendered in time, committed late: the previous flip's completion came late (after
+            // the deadline, itself late, vblank events on time), or we did.
+            return r.committedBehindLateFlipEvent ? .flipLate : .schedulerLate
         }
         return .flipLate
     }

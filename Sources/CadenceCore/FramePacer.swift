@@ -68,6 +68,10 @@ public final class FramePacer {
     var retryAfterBusy = false
     var lastCompletionDelay: Nanoseconds = 0
     var lastVBlankEventDelay: Nanoseconds = 0
+    /// When the last flip completion was received (the event's receipt time, which a log keeps).
+    var lastCompletionReceived: Nanoseconds = 0
+    /// Vblank events received late since the last completed frame (handed to the next one's report).
+    var lateVBlankEvents: [VBlankReceipt] = []
     /// Without hardware vblank: how long the last flip took from commit to completion, so that
     /// the next is committed that much before its target time.
     var softwareCommitLead: Nanoseconds = 0

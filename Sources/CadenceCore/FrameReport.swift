@@ -94,6 +94,16 @@ public struct FrameReport: Equatable, Sendable {
     public var schedulerDelay: Nanoseconds = 0
     /// The callback was held back until a late flip completion freed the pipeline.
     public var waitedOnLateFlip: Bool = false
+    /// When committed: the last flip completion before the commit was received after this
+    /// frame's deadline, over a quarter refresh after its own vblank, while vblank events came on
+    /// time: a commit after the deadline waited on a late flip event (flip-late), not on a
+    /// process held up (scheduler-late). Decided at the commit, from the completion that held it
+    /// (not the frame's own, which comes after).
+    public var committedBehindLateFlipEvent: Bool = false
+    /// Vblank events received over a quarter refresh after their timestamps since the previous
+    /// completed frame (the process was held up): the pacer judges causes by how late its vblank
+    /// events came, so a log keeps these receipts and a replay delivers those events as late.
+    public var lateVBlankEvents: [VBlankReceipt] = []
     /// Refreshes per frame of the display link that made this frame when the link was presenting
     /// steadily (its previous callback presented too): the frame was due that many refreshes after
     /// the previous shown frame, whatever vblank its callback then aimed at. 0: no such cadence
@@ -142,4 +152,18 @@ public struct FrameReport: Equatable, Sendable {
 
     /// True when the frame reached the screen with a known timestamp.
     public var wasPresented: Bool { outcome == .onTime || outcome == .late }
+}
+
+/// A vblank event and when the client received it.
+public struct VBlankReceipt: Equatable, Sendable {
+    /// The vblank's sequence number.
+    public var sequence: UInt64
+    /// When the event was read.
+    public var receivedAt: Nanoseconds
+
+    /// A receipt of the event for vblank `sequence`, read at `receivedAt`.
+    public init(sequence: UInt64, receivedAt: Nanoseconds) {
+        self.sequence = sequence
+        self.receivedAt = receivedAt
+    }
 }

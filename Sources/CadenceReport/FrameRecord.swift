@@ -67,6 +67,10 @@ public struct FrameRecord: Codable, Equatable, Sendable {
     /// "render-late", "copy-late", "scheduler-late", "flip-late", "busy", "device-lost"; absent
     /// when nothing was missed.
     public var cause: DropCause?
+    /// Vblank events the run received over a quarter refresh late since the previous frame's
+    /// line (its process was held up): `[sequence, receivedNs]` pairs. Absent when none, and in
+    /// logs written before it (whose replays deliver every vblank event on time).
+    public var lateVBlankEvents: [[Int64]]?
 
     public init(_ r: FrameReport) {
         version = Self.currentVersion
@@ -103,5 +107,6 @@ public struct FrameRecord: Codable, Equatable, Sendable {
         intervalNs = r.interval
         intervalRefreshes = r.intervalRefreshes
         cause = r.cause
+        lateVBlankEvents = r.lateVBlankEvents.isEmpty ? nil : r.lateVBlankEvents.map { [Int64(bitPattern: $0.sequence), $0.receivedAt] }
     }
 }

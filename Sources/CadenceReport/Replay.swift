@@ -43,6 +43,11 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     /// earlier. Hardware that stamps a vblank with the end of the blanking interval (the start of
     /// scanout) delivers its events before that time, as the fake display with jitter does.
     private var knownEarly: [UInt64: Nanoseconds] = [:]
+    /// Vblank sequence → when the recorded run received its event, where that was over a quarter
+    /// refresh late (logged as `lateVBlankEvents`): the run judged causes by how late its vblank
+    /// events came (a late flip event while vblank events were on time is flip-late; both late
+    /// is the process held up), so the replay delivers those events as late.
+    private var lateVBlankEventAt: [UInt64: Nanoseconds] = [:]
     /// Events before their timestamps are replayed (`knownEarly`, flip receipts) only on a
     /// fixed-refresh display with a hardware vblank counter, where sequences and timestamps
     /// form a grid; elsewhere nothing is replayed before its timestamp.
@@ -146,6 +151,11 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
             let s = sequence(near: planned)
             if abs(time(of: s) &- planned) < clampedNanoseconds(refreshInterval / 4) {
                 wakeAtSequence[s] = Swift.max(wakeAtSequence[s] ?? 0, r.wakeNs)
+            }
+        }
+        for r in recs {
+            for e in r.lateVBlankEvents ?? [] where e.count == 2 && e[0] >= 0 {
+                lateVBlankEventAt[UInt64(e[0])] = Swift.max(lateVBlankEventAt[UInt64(e[0])] ?? 0, e[1])
             }
         }
         // Vblanks the recorded run knew of before their timestamps (see `knownEarly`).
@@ -392,7 +402,7 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
             let wake = loggedDelays ? wakeAtSequence[s] : wakeAt[t]
             // Early when the recorded run knew of it early, late when it woke late.
             let on = wake == nil ? Swift.min(t, knownEarly[s] ?? t) : t
-            enqueue(.vblank(VBlank(sequence: s, timestamp: t)), at: Swift.max(on, wake ?? on), order: 1)
+            enqueue(.vblank(VBlank(sequence: s, timestamp: t)), at: Swift.max(on, wake ?? on, lateVBlankEventAt[s] ?? on), order: 1)
         }
     }
 

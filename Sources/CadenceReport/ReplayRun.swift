@@ -51,6 +51,10 @@ public enum Replay {
             if best == nil || r.differences.count < best!.differences.count { best = r }
         }
         if log.rotated != nil { best!.note = log.segmentDescription }
+        if let v = log.header?.version, v < RunLogHeader.currentVersion {
+            let old = "log version \(v): judged by version \(RunLogHeader.currentVersion)'s rules (VRR lateness in time, the late-commit cause), so its VRR and late-commit verdicts may differ"
+            best!.note = best!.note.map { $0 + "; " + old } ?? old
+        }
         return best!
     }
 

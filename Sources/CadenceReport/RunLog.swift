@@ -10,7 +10,16 @@ import Foundation
 /// context records existed are read as before.
 public struct RunLogHeader: Codable, Equatable, Sendable {
     /// Format version of header and end lines (frame lines carry their own `version`).
-    public static let currentVersion = 1
+    /// Version 2 changed what some logged verdicts mean (the frame lines' shape is unchanged):
+    /// under VRR a frame shown after its target is late by any lateness over the tolerance (in
+    /// version 1, only from half a frame interval on, in whole frame intervals); a frame rendered
+    /// in time but committed after its deadline is flip-late only when the flip completion it
+    /// waited for came late while vblank events came on time (in version 1, when its own flip
+    /// event did). Frame lines may carry `lateVBlankEvents`.
+    public static let currentVersion = 2
+    /// The versions this build reads: version 1 logs still report and replay (a replay judges
+    /// them by version 2's rules and says so).
+    public static let readableVersions = 1...2
     /// Always "run".
     public var record: String = "run"
     public var version: Int = RunLogHeader.currentVersion
@@ -172,8 +181,8 @@ public struct RunLog: Sendable {
                 throw Invalid("\(name): line \(number) is not a JSON object; not a Cadence run log")
             }
             if let kind = dict["record"] as? String {
-                guard let v = dict["version"] as? Int, v == RunLogHeader.currentVersion else {
-                    throw Invalid("\(name): line \(number): unknown log version \(dict["version"].map { "\($0)" } ?? "(none)") (this build reads \(RunLogHeader.currentVersion))")
+                guard let v = dict["version"] as? Int, RunLogHeader.readableVersions.contains(v) else {
+                    throw Invalid("\(name): line \(number): unknown log version \(dict["version"].map { "\($0)" } ?? "(none)") (this build reads \(RunLogHeader.readableVersions.lowerBound) to \(RunLogHeader.readableVersions.upperBound))")
                 }
                 switch kind {
                 case "run":
@@ -298,6 +307,9 @@ public struct RunLog: Sendable {
             ("intent.requestedTimeNs", r.intent.requestedTimeNs ?? 0),
         ]
         for (k, v) in times where !(0...maxTimeNs).contains(v) { return k }
+        for e in r.lateVBlankEvents ?? [] {
+            if e.count != 2 || !(0...Int64(maxIndex)).contains(e[0]) || !(0...maxTimeNs).contains(e[1]) { return "lateVBlankEvents" }
+        }
         let spans: [(String, Int64)] = [
             ("intervalNs", r.intervalNs), ("hitchNs", r.hitchNs), ("schedulerDelayNs", r.schedulerDelayNs ?? 0),
             ("intent.minDurationNs", r.intent.minDurationNs ?? 0),

@@ -70,10 +70,10 @@ import FoundationXML
         // With --allow-partial the complete lines are read.
         let partial = try RunLog.parse(cut, name: "x", allowPartialLastLine: true)
         #expect(partial.records.count == 3 && partial.skippedPartialBytes == 40 && partial.end == nil)
-        // A newer frame version is refused.
-        var text = String(decoding: good, as: UTF8.self)
-        text = text.replacingOccurrences(of: "\"version\":1}", with: "\"version\":9}")
-        check(Data(text.utf8), "unknown")
+        // A newer log version (the header's) or frame version is refused.
+        let text = String(decoding: good, as: UTF8.self)
+        check(Data(text.replacingOccurrences(of: "\"version\":2}", with: "\"version\":9}").utf8), "line 1: unknown log version 9 (this build reads 1 to 2)")
+        check(Data(text.replacingOccurrences(of: "\"version\":1,\"wakeNs\"", with: "\"version\":9,\"wakeNs\"").utf8), "line 2: unknown frame record version 9")
         // A header only is not a log.
         let headerOnly = good.prefix(through: good.firstIndex(of: 0x0A)!)
         check(Data(headerOnly), "no frame records")

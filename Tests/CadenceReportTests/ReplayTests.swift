@@ -191,3 +191,97 @@ import Testing
         }
     }
 }
+
+@Suite struct ReplayHeldUpEventTests {
+    /// Seen in the VM under a loaded host (10 Hz link on vkms): a frame waiting for the vblank
+    /// before its target got that vblank's event 17 ms late (the process was held up), committed
+    /// after its deadline, and its own flip event came late too. The run judged it
+    /// scheduler-late (vblank events were late as well); the replay delivered the vblank event
+    /// on time and called it flip-late. The stall below holds a vblank's events as the host did;
+    /// the late completion event makes the flip-event rule look at both. Swept over the vblank
+    /// the stall starts at, so that one of them is the vblank before frame 50's target.
+    @Test(arguments: 296..<308)
+    func aVBlankEventHeldUpReplaysAsHeldUp(stallAt: Int) throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var cfg = config(frames: 100)
+        cfg.range = FrameRateRange(minimum: 10, maximum: 10, preferred: 10)
+        cfg.commitMargin = 1_000_000
+        var fake = FakeDisplayConfiguration()
+        fake.faults = [.stall(atVBlank: stallAt, by: 18_000_000), .lateEvent(submission: 50, by: 8_000_000)]
+        let (path, recorded) = try recordRun(cfg, fake: fake, in: dir)
+        let log = try RunLog.read(path: path)
+        let result = try Replay.run(log)
+        #expect(result.differences == [], "stall at vblank \(stallAt)")
+        let replayed = Dictionary(result.records.map { ($0.frame, $0) }, uniquingKeysWith: { a, _ in a })
+        for r in log.records {
+            #expect(replayed[r.frame]?.cause == r.cause, "frame \(r.frame): \(String(describing: r.cause)) replayed as \(String(describing: replayed[r.frame]?.cause))")
+        }
+        #expect(result.recorded == recorded)
+    }
+
+    /// A stall of every event (the process held up for 30–100 ms) while a flip completion is
+    /// also late: the run tells a late flip event (flip-late) from a process held up (scheduler-late)
+    /// by whether its vblank events came late too. The log keeps the late vblank receipts, so the
+    /// replay judges each frame alike (before, the replay delivered every vblank event on time
+    /// and called the held-up frames flip-late).
+    /// (A 2 s `SIGSTOP` does not replay exactly yet: the replay's busy retries and the frame
+    /// committed before the stop differ; the stalls below do.)
+    @Test(arguments: [
+        (1, FakeFault.stall(atVBlank: 120, by: 45_000_000)),
+        (2, FakeFault.stall(atVBlank: 120, by: 45_000_000)),
+        (3, FakeFault.stall(atVBlank: 120, by: 45_000_000)),
+        (1, FakeFault.stall(atVBlank: 121, by: 100_000_000)),
+        (2, FakeFault.stall(atVBlank: 122, by: 30_000_000)),
+    ])
+    func heldUpProcessReplaysAsHeldUp(latency: Int, fault: FakeFault) throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var fake = FakeDisplayConfiguration()
+        fake.faults = [fault]
+        let (path, recorded) = try recordRun(config(frames: 400, latency: latency), fake: fake, in: dir)
+        #expect(recorded.causes["scheduler-late"] != nil, "\(recorded.causes)")
+        let log = try RunLog.read(path: path)
+        #expect(log.records.contains { !($0.lateVBlankEvents ?? []).isEmpty })
+        let result = try Replay.run(log)
+        #expect(result.differences == [])
+        let replayed = Dictionary(result.records.map { ($0.frame, $0) }, uniquingKeysWith: { a, _ in a })
+        for r in log.records where r.cause != nil || replayed[r.frame]?.cause != nil {
+            #expect(replayed[r.frame]?.cause == r.cause, "frame \(r.frame)")
+        }
+    }
+}
+
+@Suite struct LogVersionTests {
+    /// Version 2 changed what some verdicts mean (VRR lateness, the late-commit cause): a version 1
+    /// log still reads, reports and replays, and the replay says which rules judged it; a version
+    /// the build does not know is refused in one line naming it.
+    @Test func versionOneStillReplaysAndUnknownVersionsAreRefused() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (path, recorded) = try recordRun(config(frames: 200, injectLate: [50: 2]), in: dir)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.hasPrefix("{") && text.split(separator: "\n").first!.contains(#""version":2"#))
+        let current = try Replay.run(try RunLog.read(path: path))
+        #expect(current.note == nil && current.differences == [])
+        for (version, refused) in [(1, false), (3, true)] {
+            let lines = text.split(separator: "\n").map { line in
+                line.contains(#""record":"#) ? line.replacingOccurrences(of: #""version":2"#, with: #""version":\#(version)"#) : String(line)
+            }
+            let other = dir + "/v\(version).jsonl"
+            try (lines.joined(separator: "\n") + "\n").write(toFile: other, atomically: true, encoding: .utf8)
+            if refused {
+                #expect(throws: RunLog.Invalid(other + ": line 1: unknown log version 3 (this build reads 1 to 2)")) {
+                    _ = try RunLog.read(path: other)
+                }
+            } else {
+                let log = try RunLog.read(path: other)
+                #expect(log.header?.version == 1)
+                #expect(LogAnalysis.summary(of: log).droppedRefreshes == recorded.droppedRefreshes)
+                let r = try Replay.run(log)
+                #expect(r.differences == [])
+                #expect(r.note?.hasPrefix("log version 1: judged by version 2's rules") == true, "\(String(describing: r.note))")
+            }
+        }
+    }
+}
