@@ -4,24 +4,47 @@
 /// A client's flips carry no intent, so each interval between consecutive flips (in
 /// refreshes, from the vblank sequences) is judged against the client's rate: the expected
 /// interval is the one of the expected rate when one is given (refresh / rate, rounded, at least 1), else the
-/// client's dominant interval so far (the most frequent one, the shorter on a tie; the first
-/// interval sets it). A flip `k` refreshes after the previous one, with `e` expected, dropped
+/// client's dominant interval so far (the most frequent one, the shorter on a tie). Until one
+/// interval has been seen ``establishingIntervals`` times the client's flips are held, then
+/// judged against that cadence (the end of the observation judges what is still held). A flip `k` refreshes after the previous one, with `e` expected, dropped
 /// `k − e` refreshes (one drop event); its hitch is its timestamp minus the time the expected
 /// vblank had (previous timestamp + e periods). The cause is known when the client's commit
 /// time is: committed after that expected vblank → render-late (the client was late), before
 /// it → flip-late (the flip did not latch in time). The totals are a ``FrameAccounting``, so
 /// the summary is a ``RunSummary`` like `run`'s.
 public struct ObservedCadence {
+    /// Intervals of one length seen before the client's cadence counts as known (without a
+    /// fixed interval): flips before that are held and judged once it is known, so a client's
+    /// first intervals are judged against the cadence it settles into, never against themselves
+    /// (an app whose first frame stayed 3 refreshes at 60 Hz dropped 2; judged by itself it
+    /// would have set the expected interval to 3).
+    public static let establishingIntervals = 4
+    /// Flips held at most while the cadence is not known; then the dominant interval so far rules.
+    public static let maximumHeldFlips = 240
     /// The expected interval in refreshes, when fixed by the user.
     public let fixedInterval: Int?
     public private(set) var accounting = FrameAccounting()
     /// Interval counts by refreshes (index = refreshes; the last bucket: that many or more).
     public private(set) var intervalCounts = [Int](repeating: 0, count: 33)
+    /// The last flip judged (the chain the intervals are measured along).
     private var previous: (sequence: UInt64, timestamp: Int64)?
+    /// The last flip added (interval counts are taken as flips arrive).
+    private var lastArrived: UInt64?
+    private var known: Bool
+    private var held: [Flip] = []
+
+    private struct Flip {
+        var sequence: UInt64
+        var timestamp: Int64
+        var committedAt: Int64?
+        var periodNs: Double
+        var crtc: UInt32
+    }
 
     /// `fixedInterval`: the expected interval in refreshes (nil: the dominant one).
     public init(fixedInterval: Int? = nil) {
         self.fixedInterval = fixedInterval.map { Swift.max(1, $0) }
+        known = fixedInterval != nil
     }
 
     /// The expected interval for a client flipping at `rateHz` on a `refreshHz` display.
@@ -38,46 +61,80 @@ public struct ObservedCadence {
         return best == 0 ? 1 : best
     }
 
+    /// The client's cadence is known (fixed, or one interval seen ``establishingIntervals`` times):
+    /// flips are judged as they come. Before, they are held (see ``flush()``).
+    public var isCadenceKnown: Bool { known }
+
+    /// Flips added but not judged yet (the cadence is not known).
+    public var heldFlips: Int { held.count }
+
     /// Adds one flip (sequence unwrapped, kernel timestamp ns, commit time when known) on a
-    /// display of `periodNs` per refresh; returns its report (also added to ``accounting``).
-    @discardableResult
-    public mutating func add(sequence: UInt64, timestamp: Int64, committedAt: Int64?, periodNs: Double, crtc: UInt32 = 0) -> FrameReport {
+    /// display of `periodNs` per refresh; returns the reports of the flips judged now, in flip
+    /// order (also added to ``accounting``): this one once the cadence is known, with every flip
+    /// held before it; none while it is not. Each report's `cadenceRefreshes` is the interval it
+    /// was judged against.
+    public mutating func add(sequence: UInt64, timestamp: Int64, committedAt: Int64?, periodNs: Double, crtc: UInt32 = 0) -> [FrameReport] {
+        if let last = lastArrived, sequence > last {
+            let k = Int(Swift.min(sequence - last, UInt64(Int32.max)))
+            intervalCounts[Swift.min(k, intervalCounts.count - 1)] += 1
+        }
+        if lastArrived == nil || sequence > lastArrived! { lastArrived = sequence }
+        let flip = Flip(sequence: sequence, timestamp: timestamp, committedAt: committedAt, periodNs: periodNs, crtc: crtc)
+        if !known {
+            held.append(flip)
+            let settled = intervalCounts.max() ?? 0 >= Self.establishingIntervals
+            guard settled || held.count >= Self.maximumHeldFlips else { return [] }
+            known = true
+            return flush()
+        }
+        return [judge(flip)]
+    }
+
+    /// Judges every held flip against the dominant interval so far (the end of the observation,
+    /// or the cadence just became known) and returns their reports in flip order.
+    public mutating func flush() -> [FrameReport] {
+        let out = held.map { judge($0) }
+        held.removeAll()
+        return out
+    }
+
+    private mutating func judge(_ f: Flip) -> FrameReport {
         var r = FrameReport()
         r.frameIndex = accounting.frames
         r.id = FrameID(accounting.frames)
-        r.sequence = sequence
-        r.presentedTime = timestamp
-        r.commitTime = committedAt ?? 0
-        r.crtc = crtc
+        r.sequence = f.sequence
+        r.presentedTime = f.timestamp
+        r.commitTime = f.committedAt ?? 0
+        r.crtc = f.crtc
         r.outcome = .onTime
-        guard let prev = previous, sequence > prev.sequence else {
+        let e = expectedInterval
+        r.cadenceRefreshes = e
+        guard let prev = previous, f.sequence > prev.sequence else {
             // The first flip (or a repeated or older sequence: nothing to judge it by).
-            if previous == nil { previous = (sequence, timestamp) }
-            r.targetSequence = sequence
-            r.targetTime = timestamp
+            if previous == nil { previous = (f.sequence, f.timestamp) }
+            r.targetSequence = f.sequence
+            r.targetTime = f.timestamp
             accounting.add(r)
             return r
         }
-        let k = Int(Swift.min(sequence - prev.sequence, UInt64(Int32.max)))
-        intervalCounts[Swift.min(k, intervalCounts.count - 1)] += 1
-        let e = expectedInterval
-        r.interval = timestamp &- prev.timestamp
+        let k = Int(Swift.min(f.sequence - prev.sequence, UInt64(Int32.max)))
+        r.interval = f.timestamp &- prev.timestamp
         r.intervalRefreshes = k
         r.targetSequence = prev.sequence + UInt64(e)
-        let expectedTime = prev.timestamp &+ Int64((Double(e) * periodNs).rounded())
+        let expectedTime = prev.timestamp &+ Int64((Double(e) * f.periodNs).rounded())
         r.targetTime = expectedTime
         if k > e {
             r.outcome = .late
             r.lateRefreshes = k - e
             r.droppedRefreshes = k - e
-            r.hitch = Swift.max(0, timestamp &- expectedTime)
-            if let c = committedAt {
+            r.hitch = Swift.max(0, f.timestamp &- expectedTime)
+            if let c = f.committedAt {
                 // Committed after the vblank it should have latched at (minus 1 ms of margin for
                 // the commit's own work): the client was late.
                 r.cause = c >= expectedTime &- 1_000_000 ? .renderLate : .flipLate
             }
         }
-        previous = (sequence, timestamp)
+        previous = (f.sequence, f.timestamp)
         accounting.add(r)
         return r
     }

@@ -5,7 +5,8 @@ import Foundation
 /// that `report` draws and sums an observed client exactly as it does a run.
 ///
 /// The log is a `{"record":"observe","version":1}` line, one
-/// `{"record":"frame","kind":"observed",…}` line per flip (any client, in trace order) and, when
+/// `{"record":"frame","kind":"observed",…}` line per flip (each client's in flip order, written
+/// once the client's cadence is known: its first flips are held until then) and, when
 /// the observation ended cleanly, an `{"record":"end","observe":{…}}` line with each client's
 /// summary. A rotated log's later files have a `{"record":"continuation",…}` second line, and a
 /// file the observation went on from ends with `{"record":"rotated",…}` (each file reads alone).
@@ -134,6 +135,10 @@ public struct ObservedLog: Sendable {
             }
         }
         if order.isEmpty { throw RunLog.Invalid("\(name): no observed flips (nothing flipped while it was observed)") }
+        // A client's lines come once its cadence is known (its first flips are held until then),
+        // so the order of first lines is not the order of first flips: sort by the first flip.
+        let firstFlip = Dictionary(uniqueKeysWithValues: order.map { ($0, flips[$0]!.map(\.flipNs).min() ?? 0) })
+        order = order.enumerated().sorted { (firstFlip[$0.element]!, $0.offset) < (firstFlip[$1.element]!, $1.offset) }.map(\.element)
         var clients: [Client] = []
         for key in order {
             let fs = flips[key]!

@@ -20,6 +20,8 @@ final class ObserveSession {
     private var fits: [Int32: RunningLinearFit] = [:]
     private var vblanks: [Int32: Int] = [:]
     private var clients: [ClientKey: ObservedCadence] = [:]
+    /// Each client's flips not judged yet (its cadence not known), oldest first.
+    private var heldFlips: [ClientKey: [FlipTracker.Flip]] = [:]
     private var order: [ClientKey] = []
     private var log: RotatingLineFile?
     private var logFrames = 0
@@ -156,17 +158,29 @@ final class ObserveSession {
                     displays = ObservedDisplays(devicePath: path)
                 }
                 var c = clients[key] ?? { order.append(key); return ObservedCadence(fixedInterval: fixed) }()
-                let r = c.add(sequence: f.sequence, timestamp: f.timestamp, committedAt: f.committedAt, periodNs: period, crtc: UInt32(f.crtc))
+                // Held until the client's cadence is known; then judged in flip order.
+                heldFlips[key, default: []].append(f)
+                let judged = c.add(sequence: f.sequence, timestamp: f.timestamp, committedAt: f.committedAt, periodNs: period, crtc: UInt32(f.crtc))
                 clients[key] = c
-                if r.droppedRefreshes > largest[key, default: 0] { largest[key] = r.droppedRefreshes }
-                if keepReports { reports[key, default: []].append(r) }
-                let task = stream.tracker.tasks[f.file]
-                let name = clientName(f.file)
-                metrics.record(r, labels: labels(key), refreshHz: 1e9 / period, expectedInterval: c.expectedInterval)
-                let cause = r.cause?.rawValue ?? ""
-                write(&csv, "csv", "\(f.crtc),\(name),\(task?.pid ?? 0),\(f.sequence),\(f.timestamp),\(f.committedAt ?? 0),\(r.intervalRefreshes),\(r.droppedRefreshes),\(r.hitch),\(cause),\(f.exact)")
-                writeLog(#"{"record":"frame","kind":"observed","crtc":\#(f.crtc),"client":"\#(jsonEscape(name))","pid":\#(task?.pid ?? 0),"file":"\#(String(f.file, radix: 16))","sequence":\#(f.sequence),"flipNs":\#(f.timestamp),"commitNs":\#(f.committedAt ?? 0),"deliveredNs":\#(f.deliveredAt),"intervalNs":\#(r.interval),"intervalRefreshes":\#(r.intervalRefreshes),"expectedRefreshes":\#(c.expectedInterval),"targetNs":\#(r.targetTime),"targetSequence":\#(r.targetSequence),"droppedRefreshes":\#(r.droppedRefreshes),"hitchNs":\#(r.hitch),"cause":\#(r.cause.map { "\"\($0.rawValue)\"" } ?? "null"),"exact":\#(f.exact)}"#)
+                emit(judged, key: key, period: period)
             }
+        }
+    }
+
+    /// Logs, writes and counts the judged flips of `key` (the oldest of its held flips each).
+    private func emit(_ judged: [FrameReport], key: ClientKey, period: Double) {
+        guard !judged.isEmpty else { return }
+        let flips = heldFlips[key, default: []].prefix(judged.count)
+        heldFlips[key]?.removeFirst(flips.count)
+        for (r, f) in zip(judged, flips) {
+            if r.droppedRefreshes > largest[key, default: 0] { largest[key] = r.droppedRefreshes }
+            if keepReports { reports[key, default: []].append(r) }
+            let task = stream.tracker.tasks[f.file]
+            let name = clientName(f.file)
+            metrics.record(r, labels: labels(key), refreshHz: 1e9 / period, expectedInterval: r.cadenceRefreshes)
+            let cause = r.cause?.rawValue ?? ""
+            write(&csv, "csv", "\(f.crtc),\(name),\(task?.pid ?? 0),\(f.sequence),\(f.timestamp),\(f.committedAt ?? 0),\(r.intervalRefreshes),\(r.droppedRefreshes),\(r.hitch),\(cause),\(f.exact)")
+            writeLog(#"{"record":"frame","kind":"observed","crtc":\#(f.crtc),"client":"\#(jsonEscape(name))","pid":\#(task?.pid ?? 0),"file":"\#(String(f.file, radix: 16))","sequence":\#(f.sequence),"flipNs":\#(f.timestamp),"commitNs":\#(f.committedAt ?? 0),"deliveredNs":\#(f.deliveredAt),"intervalNs":\#(r.interval),"intervalRefreshes":\#(r.intervalRefreshes),"expectedRefreshes":\#(r.cadenceRefreshes),"targetNs":\#(r.targetTime),"targetSequence":\#(r.targetSequence),"droppedRefreshes":\#(r.droppedRefreshes),"hitchNs":\#(r.hitch),"cause":\#(r.cause.map { "\"\($0.rawValue)\"" } ?? "null"),"exact":\#(f.exact)}"#)
         }
     }
 
@@ -230,6 +244,14 @@ final class ObserveSession {
         events.removeAll()
         stream.finish(into: &events)
         handle()
+        // Flips still held (a client whose cadence never settled): judged against its dominant
+        // interval so far.
+        for key in order {
+            guard var c = clients[key], c.heldFlips > 0 else { continue }
+            let judged = c.flush()
+            clients[key] = c
+            emit(judged, key: key, period: periodNs(key.crtc))
+        }
         var result = ObserveResult()
         result.durationSeconds = seconds
         result.traceLines = stream.lines

@@ -10,9 +10,51 @@ import Testing
         var c = ObservedCadence(fixedInterval: fixed)
         var reports: [FrameReport] = []
         for (i, s) in seqs.enumerated() {
-            reports.append(c.add(sequence: s, timestamp: Int64((Double(s) * period).rounded()), committedAt: commits?[i] ?? nil, periodNs: period))
+            reports += c.add(sequence: s, timestamp: Int64((Double(s) * period).rounded()), committedAt: commits?[i] ?? nil, periodNs: period)
         }
+        reports += c.flush()
+        #expect(reports.count == seqs.count && c.heldFlips == 0)
         return (c, reports)
+    }
+
+    /// Issue 21 finding 6: beside `cadence run` on vkms the app's frame 1 stayed on screen 3
+    /// refreshes (2 dropped) and observe, whose first interval set the expected one, logged it
+    /// `expectedRefreshes 3, droppedRefreshes 0`. The first intervals are now held until the
+    /// cadence is known and judged against it: the app's log and observe agree from frame 0.
+    @Test func theFirstIntervalsAreJudgedAgainstTheCadenceSettledInto() {
+        let (c, r) = run([100, 103, 104, 105, 106, 107, 108, 110, 111])
+        #expect(r.map(\.droppedRefreshes) == [0, 2, 0, 0, 0, 0, 0, 1, 0])
+        #expect(r.map(\.cadenceRefreshes).allSatisfy { $0 == 1 })
+        #expect(c.accounting.droppedRefreshes == 3 && c.accounting.dropEvents == 2)
+        // Held while unknown: nothing is judged before one interval was seen 4 times.
+        var live = ObservedCadence()
+        var judged: [Int] = []
+        for (i, s) in [UInt64(0), 3, 4, 5, 6, 7].enumerated() {
+            let out = live.add(sequence: s, timestamp: Int64(s) * 16_666_667, committedAt: nil, periodNs: period)
+            judged.append(out.count)
+            #expect(live.isCadenceKnown == (i >= 5))
+        }
+        #expect(judged == [0, 0, 0, 0, 0, 6])
+        // A 30 Hz client whose first frame was late: 2 expected, 3 seen at the start is 1 dropped.
+        let (_, t) = run([0, 3, 5, 7, 9, 11, 13])
+        #expect(t.map(\.droppedRefreshes) == [0, 1, 0, 0, 0, 0, 0])
+        // A fixed interval judges at once.
+        var fixed = ObservedCadence(fixedInterval: 1)
+        #expect(fixed.add(sequence: 0, timestamp: 0, committedAt: nil, periodNs: period).count == 1)
+        #expect(fixed.add(sequence: 3, timestamp: 50_000_001, committedAt: nil, periodNs: period).map(\.droppedRefreshes) == [2])
+        // A client that never settles is judged at the end against its dominant interval so far.
+        let (u, v) = run([0, 1, 3, 6])
+        #expect(u.expectedInterval == 1 && v.map(\.droppedRefreshes) == [0, 0, 1, 2])
+        // And the held flips are bounded: a client alternating 1 and 2 settles by count anyway.
+        var alt = ObservedCadence()
+        var seq: UInt64 = 0
+        var out = 0
+        for i in 0..<(ObservedCadence.maximumHeldFlips + 10) {
+            seq += UInt64(1 + i % 7)
+            out += alt.add(sequence: seq, timestamp: Int64(seq) * 16_666_667, committedAt: nil, periodNs: period).count
+            #expect(alt.heldFlips <= ObservedCadence.maximumHeldFlips)
+        }
+        #expect(out + alt.flush().count == ObservedCadence.maximumHeldFlips + 10)
     }
 
     @Test func dropsAgainstTheDominantInterval() {

@@ -72,6 +72,19 @@ for attempt in 1 2; do
     echo $attempt >/out/a_attempts.txt
 done
 
+# (a2) issue 21 finding 6: without --expect-rate observe learns the app's cadence; the app's
+# frame 1 is 2 refreshes late (so its first interval is 3), five runs: observe must equal the
+# app's log from its first interval on, the start included.
+for attempt in 1 2 3 4 5; do
+    cadence observe --duration 6.5 --log /out/obs_s$attempt.jsonl >/dev/null 2>/out/obs_s$attempt.err &
+    op=$!
+    sleep 1.5
+    cadence run --backend kms --scene solid --frames 240 --inject-late 1:2,45:2,130:1,190:3 --log /out/start$attempt.jsonl --quiet >/out/start$attempt.out 2>/out/start$attempt.err
+    echo $? >/out/start$attempt.rc
+    wait $op; echo $? >/out/obs_s$attempt.rc
+    clean s$attempt
+done
+
 # measure's refresh, for (b).
 cadence measure --duration 5 --json >/out/measure.json 2>/out/measure.err; echo $? >/out/measure.rc
 
@@ -142,7 +155,7 @@ t0=$(date +%s)
 echo "== VM done in $(( $(date +%s) - t0 )) s; host-side checks"
 
 
-for t in idle nobody a1 a2 b1 b2 vpass1 vpass2 vfail int; do
+for t in idle nobody a1 a2 s1 s2 s3 s4 s5 b1 b2 vpass1 vpass2 vfail int; do
     [ -f "$out/tracefs_$t.txt" ] || continue
     check "tracefs clean after $t" cmp -s "$out/tracefs_boot.txt" "$out/tracefs_$t.txt"
 done
@@ -160,6 +173,15 @@ done
 check "(a) observe's drops equal the app's log frame by frame" test "$a_ok" = 0
 check "(a) observe exit 0" test "$(rc obs_a1)" = 0
 
+echo "-- (a2) beside cadence run --frames 240 --inject-late 1:2,45:2,130:1,190:3, observe without --expect-rate, 5 runs"
+s_ok=0
+for attempt in 1 2 3 4 5; do
+    python3 "$here/observe_check.py" app "$out/start$attempt.jsonl" "$out/obs_s$attempt.jsonl" && s_ok=$((s_ok + 1))
+done
+check "(a2) observe equals the app's log from its first interval, start drops included, in 5 of 5 runs" test "$s_ok" = 5
+f1_ok=0
+for attempt in 1 2 3 4 5; do python3 "$here/observe_check.py" start "$out/start$attempt.jsonl" 2 && f1_ok=$((f1_ok + 1)); done
+check "(a2) the app's frame 1 dropped at least the 2 injected refreshes in every run (the start is judged)" test "$f1_ok" = 5
 echo "-- (b) beside modetest -v"; head -n 3 "$out/modetest1.out" || true
 check "(b) observe exit 0" sh -c "test $(rc obs_b1) = 0 && test $(rc obs_b2) = 0"
 b_ok=1

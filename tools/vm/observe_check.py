@@ -4,6 +4,7 @@
   observe_check.py app APP.jsonl OBSERVE.jsonl    the same flips (sequences); observe's drops per
                                                    flip equal the app's own log's and the repeats
                                                    the kernel's sequences in that log show (see app())
+  observe_check.py start APP.jsonl N                the app's frame 1 dropped at least N refreshes
   observe_check.py modetest OBSERVE.json MEASURE.json   0 drops, refresh within 0.01%
   observe_check.py metrics FILE.prom OBSERVE.json  metric values equal the summary
   observe_check.py names OBSERVE.json COMMAND [PID]  the client with the most flips is COMMAND
@@ -81,6 +82,13 @@ def app(app_log, obs_log):
     return 0
 
 
+def start(app_log, n):
+    frames = [r for r in lines(app_log) if r.get("frame") == 1 and "record" not in r]
+    d = frames[0]["droppedRefreshes"] if frames else None
+    print(f"app frame 1: dropped {d} refreshes (at least {n} injected)")
+    return 0 if d is not None and d >= int(n) else 1
+
+
 def modetest(obs_json, measure_json):
     obs = json.load(open(obs_json))
     m = find(json.load(open(measure_json)), "measuredRefreshHz")
@@ -150,4 +158,4 @@ def names(obs_json, command, pid=None):
 
 
 if __name__ == "__main__":
-    sys.exit({"app": app, "modetest": modetest, "metrics": metrics, "names": names}[sys.argv[1]](*sys.argv[2:]))
+    sys.exit({"app": app, "start": start, "modetest": modetest, "metrics": metrics, "names": names}[sys.argv[1]](*sys.argv[2:]))
