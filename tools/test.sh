@@ -122,6 +122,9 @@ if grep -rn "^import Foundation" Sources/CadenceCore || grep -rnE -- '--[a-z]' S
     exit 1
 fi
 
+echo "== swift-format: no new violations (.swift-format; per-file counts in tools/format-baseline.txt)"
+python3 tools/check-format.py
+
 echo "== DocC: every library product, no warnings"
 # The targets of every library product in Package.swift.
 doc_targets=$(swift package dump-package | python3 -c 'import json, sys
