@@ -2,6 +2,7 @@
 # Set-up command 2 of 2 (and what CI runs): installs every apt package the tests need,
 # builds, runs the unit tests, checks `cadence render` PNGs with Pillow, compares `cadence edid`
 # with edid-decode on the EDID corpus (tools/edid), checks that the CLI uses public API only,
+# lints with swift-format (tools/check-format.py: only new violations fail),
 # generates the DocC documentation of every library (no warnings allowed), builds and tests the
 # Examples package and runs its executable on the fake display, then boots Debian's
 # kernel in qemu (TCG) and runs the real-kernel integration tests on vkms, bochs and
