@@ -2,6 +2,7 @@
 # Set-up command 2 of 2 (and what CI runs): installs every apt package the tests need,
 # builds, runs the unit tests, checks `cadence render` PNGs with Pillow, compares `cadence edid`
 # with edid-decode on the EDID corpus (tools/edid), checks that the CLI uses public API only,
+# lints with swift-format (tools/check-format.py: only new violations fail),
 # generates the DocC documentation of every library (no warnings allowed), builds and tests the
 # Examples package and runs its executable on the fake display, then boots Debian's
 # kernel in qemu (TCG) and runs the real-kernel integration tests on vkms, bochs and
@@ -121,6 +122,9 @@ if grep -rn "^import Foundation" Sources/CadenceCore || grep -rnE -- '--[a-z]' S
     echo "a library below the CLI knows the CLI (lines above)"
     exit 1
 fi
+
+echo "== swift-format: no new violations (.swift-format; per-file counts in tools/format-baseline.txt)"
+python3 tools/check-format.py
 
 echo "== DocC: every library product, no warnings"
 # The targets of every library product in Package.swift.

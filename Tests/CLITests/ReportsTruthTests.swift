@@ -12,7 +12,7 @@ import Testing
     }
 
     /// Finding 8: a perfect 60 Hz run judged after a 1 s warm-up measures 60.000 Hz (it said
-    /// 60.250 and passed `--min-rate 60.1`); the README's windowed example is 59.722 Hz.
+    /// 60.250 and passed `--min-rate 60.1`); docs/validate.md's windowed example is 59.722 Hz.
     @Test func aWarmupDoesNotOverstateTheRate() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }

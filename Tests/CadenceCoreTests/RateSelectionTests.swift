@@ -49,7 +49,7 @@ import Testing
         #expect(fixed(144, 100, 144, 120).hz == 144)
     }
 
-    /// The rule of docs/PacingModel.md, row by row: inside the range the divisor nearest to the
+    /// The rule of CadenceCore.docc/PacingModel.md, row by row: inside the range the divisor nearest to the
     /// preferred rate (ties to the higher); no divisor inside: never below the minimum when a
     /// divisor at or above it exists.
     @Test(arguments: [
