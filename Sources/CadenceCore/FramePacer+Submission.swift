@@ -60,7 +60,8 @@ extension FramePacer {
                 try backend.submit(frame: r.id)
                 let end = backend.now()
                 ring[head].commitTime = end
-                ring[head].committedBehindLateFlipEvent = lastCompletionReceived > ring[head].deadline && flipEventWasLate()
+                ring[head].committedBehindLateFlipEvent =
+                    lastCompletionReceived > ring[head].deadline && flipEventWasLate()
                 inFlight = true
                 retryAfterBusy = false
                 // A commit that returns a refresh or more late: the process was held up inside it.

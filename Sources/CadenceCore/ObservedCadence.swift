@@ -73,13 +73,16 @@ public struct ObservedCadence {
     /// order (also added to ``accounting``): this one once the cadence is known, with every flip
     /// held before it; none while it is not. Each report's `cadenceRefreshes` is the interval it
     /// was judged against.
-    public mutating func add(sequence: UInt64, timestamp: Int64, committedAt: Int64?, periodNs: Double, crtc: UInt32 = 0) -> [FrameReport] {
+    public mutating func add(
+        sequence: UInt64, timestamp: Int64, committedAt: Int64?, periodNs: Double, crtc: UInt32 = 0
+    ) -> [FrameReport] {
         if let last = lastArrived, sequence > last {
             let k = Int(Swift.min(sequence - last, UInt64(Int32.max)))
             intervalCounts[Swift.min(k, intervalCounts.count - 1)] += 1
         }
         if lastArrived == nil || sequence > lastArrived! { lastArrived = sequence }
-        let flip = Flip(sequence: sequence, timestamp: timestamp, committedAt: committedAt, periodNs: periodNs, crtc: crtc)
+        let flip = Flip(
+            sequence: sequence, timestamp: timestamp, committedAt: committedAt, periodNs: periodNs, crtc: crtc)
         if !known {
             held.append(flip)
             let settled = intervalCounts.max() ?? 0 >= Self.establishingIntervals

@@ -107,6 +107,7 @@ public struct FrameRecord: Codable, Equatable, Sendable {
         intervalNs = r.interval
         intervalRefreshes = r.intervalRefreshes
         cause = r.cause
-        lateVBlankEvents = r.lateVBlankEvents.isEmpty ? nil : r.lateVBlankEvents.map { [Int64(bitPattern: $0.sequence), $0.receivedAt] }
+        let late = r.lateVBlankEvents.map { [Int64(bitPattern: $0.sequence), $0.receivedAt] }
+        lateVBlankEvents = late.isEmpty ? nil : late
     }
 }

@@ -138,7 +138,9 @@ public struct ObservedLog: Sendable {
         // A client's lines come once its cadence is known (its first flips are held until then),
         // so the order of first lines is not the order of first flips: sort by the first flip.
         let firstFlip = Dictionary(uniqueKeysWithValues: order.map { ($0, flips[$0]!.map(\.flipNs).min() ?? 0) })
-        order = order.enumerated().sorted { (firstFlip[$0.element]!, $0.offset) < (firstFlip[$1.element]!, $1.offset) }.map(\.element)
+        order = order.enumerated()
+            .sorted { (firstFlip[$0.element]!, $0.offset) < (firstFlip[$1.element]!, $1.offset) }
+            .map(\.element)
         var clients: [Client] = []
         for key in order {
             let fs = flips[key]!

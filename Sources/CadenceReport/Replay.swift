@@ -402,7 +402,8 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
             let wake = loggedDelays ? wakeAtSequence[s] : wakeAt[t]
             // Early when the recorded run knew of it early, late when it woke late.
             let on = wake == nil ? Swift.min(t, knownEarly[s] ?? t) : t
-            enqueue(.vblank(VBlank(sequence: s, timestamp: t)), at: Swift.max(on, wake ?? on, lateVBlankEventAt[s] ?? on), order: 1)
+            let at = Swift.max(on, wake ?? on, lateVBlankEventAt[s] ?? on)
+            enqueue(.vblank(VBlank(sequence: s, timestamp: t)), at: at, order: 1)
         }
     }
 

@@ -52,7 +52,8 @@ public enum Replay {
         }
         if log.rotated != nil { best!.note = log.segmentDescription }
         if let v = log.header?.version, v < RunLogHeader.currentVersion {
-            let old = "log version \(v): judged by version \(RunLogHeader.currentVersion)'s rules (VRR lateness in time, the late-commit cause), so its VRR and late-commit verdicts may differ"
+            let rules = "(VRR lateness in time, the late-commit cause), so its VRR and late-commit verdicts may differ"
+            let old = "log version \(v): judged by version \(RunLogHeader.currentVersion)'s rules \(rules)"
             best!.note = best!.note.map { $0 + "; " + old } ?? old
         }
         return best!

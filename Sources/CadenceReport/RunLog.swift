@@ -182,7 +182,10 @@ public struct RunLog: Sendable {
             }
             if let kind = dict["record"] as? String {
                 guard let v = dict["version"] as? Int, RunLogHeader.readableVersions.contains(v) else {
-                    throw Invalid("\(name): line \(number): unknown log version \(dict["version"].map { "\($0)" } ?? "(none)") (this build reads \(RunLogHeader.readableVersions.lowerBound) to \(RunLogHeader.readableVersions.upperBound))")
+                    let found = dict["version"].map { "\($0)" } ?? "(none)"
+                    let known = RunLogHeader.readableVersions
+                    let reads = "this build reads \(known.lowerBound) to \(known.upperBound)"
+                    throw Invalid("\(name): line \(number): unknown log version \(found) (\(reads))")
                 }
                 switch kind {
                 case "run":
@@ -308,7 +311,9 @@ public struct RunLog: Sendable {
         ]
         for (k, v) in times where !(0...maxTimeNs).contains(v) { return k }
         for e in r.lateVBlankEvents ?? [] {
-            if e.count != 2 || !(0...Int64(maxIndex)).contains(e[0]) || !(0...maxTimeNs).contains(e[1]) { return "lateVBlankEvents" }
+            guard e.count == 2, (0...Int64(maxIndex)).contains(e[0]), (0...maxTimeNs).contains(e[1]) else {
+                return "lateVBlankEvents"
+            }
         }
         let spans: [(String, Int64)] = [
             ("intervalNs", r.intervalNs), ("hitchNs", r.hitchNs), ("schedulerDelayNs", r.schedulerDelayNs ?? 0),

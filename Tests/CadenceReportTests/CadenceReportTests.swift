@@ -72,8 +72,10 @@ import FoundationXML
         #expect(partial.records.count == 3 && partial.skippedPartialBytes == 40 && partial.end == nil)
         // A newer log version (the header's) or frame version is refused.
         let text = String(decoding: good, as: UTF8.self)
-        check(Data(text.replacingOccurrences(of: "\"version\":2}", with: "\"version\":9}").utf8), "line 1: unknown log version 9 (this build reads 1 to 2)")
-        check(Data(text.replacingOccurrences(of: "\"version\":1,\"wakeNs\"", with: "\"version\":9,\"wakeNs\"").utf8), "line 2: unknown frame record version 9")
+        let newerLog = text.replacingOccurrences(of: "\"version\":2}", with: "\"version\":9}")
+        check(Data(newerLog.utf8), "line 1: unknown log version 9 (this build reads 1 to 2)")
+        let newerFrame = text.replacingOccurrences(of: "\"version\":1,\"wakeNs\"", with: "\"version\":9,\"wakeNs\"")
+        check(Data(newerFrame.utf8), "line 2: unknown frame record version 9")
         // A header only is not a log.
         let headerOnly = good.prefix(through: good.firstIndex(of: 0x0A)!)
         check(Data(headerOnly), "no frame records")

@@ -139,7 +139,6 @@ import Testing
     }
 }
 
-
 @Suite struct ReplayEarlyReceiptTests {
     /// A flip completion received before its (scanout-stamped) timestamp replays when it was
     /// received, also when a display-link callback had already woken for that vblank earlier
@@ -215,7 +214,8 @@ import Testing
         #expect(result.differences == [], "stall at vblank \(stallAt)")
         let replayed = Dictionary(result.records.map { ($0.frame, $0) }, uniquingKeysWith: { a, _ in a })
         for r in log.records {
-            #expect(replayed[r.frame]?.cause == r.cause, "frame \(r.frame): \(String(describing: r.cause)) replayed as \(String(describing: replayed[r.frame]?.cause))")
+            let got = replayed[r.frame]?.cause
+            #expect(got == r.cause, "frame \(r.frame): \(r.cause?.rawValue ?? "none") replayed as \(got?.rawValue ?? "none")")
         }
         #expect(result.recorded == recorded)
     }
@@ -232,7 +232,7 @@ import Testing
         (2, FakeFault.stall(atVBlank: 120, by: 45_000_000)),
         (3, FakeFault.stall(atVBlank: 120, by: 45_000_000)),
         (1, FakeFault.stall(atVBlank: 121, by: 100_000_000)),
-        (2, FakeFault.stall(atVBlank: 122, by: 30_000_000)),
+        (2, FakeFault.stall(atVBlank: 122, by: 30_000_000))
     ])
     func heldUpProcessReplaysAsHeldUp(latency: Int, fault: FakeFault) throws {
         let dir = temporaryDirectory()
@@ -266,7 +266,8 @@ import Testing
         #expect(current.note == nil && current.differences == [])
         for (version, refused) in [(1, false), (3, true)] {
             let lines = text.split(separator: "\n").map { line in
-                line.contains(#""record":"#) ? line.replacingOccurrences(of: #""version":2"#, with: #""version":\#(version)"#) : String(line)
+                guard line.contains(#""record":"#) else { return String(line) }
+                return line.replacingOccurrences(of: #""version":2"#, with: #""version":\#(version)"#)
             }
             let other = dir + "/v\(version).jsonl"
             try (lines.joined(separator: "\n") + "\n").write(toFile: other, atomically: true, encoding: .utf8)
@@ -280,7 +281,8 @@ import Testing
                 #expect(LogAnalysis.summary(of: log).droppedRefreshes == recorded.droppedRefreshes)
                 let r = try Replay.run(log)
                 #expect(r.differences == [])
-                #expect(r.note?.hasPrefix("log version 1: judged by version 2's rules") == true, "\(String(describing: r.note))")
+                let note = r.note ?? ""
+                #expect(note.hasPrefix("log version 1: judged by version 2's rules"), "\(note)")
             }
         }
     }

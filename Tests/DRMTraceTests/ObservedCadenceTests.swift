@@ -10,7 +10,8 @@ import Testing
         var c = ObservedCadence(fixedInterval: fixed)
         var reports: [FrameReport] = []
         for (i, s) in seqs.enumerated() {
-            reports += c.add(sequence: s, timestamp: Int64((Double(s) * period).rounded()), committedAt: commits?[i] ?? nil, periodNs: period)
+            let t = Int64((Double(s) * period).rounded())
+            reports += c.add(sequence: s, timestamp: t, committedAt: commits?[i] ?? nil, periodNs: period)
         }
         reports += c.flush()
         #expect(reports.count == seqs.count && c.heldFlips == 0)
@@ -41,7 +42,8 @@ import Testing
         // A fixed interval judges at once.
         var fixed = ObservedCadence(fixedInterval: 1)
         #expect(fixed.add(sequence: 0, timestamp: 0, committedAt: nil, periodNs: period).count == 1)
-        #expect(fixed.add(sequence: 3, timestamp: 50_000_001, committedAt: nil, periodNs: period).map(\.droppedRefreshes) == [2])
+        let late = fixed.add(sequence: 3, timestamp: 50_000_001, committedAt: nil, periodNs: period)
+        #expect(late.map(\.droppedRefreshes) == [2])
         // A client that never settles is judged at the end against its dominant interval so far.
         let (u, v) = run([0, 1, 3, 6])
         #expect(u.expectedInterval == 1 && v.map(\.droppedRefreshes) == [0, 0, 1, 2])
