@@ -4,20 +4,21 @@
 /// A client's flips carry no intent, so each interval between consecutive flips (in
 /// refreshes, from the vblank sequences) is judged against the client's rate: the expected
 /// interval is the one of the expected rate when one is given (refresh / rate, rounded, at least 1), else the
-/// client's dominant interval so far (the most frequent one, the shorter on a tie). Until one
-/// interval has been seen ``establishingIntervals`` times the client's flips are held, then
-/// judged against that cadence (the end of the observation judges what is still held). A flip `k` refreshes after the previous one, with `e` expected, dropped
+/// client's dominant interval so far (the most frequent one, the shorter on a tie). Until
+/// ``establishingIntervals`` equal intervals in a row the client's flips are held, then judged
+/// against that interval (the end of the observation judges what is still held). A flip `k` refreshes after the previous one, with `e` expected, dropped
 /// `k − e` refreshes (one drop event); its hitch is its timestamp minus the time the expected
 /// vblank had (previous timestamp + e periods). The cause is known when the client's commit
 /// time is: committed after that expected vblank → render-late (the client was late), before
 /// it → flip-late (the flip did not latch in time). The totals are a ``FrameAccounting``, so
 /// the summary is a ``RunSummary`` like `run`'s.
 public struct ObservedCadence {
-    /// Intervals of one length seen before the client's cadence counts as known (without a
-    /// fixed interval): flips before that are held and judged once it is known, so a client's
-    /// first intervals are judged against the cadence it settles into, never against themselves
-    /// (an app whose first frame stayed 3 refreshes at 60 Hz dropped 2; judged by itself it
-    /// would have set the expected interval to 3).
+    /// Equal intervals in a row after which the client's cadence counts as known (without a
+    /// fixed interval): flips before that are held and judged against that interval, so a
+    /// client's first intervals are judged against the cadence it settles into, never against
+    /// themselves (an app whose first frame stayed 3 refreshes at 60 Hz dropped 2; judged by
+    /// itself it would have set the expected interval to 3). In a row, not in all: a start that
+    /// alternates 2 and 1 refreshes under load is not a 30 Hz client.
     public static let establishingIntervals = 4
     /// Flips held at most while the cadence is not known; then the dominant interval so far rules.
     public static let maximumHeldFlips = 240
@@ -32,6 +33,10 @@ public struct ObservedCadence {
     private var lastArrived: UInt64?
     private var known: Bool
     private var held: [Flip] = []
+    /// The interval the held flips are judged against (the steady run's; nil: the dominant one).
+    private var settledInterval: Int?
+    /// The latest run of equal intervals: its length in refreshes and how many in a row.
+    private var steady: (interval: Int, count: Int) = (0, 0)
 
     private struct Flip {
         var sequence: UInt64
@@ -61,7 +66,7 @@ public struct ObservedCadence {
         return best == 0 ? 1 : best
     }
 
-    /// The client's cadence is known (fixed, or one interval seen ``establishingIntervals`` times):
+    /// The client's cadence is known (fixed, or ``establishingIntervals`` equal intervals in a row):
     /// flips are judged as they come. Before, they are held (see ``flush()``).
     public var isCadenceKnown: Bool { known }
 
@@ -79,22 +84,26 @@ public struct ObservedCadence {
         if let last = lastArrived, sequence > last {
             let k = Int(Swift.min(sequence - last, UInt64(Int32.max)))
             intervalCounts[Swift.min(k, intervalCounts.count - 1)] += 1
+            steady = steady.interval == k ? (k, steady.count + 1) : (k, 1)
         }
         if lastArrived == nil || sequence > lastArrived! { lastArrived = sequence }
         let flip = Flip(
             sequence: sequence, timestamp: timestamp, committedAt: committedAt, periodNs: periodNs, crtc: crtc)
         if !known {
             held.append(flip)
-            let settled = intervalCounts.max() ?? 0 >= Self.establishingIntervals
+            let settled = steady.count >= Self.establishingIntervals
             guard settled || held.count >= Self.maximumHeldFlips else { return [] }
             known = true
+            if settled { settledInterval = steady.interval }
+            defer { settledInterval = nil }
             return flush()
         }
         return [judge(flip)]
     }
 
-    /// Judges every held flip against the dominant interval so far (the end of the observation,
-    /// or the cadence just became known) and returns their reports in flip order.
+    /// Judges every held flip and returns their reports in flip order: against the steady
+    /// interval when the cadence just became known, else (the end of the observation, or too
+    /// many flips held) against the dominant interval so far.
     public mutating func flush() -> [FrameReport] {
         let out = held.map { judge($0) }
         held.removeAll()
@@ -110,7 +119,7 @@ public struct ObservedCadence {
         r.commitTime = f.committedAt ?? 0
         r.crtc = f.crtc
         r.outcome = .onTime
-        let e = expectedInterval
+        let e = settledInterval ?? expectedInterval
         r.cadenceRefreshes = e
         guard let prev = previous, f.sequence > prev.sequence else {
             // The first flip (or a repeated or older sequence: nothing to judge it by).

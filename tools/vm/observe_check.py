@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Host-side checks of tools/vm/observe.sh (exit 0 = pass, 1 = fail; prints why).
 
-  observe_check.py app APP.jsonl OBSERVE.jsonl    the same flips (sequences); observe's drops per
+  observe_check.py app APP.jsonl OBSERVE.jsonl [N]   the same flips (sequences); observe's drops per
                                                    flip equal the app's own log's and the repeats
-                                                   the kernel's sequences in that log show (see app())
+                                                   the kernel's sequences in that log show (see app());
+                                                   with N, only the app's first N frames
   observe_check.py start APP.jsonl N                the app's frame 1 dropped at least N refreshes
   observe_check.py modetest OBSERVE.json MEASURE.json   0 drops, refresh within 0.01%
   observe_check.py metrics FILE.prom OBSERVE.json  metric values equal the summary
@@ -39,8 +40,11 @@ def find(obj, key):
     return None
 
 
-def app(app_log, obs_log):
+def app(app_log, obs_log, first_frames=None):
     frames = [r for r in lines(app_log) if "frame" in r and "record" not in r]
+    if first_frames is not None:
+        # Only the app's first FIRST_FRAMES frames: the start, where observe learns the cadence.
+        frames = [r for r in frames if r["frame"] < int(first_frames)]
     shown = {r["sequence"]: r["droppedRefreshes"] for r in frames if r["outcome"] in ("on-time", "late")}
     flips = [r for r in lines(obs_log) if r.get("kind") == "observed" and r.get("client") == "cadence"]
     seen = {r["sequence"]: r["droppedRefreshes"] for r in flips}
