@@ -27,15 +27,15 @@ import Testing
         #expect(r.map(\.droppedRefreshes) == [0, 2, 0, 0, 0, 0, 0, 1, 0])
         #expect(r.map(\.cadenceRefreshes).allSatisfy { $0 == 1 })
         #expect(c.accounting.droppedRefreshes == 3 && c.accounting.dropEvents == 2)
-        // Held while unknown: nothing is judged before one interval was seen 4 times.
+        // Held while unknown: nothing is judged before 8 equal intervals in a row.
         var live = ObservedCadence()
         var judged: [Int] = []
-        for (i, s) in [UInt64(0), 3, 4, 5, 6, 7].enumerated() {
+        for (i, s) in [UInt64(0), 3, 4, 5, 6, 7, 8, 9, 10, 11].enumerated() {
             let out = live.add(sequence: s, timestamp: Int64(s) * 16_666_667, committedAt: nil, periodNs: period)
             judged.append(out.count)
-            #expect(live.isCadenceKnown == (i >= 5))
+            #expect(live.isCadenceKnown == (i >= 9))
         }
-        #expect(judged == [0, 0, 0, 0, 0, 6])
+        #expect(judged == [0, 0, 0, 0, 0, 0, 0, 0, 0, 10])
         // A 30 Hz client whose first frame was late: 2 expected, 3 seen at the start is 1 dropped.
         let (_, t) = run([0, 3, 5, 7, 9, 11, 13])
         #expect(t.map(\.droppedRefreshes) == [0, 1, 0, 0, 0, 0, 0])
@@ -44,6 +44,10 @@ import Testing
         let (_, n) = run([2711, 2715, 2717, 2718, 2720, 2721, 2723, 2724, 2726, 2728, 2729, 2730, 2731, 2732, 2733])
         #expect(n.map(\.droppedRefreshes) == [0, 3, 1, 0, 1, 0, 1, 0, 1, 1, 0, 0, 0, 0, 0])
         #expect(n.allSatisfy { $0.cadenceRefreshes == 1 })
+        // And one whose start ran 4 intervals of 2 in a row before it kept 1 (also seen in the VM).
+        let (_, m) = run([3407, 3410, 3412, 3414, 3416, 3418] + (3419...3428).map { UInt64($0) })
+        #expect(m.prefix(7).map(\.droppedRefreshes) == [0, 2, 1, 1, 1, 1, 0])
+        #expect(m.allSatisfy { $0.cadenceRefreshes == 1 })
         // A fixed interval judges at once.
         var fixed = ObservedCadence(fixedInterval: 1)
         #expect(fixed.add(sequence: 0, timestamp: 0, committedAt: nil, periodNs: period).count == 1)
