@@ -1,0 +1,192 @@
+/// Scanout truth from the CRTC's CRC: per vblank, did the content change exactly where a flip
+/// latched a new frame, and nowhere else?
+///
+/// Feed it every flip completion (the frame, the vblank sequence its event names, its
+/// timestamp) and every CRC sample (the vblank it was taken at, the CRC, when it was read),
+/// then call ``finish()``. Every frame must differ from the one before (a frame identity drawn
+/// into each frame guarantees it), so:
+/// - a flip whose vblank's CRC equals the previous vblank's is **stale** (a mismatch): the new
+///   frame never reached the CRTC;
+/// - a CRC change at a vblank without a flip is a **change without a flip** (a mismatch);
+/// - a vblank with no CRC line (or a line for a vblank already seen) is **inexact**: the frames
+///   around it are not judged either way, never counted as drops;
+/// - a driver whose CRC worker fell behind (vkms) writes the lines of several vblanks at once,
+///   each with the CRC of the last one's content: a change that shows up early and flips after
+///   it that change nothing. A change is taken for such a catch-up when its line was read no
+///   earlier than the timestamp of each unchanged flip that follows it (the line could have been
+///   made after that flip); those frames are **inexact** (catch-up), not mismatches.
+///
+/// The verifier is a pure function of its inputs: it knows nothing of DRM or debugfs.
+public struct ScanoutVerifier: Sendable {
+    /// One CRC line: the vblank it was taken at, the CRC words folded into 64 bits
+    /// (``fold(_:)``), and when it was read (CLOCK_MONOTONIC ns).
+    public struct Sample: Equatable, Sendable {
+        public var sequence: UInt64
+        public var crc: UInt64
+        public var receivedAt: Nanoseconds
+        public init(sequence: UInt64, crc: UInt64, receivedAt: Nanoseconds) {
+            self.sequence = sequence; self.crc = crc; self.receivedAt = receivedAt
+        }
+    }
+
+    /// One flip completion: the frame, the vblank its event names, the event's timestamp.
+    public struct Flip: Equatable, Sendable {
+        public var frame: FrameID
+        public var sequence: UInt64
+        public var timestamp: Nanoseconds
+        public init(frame: FrameID, sequence: UInt64, timestamp: Nanoseconds) {
+            self.frame = frame; self.sequence = sequence; self.timestamp = timestamp
+        }
+    }
+
+    var samples: [Sample] = []
+    var flips: [Flip] = []
+
+    public init() {}
+
+    /// Folds a line's CRC words into one value (one or two words exactly; more mixed).
+    public static func fold(_ words: [UInt32]) -> UInt64 {
+        if words.count == 1 { return UInt64(words[0]) }
+        if words.count == 2 { return UInt64(words[0]) | UInt64(words[1]) << 32 }
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for w in words { h = (h ^ UInt64(w)) &* 0x0000_0100_0000_01b3 }
+        return h
+    }
+
+    /// Adds a CRC sample (in the order the lines were read).
+    public mutating func add(_ sample: Sample) { samples.append(sample) }
+
+    /// Adds a flip completion (in completion order).
+    public mutating func add(_ flip: Flip) { flips.append(flip) }
+
+    /// The verdict over everything added so far.
+    public func finish() -> ScanoutSummary {
+        var s = ScanoutSummary()
+        // Lines in vblank order; a line for a vblank already seen is a repeat, not trusted.
+        var crc: [UInt64: Sample] = [:]
+        var last: UInt64?
+        for x in samples {
+            if let l = last, x.sequence <= l { s.repeatedLines += 1; continue }
+            crc[x.sequence] = x
+            last = x.sequence
+        }
+        s.lines = crc.count
+        guard let first = samples.first?.sequence, let end = last else {
+            s.frames = flips.count
+            s.inexact = flips.count
+            return s
+        }
+        var flipAt: [UInt64: Int] = [:]
+        for (i, f) in flips.enumerated() where flipAt[f.sequence] == nil { flipAt[f.sequence] = i }
+
+        enum Kind { case flipChanged, flipUnchanged, changeWithoutFlip }
+        var events: [(v: UInt64, kind: Kind)] = []
+        var inexact = Set<Int>()          // flip indexes not judged
+        var firstSeen: [Int: UInt64] = [:]
+        if first < end {
+            for v in (first + 1)...end {
+                let flip = flipAt[v]
+                guard let cur = crc[v] else {
+                    s.missingLines += 1
+                    if let f = flip { inexact.insert(f) }
+                    continue
+                }
+                guard let prev = crc[v - 1] else {
+                    if let f = flip { inexact.insert(f) }
+                    continue
+                }
+                let changed = cur.crc != prev.crc
+                switch (flip, changed) {
+                case (let f?, true): events.append((v, .flipChanged)); firstSeen[f] = v
+                case (_?, false): events.append((v, .flipUnchanged))
+                case (nil, true): events.append((v, .changeWithoutFlip))
+                case (nil, false): break
+                }
+            }
+        }
+        // Catch-up: a change followed by unchanged flips, its line read after each of them.
+        var staleVBlanks: [UInt64] = []
+        var i = 0
+        while i < events.count {
+            let e = events[i]
+            guard e.kind != .flipUnchanged else {
+                staleVBlanks.append(e.v)
+                i += 1
+                continue
+            }
+            var j = i + 1
+            var absorbed: [UInt64] = []
+            while j < events.count, events[j].kind == .flipUnchanged,
+                  let line = crc[e.v], let f = flipAt[events[j].v], line.receivedAt >= flips[f].timestamp {
+                absorbed.append(events[j].v)
+                j += 1
+            }
+            if absorbed.isEmpty {
+                if e.kind == .changeWithoutFlip {
+                    s.changesWithoutFlip += 1
+                    if s.changeWithoutFlipVBlanks.count < 10 { s.changeWithoutFlipVBlanks.append(e.v) }
+                }
+            } else {
+                s.catchUpLines += Int(absorbed.last! - e.v)
+                if let f = flipAt[e.v] { inexact.insert(f); firstSeen[f] = nil }
+                for v in absorbed { inexact.insert(flipAt[v]!) }
+            }
+            i = j
+        }
+        for v in staleVBlanks {
+            let f = flipAt[v]!
+            s.stale += 1
+            if s.staleFrames.count < 10 { s.staleFrames.append(flips[f].frame) }
+        }
+        // Per frame: how long its content stayed (until the next flip or change), where known.
+        let ordered = flips.indices.filter { flips[$0].sequence > first && flips[$0].sequence <= end }
+        s.frames = flips.count
+        s.inexact = inexact.count + flips.indices.filter { flips[$0].sequence <= first || flips[$0].sequence > end }.count
+        for (n, f) in ordered.enumerated() where !inexact.contains(f) && firstSeen[f] != nil {
+            s.verified += 1
+            guard n + 1 < ordered.count else { continue }
+            let next = flips[ordered[n + 1]].sequence
+            let stayed = Int(next - flips[f].sequence)
+            // Only a stay whose every line is there and whose next flip is judged counts.
+            let complete = (flips[f].sequence...next).allSatisfy { crc[$0] != nil } && !inexact.contains(ordered[n + 1])
+            if complete { s.repeatedRefreshes += stayed - 1; s.measuredStays += 1 }
+        }
+        s.mismatches = s.stale + s.changesWithoutFlip
+        return s
+    }
+}
+
+/// What ``ScanoutVerifier`` found over a run (the summary's `scanout` line).
+public struct ScanoutSummary: Codable, Equatable, Sendable {
+    /// Flips seen.
+    public var frames = 0
+    /// Frames whose content change came at exactly the vblank their flip names.
+    public var verified = 0
+    /// Stale frames plus changes without a flip.
+    public var mismatches = 0
+    /// Flips whose vblank showed no content change (the frame never reached the CRTC).
+    public var stale = 0
+    /// Content changes at vblanks no flip latched.
+    public var changesWithoutFlip = 0
+    /// Frames not judged: a CRC line missing around them, a catch-up, or outside the lines read.
+    public var inexact = 0
+    /// CRC lines read (distinct vblanks).
+    public var lines = 0
+    /// Vblanks inside the lines' span with no line.
+    public var missingLines = 0
+    /// Lines for a vblank already seen (ignored).
+    public var repeatedLines = 0
+    /// Lines a driver's catch-up filled with a later vblank's CRC.
+    public var catchUpLines = 0
+    /// Refreshes frames stayed beyond one, over the frames whose whole stay the CRC shows (at
+    /// one frame per refresh: the refreshes the CRCs show dropped).
+    public var repeatedRefreshes = 0
+    /// Frames whose whole stay the CRC shows.
+    public var measuredStays = 0
+    /// The first stale frames (up to 10).
+    public var staleFrames: [FrameID] = []
+    /// The first vblanks with a change but no flip (up to 10).
+    public var changeWithoutFlipVBlanks: [UInt64] = []
+
+    public init() {}
+}
