@@ -58,6 +58,11 @@ public enum FrameIdentity {
         }
     }
 
+    /// Draws the identity of frame `index` over the XRGB8888 pixels at `base` (`stride` bytes per row).
+    public static func draw(_ index: Int, base: UnsafeMutableRawPointer, width: Int, height: Int, stride: Int) {
+        draw(index, into: Canvas(base: base, width: width, height: height, stride: stride))
+    }
+
     /// Reads the identity from XRGB8888 pixels at `base` (`stride` bytes per row): the frame
     /// index (low 32 bits), or nil when the markers or the check value do not match.
     public static func decode(base: UnsafeRawPointer, width: Int, height: Int, stride: Int) -> UInt32? {

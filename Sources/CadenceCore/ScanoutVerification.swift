@@ -12,9 +12,10 @@
 ///   around it are not judged either way, never counted as drops;
 /// - a driver whose CRC worker fell behind (vkms) writes the lines of several vblanks at once,
 ///   each with the CRC of the last one's content: a change that shows up early and flips after
-///   it that change nothing. A change is taken for such a catch-up when its line was read no
-///   earlier than the timestamp of each unchanged flip that follows it (the line could have been
-///   made after that flip); those frames are **inexact** (catch-up), not mismatches.
+///   it that change nothing. A change is taken for such a catch-up when its line and the line
+///   of each unchanged flip after it came in the same read (the driver wrote them together),
+///   after that flip's timestamp; those frames are **inexact** (catch-up), not mismatches. Lines
+///   read promptly (every vblank) keep a stale frame from passing for a catch-up.
 ///
 /// The verifier is a pure function of its inputs: it knows nothing of DRM or debugfs.
 public struct ScanoutVerifier: Sendable {
@@ -52,6 +53,9 @@ public struct ScanoutVerifier: Sendable {
         for w in words { h = (h ^ UInt64(w)) &* 0x0000_0100_0000_01b3 }
         return h
     }
+
+    /// CRC samples added so far.
+    public var sampleCount: Int { samples.count }
 
     /// Adds a CRC sample (in the order the lines were read).
     public mutating func add(_ sample: Sample) { samples.append(sample) }
@@ -117,7 +121,8 @@ public struct ScanoutVerifier: Sendable {
             var j = i + 1
             var absorbed: [UInt64] = []
             while j < events.count, events[j].kind == .flipUnchanged,
-                  let line = crc[e.v], let f = flipAt[events[j].v], line.receivedAt >= flips[f].timestamp {
+                  let line = crc[e.v], let later = crc[events[j].v], let f = flipAt[events[j].v],
+                  later.receivedAt <= line.receivedAt, line.receivedAt >= flips[f].timestamp {
                 absorbed.append(events[j].v)
                 j += 1
             }
@@ -187,6 +192,14 @@ public struct ScanoutSummary: Codable, Equatable, Sendable {
     public var staleFrames: [FrameID] = []
     /// The first vblanks with a change but no flip (up to 10).
     public var changeWithoutFlipVBlanks: [UInt64] = []
+    /// The CRC source (`auto`), set by the display that read the lines.
+    public var source: String?
+    /// Non-blocking reads of the CRC lines made, and the time they took in all (µs), set by
+    /// the display that read them: the cost of verification.
+    public var reads: Int?
+    public var readMicroseconds: Double?
+    /// Why reading the lines stopped early (a read failed), if it did.
+    public var failure: String?
 
     public init() {}
 }

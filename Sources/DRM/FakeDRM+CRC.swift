@@ -232,6 +232,9 @@ extension FakeDRMDevice {
         if f.data { crc.captures[f.crtcIndex] = nil }
     }
 
+    /// Page flips committed so far (what ``staleFlips`` counts).
+    public var committedFlips: Int { crc.flips }
+
     /// Lines made for the capture on the CRTC at `crtcIndex` and not read yet, ready or not.
     public func pendingCRCLines(crtcIndex: Int = 0) -> Int { crc.captures[crtcIndex]?.ready.count ?? 0 }
 }

@@ -86,6 +86,17 @@ import Testing
         #expect(s.stale == 2 && s.staleFrames == [4, 5] && s.catchUpLines == 0)
     }
 
+    @Test func linesReadTogetherButBeforeTheNextFlipsLineAreStale() {
+        // Frame 3 (flipped at 13) is stale; line 12 was read late, after 13's timestamp, but
+        // line 13 came in a later read: the lines were not written together, no catch-up.
+        let flips: [UInt64] = [11, 12, 13, 14, 15]
+        let s = Self.verifier(flips: flips, lines: 10...16, content: { seq in
+            let k = UInt64(flips.lastIndex { $0 <= seq }.map { $0 + 1 } ?? 0)
+            return k == 3 ? 2 : k
+        }, received: { seq in seq == 12 ? 13 * Self.period + 100_000 : Nanoseconds(seq) * Self.period + 1_000_000 }).finish()
+        #expect(s.stale == 1 && s.staleFrames == [3] && s.catchUpLines == 0 && s.inexact == 0)
+    }
+
     @Test func aRepeatedLineIsIgnoredAndCounted() {
         var v = Self.verifier(flips: [11, 12], lines: 10...13)
         v.add(ScanoutVerifier.Sample(sequence: 12, crc: 77, receivedAt: 0))
