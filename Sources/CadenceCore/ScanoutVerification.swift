@@ -110,6 +110,7 @@ public struct ScanoutVerifier: Sendable {
         }
         // Catch-up: a change followed by unchanged flips, its line read after each of them.
         var staleVBlanks: [UInt64] = []
+        var catchUp = Set<UInt64>()       // vblanks whose line carried a later vblank's CRC
         var i = 0
         while i < events.count {
             let e = events[i]
@@ -133,6 +134,7 @@ public struct ScanoutVerifier: Sendable {
                 }
             } else {
                 s.catchUpLines += Int(absorbed.last! - e.v)
+                for v in (e.v + 1)...absorbed.last! { catchUp.insert(v) }
                 if let f = flipAt[e.v] { inexact.insert(f); firstSeen[f] = nil }
                 for v in absorbed { inexact.insert(flipAt[v]!) }
             }
@@ -143,18 +145,19 @@ public struct ScanoutVerifier: Sendable {
             s.stale += 1
             if s.staleFrames.count < 10 { s.staleFrames.append(flips[f].frame) }
         }
-        // Per frame: how long its content stayed (until the next flip or change), where known.
-        let ordered = flips.indices.filter { flips[$0].sequence > first && flips[$0].sequence <= end }
         s.frames = flips.count
         s.inexact = inexact.count + flips.indices.filter { flips[$0].sequence <= first || flips[$0].sequence > end }.count
-        for (n, f) in ordered.enumerated() where !inexact.contains(f) && firstSeen[f] != nil {
-            s.verified += 1
-            guard n + 1 < ordered.count else { continue }
-            let next = flips[ordered[n + 1]].sequence
-            let stayed = Int(next - flips[f].sequence)
-            // Only a stay whose every line is there and whose next flip is judged counts.
-            let complete = (flips[f].sequence...next).allSatisfy { crc[$0] != nil } && !inexact.contains(ordered[n + 1])
-            if complete { s.repeatedRefreshes += stayed - 1; s.measuredStays += 1 }
+        s.verified = flips.indices.filter { firstSeen[$0] != nil && !inexact.contains($0) }.count
+        // The CRCs alone, from the first flip to the last: vblanks whose content equals the
+        // previous vblank's (a frame shown again), and vblanks that cannot be told.
+        if let lo = flips.map(\.sequence).min(), let hi = flips.map(\.sequence).max(), lo < hi {
+            for v in (lo + 1)...hi {
+                guard let cur = crc[v], let prev = crc[v - 1], !catchUp.contains(v) else {
+                    s.unjudgedVBlanks += 1
+                    continue
+                }
+                if cur.crc == prev.crc { s.repeatedRefreshes += 1 }
+            }
         }
         s.mismatches = s.stale + s.changesWithoutFlip
         return s
@@ -183,11 +186,12 @@ public struct ScanoutSummary: Codable, Equatable, Sendable {
     public var repeatedLines = 0
     /// Lines a driver's catch-up filled with a later vblank's CRC.
     public var catchUpLines = 0
-    /// Refreshes frames stayed beyond one, over the frames whose whole stay the CRC shows (at
-    /// one frame per refresh: the refreshes the CRCs show dropped).
+    /// Vblanks after the first flip, up to the last, whose CRC equals the previous vblank's: the
+    /// refreshes that showed a frame again, by the CRCs alone (at one frame per refresh, the
+    /// dropped refreshes, plus one per stale frame).
     public var repeatedRefreshes = 0
-    /// Frames whose whole stay the CRC shows.
-    public var measuredStays = 0
+    /// Vblanks in that span that cannot be told: a line missing on either side, or a catch-up.
+    public var unjudgedVBlanks = 0
     /// The first stale frames (up to 10).
     public var staleFrames: [FrameID] = []
     /// The first vblanks with a change but no flip (up to 10).

@@ -4,7 +4,7 @@ import SystemPackage
 /// taken at and the CRC words the driver computed over what the CRTC scanned out.
 ///
 /// The kernel writes each line as `0x%08x` (the frame counter, or `XXXXXXXXXX` when the driver
-/// has none) followed by one ` 0x%08x` per CRC word and a newline, one line per read.
+/// has none) followed by one ` 0x%08x` per CRC word, a newline and a NUL byte, one line per read.
 public struct CRCLine: Equatable, Hashable, Sendable, CustomStringConvertible {
     /// The CRTC's vblank counter when the CRC was taken (the low 32 bits, the numbering of
     /// flip events), or nil when the driver reports no frame counter.
@@ -17,9 +17,11 @@ public struct CRCLine: Equatable, Hashable, Sendable, CustomStringConvertible {
         self.values = values
     }
 
-    /// Parses one line as the kernel writes it (the trailing newline optional); nil when it is
-    /// not one: a wrong token count, a token that is not `0x` and 8 hex digits, no CRC word.
+    /// Parses one line as the kernel writes it (the trailing newline and NUL optional); nil when
+    /// it is not one: a wrong token count, a token that is not `0x` and 8 hex digits, no CRC word.
     public init?(parsing text: Substring) {
+        var text = text
+        while text.last == "\0" { text = text.dropLast() }
         var tokens = text.split(separator: " ", omittingEmptySubsequences: true)
         if let last = tokens.last, last.hasSuffix("\n") {
             tokens[tokens.count - 1] = last.dropLast()
@@ -63,9 +65,9 @@ public struct CRCLine: Equatable, Hashable, Sendable, CustomStringConvertible {
         return "0x" + String(repeating: "0", count: 8 - digits.count) + digits
     }
 
-    /// The longest line the kernel writes (10 CRC words: 10 + 11 × 10 + 1 bytes); a read
-    /// with a smaller buffer fails with EINVAL.
-    public static let maximumLength = 121
+    /// The longest line the kernel writes (10 CRC words: 10 + 11 × 10 bytes, the newline and
+    /// a NUL); a read with a buffer shorter than the driver's line fails with EINVAL.
+    public static let maximumLength = 122
 }
 
 /// Why a CRTC's CRC cannot be read.
@@ -230,7 +232,7 @@ public final class CRCCapture {
             if n == 0 { return count }
             // The kernel returns one line per read; a file that returns several is split.
             let text = withUnsafeBytes(of: &buffer) { raw in String(decoding: raw.prefix(n), as: UTF8.self) }
-            for part in text.split(separator: "\n") {
+            for part in text.split(separator: "\n") where part.contains(where: { $0 != "\0" }) {
                 guard let line = CRCLine(parsing: part) else {
                     throw .failed(DRMError(call: "read", object: path, errno: .ioError))
                 }

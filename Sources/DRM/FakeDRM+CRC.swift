@@ -221,7 +221,8 @@ extension FakeDRMDevice {
         guard let first = cap.ready.first, first.readyAt <= clock else { throw Errno.resourceTemporarilyUnavailable }
         cap.ready.removeFirst()
         crc.captures[f.crtcIndex] = cap
-        let bytes = Array((first.line.description + "\n").utf8)
+        // As the kernel: the line, a newline and a NUL (drm_debugfs_crc.c's LINE_LEN).
+        let bytes = Array((first.line.description + "\n\0").utf8)
         buffer.copyBytes(from: bytes)
         return bytes.count
     }

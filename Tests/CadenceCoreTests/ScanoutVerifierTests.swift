@@ -27,8 +27,8 @@ import Testing
         let s = Self.verifier(flips: [11, 12, 13, 14, 15, 16, 19], lines: 10...22).finish()
         #expect(s.frames == 7 && s.verified == 7 && s.mismatches == 0 && s.inexact == 0)
         #expect(s.lines == 13 && s.missingLines == 0)
-        // Frames 1-5 stayed 1 vblank, frame 6 stayed 3: 2 repeated refreshes; frame 7's end is unknown.
-        #expect(s.repeatedRefreshes == 2 && s.measuredStays == 6)
+        // Frame 6 stayed 3 vblanks: 17 and 18 repeat it (after 19, the last flip, nothing counts).
+        #expect(s.repeatedRefreshes == 2 && s.unjudgedVBlanks == 0)
     }
 
     @Test func aFlipThatChangesNothingIsStale() {
@@ -40,8 +40,8 @@ import Testing
         }).finish()
         #expect(s.stale == 1 && s.staleFrames == [3] && s.mismatches == 1)
         #expect(s.changesWithoutFlip == 0 && s.verified == 4 && s.inexact == 0)
-        // Flip accounting would see frame 2 and 3 one vblank each: no repeat either way.
-        #expect(s.repeatedRefreshes == 0)
+        // The stale flip's vblank shows frame 2 again: one repeated refresh the flips do not see.
+        #expect(s.repeatedRefreshes == 1)
     }
 
     @Test func aChangeWithoutAFlipIsAMismatch() {
@@ -56,9 +56,8 @@ import Testing
         let s = Self.verifier(flips: [11, 12, 13, 14, 15], lines: 10...16, skip: [13]).finish()
         #expect(s.missingLines == 1 && s.mismatches == 0)
         #expect(s.inexact == 2 && s.verified == 3)
-        // Frame 2's stay (12..13) lacks a line, frames 3 and 4 are not judged, frame 5's end
-        // is not seen: only frame 1's stay counts.
-        #expect(s.measuredStays == 1 && s.repeatedRefreshes == 0)
+        // 13 and 14 cannot be told (no line at 13).
+        #expect(s.unjudgedVBlanks == 2 && s.repeatedRefreshes == 0)
     }
 
     @Test func catchUpRepeatsAreInexact() {
@@ -73,6 +72,8 @@ import Testing
         #expect(s.catchUpLines == 2)
         // Frames 3 (its change is 5's), 4 and 5 are not judged.
         #expect(s.inexact == 3 && s.verified == 3)
+        // 14 and 15 repeat 13's line only because of the catch-up: not counted as repeats.
+        #expect(s.repeatedRefreshes == 0 && s.unjudgedVBlanks == 2)
     }
 
     @Test func theSameLinesReadBeforeTheFlipAreStaleNotCatchUp() {

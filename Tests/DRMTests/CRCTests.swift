@@ -8,12 +8,13 @@ import SystemPackage
 
     @Test func parsesTheKernelsLines() {
         #expect(CRCLine(parsing: "0x0000002a 0xdeadbeef\n") == CRCLine(frame: 42, values: [0xdead_beef]))
+        #expect(CRCLine(parsing: "0x0000002a 0xdeadbeef\n\0") == CRCLine(frame: 42, values: [0xdead_beef]))
         #expect(CRCLine(parsing: "0xffffffff 0x00000000 0x00000001 0x12345678") ==
                 CRCLine(frame: 0xffff_ffff, values: [0, 1, 0x1234_5678]))
         // No frame counter.
         #expect(CRCLine(parsing: "XXXXXXXXXX 0x0000beef\n") == CRCLine(frame: nil, values: [0xbeef]))
-        // Ten CRC words is the kernel's maximum: 121 bytes with the newline.
-        let ten = "0x00000001" + String(repeating: " 0x00000002", count: 10) + "\n"
+        // Ten CRC words is the kernel's maximum: 122 bytes with the newline and the NUL.
+        let ten = "0x00000001" + String(repeating: " 0x00000002", count: 10) + "\n\0"
         #expect(ten.utf8.count == CRCLine.maximumLength)
         #expect(CRCLine(parsing: ten)?.values == Array(repeating: 2, count: 10))
     }
