@@ -20,7 +20,7 @@
 /// The verifier is a pure function of its inputs: it knows nothing of DRM or debugfs.
 public struct ScanoutVerifier: Sendable {
     /// One CRC line: the vblank it was taken at, the CRC words folded into 64 bits
-    /// (``fold(_:)``), and when it was read (CLOCK_MONOTONIC ns).
+    /// (``ScanoutVerifier/fold(_:)``), and when it was read (CLOCK_MONOTONIC ns).
     public struct Sample: Equatable, Sendable {
         public var sequence: UInt64
         public var crc: UInt64

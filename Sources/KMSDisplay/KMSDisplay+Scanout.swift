@@ -26,7 +26,7 @@ extension KMSDisplay {
     /// recorded, the lines read without waiting beside the flip events and before each flip.
     /// Every frame must then differ from the one before (draw a frame identity into each).
     ///
-    /// Throws ``CRCError``: unsupported (the driver has no CRC for this CRTC), no access
+    /// Throws `CRCError`: unsupported (the driver has no CRC for this CRTC), no access
     /// (debugfs not mounted, not root), or a failed call.
     public func verifyScanout(source: String = "auto") throws(CRCError) {
         let capture = try CRCCapture(device: device, crtcIndex: output.crtcIndex, source: source)
