@@ -45,6 +45,8 @@ import Testing
         (["--backend", "fake-drm", "--verify", "md5"], "cadence run: --verify 'md5': the only check is crc"),
         (["--backend", "fake-drm", "--fault", "stale-buffer:3"], "cadence run: --fault needs --verify crc (without it nothing can see the fault)"),
         (["--backend", "fake-drm", "--verify", "crc", "--fault", "stale:3"], "cadence run: --fault 'stale:3' must be stale-buffer:FRAME with FRAME ≥ 1"),
+        (["--backend", "fake-drm:two-crtc", "--connector", "all", "--verify", "crc"],
+         "cadence run: --verify is not supported with several outputs yet: run one --connector at a time"),
     ])
     func refusalsAreOneLineAndExit2(args: [String], message: String) throws {
         let dir = scratchDirectory()
