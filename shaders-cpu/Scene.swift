@@ -53,7 +53,7 @@ public enum SceneCatalog {
 }
 
 /// Draws a scene (and optionally the HUD on top) into a canvas, split into horizontal bands
-/// across threads. Create one per run and call ``render(into:context:hud:)`` per frame.
+/// across threads. Create one per run and call ``render(into:context:hud:identity:)`` per frame.
 public struct SceneRenderer: Sendable {
     public let scene: any Scene
     public let bands: BandedRenderer
