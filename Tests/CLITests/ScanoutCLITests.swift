@@ -54,4 +54,17 @@ import Testing
         let r = try cadence(["run", "--frames", "30"] + args, in: dir)
         #expect(r.status == 2 && r.out.isEmpty && r.err == message + "\n", "\(r.err)")
     }
+
+    @Test func validateFailsAboveTheScanoutMismatchLimit() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let base = ["validate", "--backend", "fake-drm", "--verify", "crc", "--frames", "200", "--fault", "stale-buffer:100", "--quiet"]
+        let fail = try cadence(base + ["--max-scanout-mismatches", "0"], in: dir)
+        #expect(fail.status == 1)
+        #expect(fail.err == "FAIL max-scanout-mismatches: scanout mismatches 1 (stale 1 at frame 100, changes without flip 0), inexact frames 0 (limit 0)\n", "\(fail.err)")
+        let pass = try cadence(base + ["--max-scanout-mismatches", "1"], in: dir)
+        #expect(pass.status == 0 && pass.out.contains("PASS max-scanout-mismatches: scanout mismatches 1"), "\(pass.err)")
+        let unverified = try cadence(["validate", "--backend", "fake-drm", "--frames", "30", "--max-scanout-mismatches", "0"], in: dir)
+        #expect(unverified.status == 2 && unverified.err == "cadence validate: --max-scanout-mismatches needs --verify crc\n", "\(unverified.err)")
+    }
 }
