@@ -53,7 +53,7 @@ public enum SceneCatalog {
 }
 
 /// Draws a scene (and optionally the HUD on top) into a canvas, split into horizontal bands
-/// across threads. Create one per run and call ``render(into:context:hud:)`` per frame.
+/// across threads. Create one per run and call ``render(into:context:hud:identity:)`` per frame.
 public struct SceneRenderer: Sendable {
     public let scene: any Scene
     public let bands: BandedRenderer
@@ -64,13 +64,20 @@ public struct SceneRenderer: Sendable {
         self.bands = threads.map { BandedRenderer(threads: $0) } ?? .allCores
     }
 
-    /// Renders one frame into `canvas`, with the HUD overlay when `hud` is given.
-    public func render(into canvas: Canvas, context: FrameContext, hud: HUDStats? = nil) {
+    /// Renders one frame into `canvas`, with the HUD overlay when `hud` is given and, with
+    /// `identity`, the frame's ``FrameIdentity`` on top (without it, the scene's pixels alone).
+    public func render(into canvas: Canvas, context: FrameContext, hud: HUDStats? = nil, identity: Bool = false) {
         let scene = self.scene
         if let hud {
             bands.render(canvas) { band in
                 scene.render(into: band, context: context)
                 HUD.draw(hud, into: band)
+                if identity { FrameIdentity.draw(context.frameIndex, into: band) }
+            }
+        } else if identity {
+            bands.render(canvas) { band in
+                scene.render(into: band, context: context)
+                FrameIdentity.draw(context.frameIndex, into: band)
             }
         } else {
             bands.render(canvas) { band in scene.render(into: band, context: context) }
@@ -79,8 +86,9 @@ public struct SceneRenderer: Sendable {
 
     /// Renders one frame into the XRGB8888 pixels at `base` (`stride` bytes per row),
     /// e.g. a display backend's shadow surface.
-    public func render(base: UnsafeMutableRawPointer, width: Int, height: Int, stride: Int, context: FrameContext, hud: HUDStats? = nil) {
-        render(into: Canvas(base: base, width: width, height: height, stride: stride), context: context, hud: hud)
+    public func render(base: UnsafeMutableRawPointer, width: Int, height: Int, stride: Int, context: FrameContext,
+                       hud: HUDStats? = nil, identity: Bool = false) {
+        render(into: Canvas(base: base, width: width, height: height, stride: stride), context: context, hud: hud, identity: identity)
     }
 }
 

@@ -11,7 +11,8 @@
 # and the fault checks (tools/vm/faults.sh) on all three drivers, then seat sessions through seatd
 # with a VT switch mid-run (tools/vm/seat.sh) and hotplug (tools/vm/hotplug.sh) on vkms and
 # several outputs on vkms2 (tools/vm/outputs.sh) and on two cards, vkms and virtio-gpu in one
-# guest (tools/vm/cards.sh), with a release build. The unit
+# guest (tools/vm/cards.sh), and the scanout truth from vkms' CRTC CRC (tools/vm/scanout.sh),
+# with a release build. The unit
 # tests also run under AddressSanitizer and ThreadSanitizer (own build directories, .build-asan
 # and .build-tsan), and every libFuzzer target (tools/fuzz) runs 30 s. Each step prints its wall
 # time. Only the plain unit-test build and the release build (the VM's /metrics check) build
@@ -203,6 +204,9 @@ took "VM outputs"
 echo "== VM two cards (vkms and virtio-gpu in one guest; run --connector all over both cards; the release build)"
 vm_step cards tools/vm/cards.sh --bin "$release_bin"
 took "VM cards"
+echo "== VM scanout truth (vkms' CRTC CRC through debugfs: run --verify crc, the stale-buffer fault; bochs refused; the release build)"
+vm_step scanout tools/vm/scanout.sh --bin "$release_bin"
+took "VM scanout"
 if [ -n "$vm_failed" ]; then
     echo "== VM steps that failed:$vm_failed"
     for name in $vm_failed; do

@@ -168,6 +168,8 @@ public struct RunSummary: Codable, Equatable, Sendable {
     /// Total time of the session gaps in seconds (absent when none; a gap still open at the
     /// end counts up to the end).
     public var sessionGapSeconds: Double? = nil
+    /// Scanout verification by the CRTC's CRC (absent when the run did not verify).
+    public var scanout: ScanoutSummary? = nil
 
     /// Builds the summary from accounting totals.
     public init(accounting a: FrameAccounting, backend: String, refreshHz: Double, vrr: ClosedRange<Double>?, effectiveRateHz: Double, latency: Int, endReason: String) {

@@ -24,6 +24,7 @@ extension FakeDRMDevice {
         rt.fb = mode == nil ? FramebufferID(0) : fb
         rt.connectors = mode == nil ? [] : connectors
         crtcState[crtc] = rt
+        if mode != nil { noteLatch(crtc, seq: now.seq + 1, fb: fb) }
     }
 
     func setCRTC(_ fd: Int32, _ crtc: CRTCID, framebuffer: FramebufferID, x: UInt32, y: UInt32, connectors: [ConnectorID], mode: ModeInfo?) throws {
@@ -39,6 +40,7 @@ extension FakeDRMDevice {
         var at: Int64
         if hasVBlank, let r = scheduleVRRRefresh(crtc) {
             at = r.time
+            noteFlipLatch(crtc, seq: r.seq, fb: fb)
             let stamp = at + jitter(crtc, r.seq)
             event = DRMEvent(kind: .flipComplete, crtcID: crtc, sequence: r.seq & 0xffff_ffff, timestampNs: stamp / 1000 * 1000, userData: userData)
             at = max(at, stamp)
@@ -46,6 +48,7 @@ extension FakeDRMDevice {
             let delay = flipDelays.isEmpty ? 0 : flipDelays.removeFirst()
             let seq = vblank(crtc, at: clock).seq + 1 + UInt64(delay)
             at = vblankTime(crtc, seq: seq)
+            noteFlipLatch(crtc, seq: seq, fb: fb)
             let stamp = at + jitter(crtc, seq)
             event = DRMEvent(kind: .flipComplete, crtcID: crtc, sequence: seq & 0xffff_ffff, timestampNs: stamp / 1000 * 1000, userData: userData)
             at = max(at, stamp)
@@ -67,6 +70,7 @@ extension FakeDRMDevice {
             scheduleFlip(crtc, fb: framebuffer, userData: userData)
         } else {
             crtcState[crtc]?.fb = framebuffer
+            noteLatch(crtc, seq: vblank(crtc, at: clock).seq + 1, fb: framebuffer)
         }
     }
 
@@ -127,7 +131,10 @@ extension FakeDRMDevice {
                 try checkFB(fb)
                 if flags.contains(.testOnly) { continue }
                 guard !rt.pendingFlip else { throw Errno.resourceBusy }
-                if flags.contains(.pageFlipEvent) { scheduleFlip(crtc, fb: fb, userData: userData) } else { crtcState[crtc]?.fb = fb }
+                if flags.contains(.pageFlipEvent) { scheduleFlip(crtc, fb: fb, userData: userData) } else {
+                    crtcState[crtc]?.fb = fb
+                    noteLatch(crtc, seq: vblank(crtc, at: clock).seq + 1, fb: fb)
+                }
             }
         }
         succeeded = true

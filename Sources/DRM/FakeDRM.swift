@@ -63,6 +63,23 @@ public final class FakeDRMDevice: DRMSystem {
     /// False (default): the virtual clock, which moves only when the code under test waits.
     /// True: CLOCK_MONOTONIC, and waits sleep for real. Set before the first call.
     public var usesWallClock = false
+    /// The CRC sources each CRTC offers in debugfs (`crtc-M/crc`, FakeDRM+CRC.swift); empty:
+    /// the driver has no CRC (bochs-drm, virtio_gpu). The default is vkms': `auto`.
+    public var crcSources: [String] = ["auto"]
+    /// debugfs is not reachable: every debugfs path fails with this errno (ENOENT: not mounted;
+    /// EACCES: not root).
+    public var debugfsError: Errno?
+    /// Time from a vblank until its CRC line can be read (the driver's worker).
+    public var crcLatencyNs: Int64 = 500_000
+    /// Scripted fault: the vblanks whose CRC line never appears.
+    public var crcSkippedFrames: Set<UInt64> = []
+    /// Scripted fault, as vkms' CRC worker falling behind: for each range, every vblank in it
+    /// gets the CRC of the content at its last vblank (catch-up repeats), all readable only after it.
+    public var crcCatchUps: [ClosedRange<UInt64>] = []
+    /// Scripted fault: the page flips (counted from 1 in the order they were committed) that
+    /// latch their framebuffer with the content already on screen, as a renderer flipping a
+    /// buffer it never updated would.
+    public var staleFlips: Set<Int> = []
     /// Nil: the device stands in for a real card (unit tests), and a `KMSDisplay` over it
     /// reports the name "kms". Set (e.g. "fake-drm", when a user asked for the fake DRM
     /// device): the name a `KMSDisplay` over it reports, so that no summary takes the
@@ -224,6 +241,8 @@ public final class FakeDRMDevice: DRMSystem {
     var propValues: [UInt32: [PropertyID: UInt64]] = [:]
     /// Scripted connector status changes not yet due, and uevents not yet read (FakeDRM+Hotplug.swift).
     var hotplugScript: [(at: Int64, connector: ConnectorID, status: ConnectionStatus)] = []
+    /// CRC captures and the content latched at each vblank (FakeDRM+CRC.swift).
+    var crc = FakeCRCState()
     var ueventsReady: [Uevent] = []
 
     deinit {
@@ -250,6 +269,7 @@ public final class FakeDRMDevice: DRMSystem {
         ensureState()
         syncWallClock()
         applyDueHotplug()
+        advanceCRC()
         if var list = injected[call], !list.isEmpty {
             let e = list.removeFirst()
             injected[call] = list

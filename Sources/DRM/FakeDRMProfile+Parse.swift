@@ -106,6 +106,14 @@ extension FakeDRMProfile {
         planeKinds = planes.map(\.kind)
         timing = try Timing(cadence)
         self.presets = presets
+        if let list = cadence["crcSources"] {
+            guard let items = list.array?.map(\.string), items.allSatisfy({ $0 != nil }) else {
+                throw FakeDRMProfileError("\(node): cadence.crcSources must be an array of strings")
+            }
+            crcSources = items.compactMap { $0 }
+        } else {
+            crcSources = driverName == "vkms" ? ["auto"] : []
+        }
     }
 
     /// The `"cadence"` section's timing keys.

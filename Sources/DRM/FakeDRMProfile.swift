@@ -15,7 +15,8 @@
 /// `vblankJitterUs` (± on every event timestamp), `eventLatencyUs` (timestamp to readable,
 /// default 40), `commitLatencyUs` (commit to completion without vblank, default 1000),
 /// `vrrResponseUs` (under VRR: a flip's commit to the start of the refresh it starts, default
-/// 100) and `description` (else the driver's). A connector with `vrr_capable` 1 behaves as an
+/// 100), `crcSources` (the CRC sources each CRTC offers in debugfs; default `["auto"]` for vkms,
+/// none for any other driver) and `description` (else the driver's). A connector with `vrr_capable` 1 behaves as an
 /// adaptive-sync panel once `VRR_ENABLED` is set, in the range ``setVRRRanges(_:)`` gives it
 /// from its EDID (this module decodes no EDID: the caller passes the decoder).
 ///
@@ -74,6 +75,8 @@ public struct FakeDRMProfile: Sendable {
     var planeKinds: [PlaneKind]
     var timing: Timing
     var presets: [Preset]
+    /// The CRC sources each CRTC offers (``FakeDRMDevice/crcSources``).
+    var crcSources: [String]
 
     /// A CRTC that shows a mode when the profile was captured.
     struct Preset: Sendable {
@@ -99,6 +102,7 @@ public struct FakeDRMProfile: Sendable {
         device.receiptLatencyNs = timing.eventLatencyNs
         device.commitLatencyNs = timing.commitLatencyNs
         device.vrrResponseNs = timing.vrrResponseNs
+        device.crcSources = crcSources
         for p in presets {
             device.preset(crtcIndex: p.index, mode: p.mode, framebuffer: FramebufferID(p.framebuffer), connectors: p.connectors)
         }

@@ -73,6 +73,20 @@ protocol DRMSystem: AnyObject {
     /// poll on the uevent channel alone; true when readable.
     func pollHotplug(_ channel: HotplugChannel, timeoutNs: Int64) throws -> Bool
 
+    // debugfs files (CRC.swift)
+    /// The minor number of the device node open as `fd` (fstat's st_rdev).
+    func deviceMinor(_ fd: Int32) throws -> UInt32
+    /// stat(2): true when `path` is a directory; ENOENT, EACCES thrown.
+    func isDirectory(_ path: String) throws -> Bool
+    /// open(2) a plain file, O_WRONLY, or O_RDONLY | O_NONBLOCK.
+    func openFile(_ path: String, writeOnly: Bool) throws -> Int32
+    /// write(2); returns the bytes written.
+    func writeFile(_ fd: Int32, _ bytes: [UInt8]) throws -> Int
+    /// read(2) into `buffer`; returns the bytes read (EAGAIN thrown when nothing is ready).
+    func readFile(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+    /// close(2) a plain file.
+    func closeFile(_ fd: Int32)
+
     // Clock
     /// CLOCK_MONOTONIC in ns.
     func monotonicNow() -> Int64

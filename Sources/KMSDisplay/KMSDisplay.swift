@@ -60,6 +60,10 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     var sessionPaused = false
     /// The device's uevents this output has looked at, when several outputs share it.
     var ueventsSeen = 0
+    /// Scanout verification from the CRTC's CRC, while it runs (KMSDisplay+Scanout.swift).
+    var scanout: ScanoutState?
+    /// Why reading the CRC stopped, if it did.
+    var scanoutFailure: String?
 
     /// Tags sequence-event user data so it is never mistaken for a frame id.
     static let vblankTag: UInt64 = DRMDevice.routedVBlankTag
@@ -147,6 +151,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
 
     /// Restores what the CRTC showed before (waiting for a pending flip). Also done in deinit.
     public func close() throws {
+        scanout = nil
         if sessionPaused { output.sessionLost() }
         do { try output.restore() } catch let e as DRMError { throw Self.failure(e) }
     }
@@ -191,6 +196,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
             throw BackendFailure.other("frame \(frame) was submitted without finish(frame:)")
         }
         let entry = finished[k]
+        if scanout != nil { readScanout() }
         do {
             try output.flip(to: swapchain.buffers[entry.buffer].framebuffer, userData: frame)
         } catch let e as DRMError {
@@ -279,6 +285,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
             let received = now()
             let before = events.count
             translate(received: received, into: &events)
+            if scanout != nil { readScanout() }
             if device.hotplugPending || (device.routesEvents && device.sharedUeventCount != ueventsSeen),
                serviceHotplug(into: &events) { return }
             if !hasHardwareVBlank && !softwareRequests.isEmpty {
@@ -317,6 +324,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
                         vb = VBlank(sequence: last.sequence &+ step, timestamp: e.timestampNs)
                     }
                     if vb.sequence >= last.sequence { last = vb }
+                    scanoutFlip(f.frame, vb)
                     swapchain.markOnScreen(f.buffer)
                     inFlight = nil
                     if let r = vrrRange { repeats.framePresented(at: e.timestampNs, range: r) }

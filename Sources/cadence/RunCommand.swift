@@ -128,6 +128,10 @@ struct RunCommand: ParsableCommand {
     var hud = false
     @Flag(help: "Print the summary as one JSON object.")
     var json = false
+    @Option(help: "crc: check with the CRTC's CRC (debugfs, root) that the content changed exactly at each flip's vblank and nowhere else; every frame then carries a frame-identity barcode in its top-left corner. Summary line: scanout.")
+    var verify: String?
+    @Option(help: "stale-buffer:FRAME: frame FRAME shows the previous frame's content (a buffer flipped without being updated), to prove --verify crc sees it.")
+    var fault: String?
     @OptionGroup var outputs: RunOutputOptions
     @OptionGroup var sessionOptions: SessionOptions
 
@@ -166,6 +170,8 @@ struct RunCommand: ParsableCommand {
         // One HUD state per run: created at the first frame (rates known), updated by every
         // completed frame, drawn over each rendered frame.
         let hudState: HUDState? = hud ? HUDState() : nil
+        let verifying = try verifyOption()
+        let staleFrame = try staleBufferFault()
         let fakeConfig = try makeFakeConfiguration(surface: sceneRenderer != nil)
         let out = try RunOutputs(log: log, options: outputs)
 
@@ -175,6 +181,7 @@ struct RunCommand: ParsableCommand {
             out.discard()
             throw CLIFailure("--inject-late \(target)=…: the run drives \((display as? KMSDisplay)?.output.connector.name ?? display.name), not \(target)")
         }
+        if verifying { try startVerification(display, out: out) }
         var runConfig = config
         // Under VRR a flip starts its refresh when committed: a margin only makes frames early.
         if let k = display as? KMSDisplay { runConfig.commitMargin = k.vrrRange == nil ? 1_000_000 : 100_000 }
@@ -193,17 +200,25 @@ struct RunCommand: ParsableCommand {
         let renderer: FrameRenderer
         if let sr = sceneRenderer {
             renderer = { surface, ctx in
-                let c = Scenes.FrameContext(frameIndex: ctx.frameIndex, time: ctx.time, refreshHz: ctx.refreshHz, effectiveRateHz: ctx.effectiveRateHz)
+                // The stale-buffer fault draws the previous frame again.
+                let index = ctx.frameIndex == staleFrame && ctx.frameIndex > 0 ? ctx.frameIndex - 1 : ctx.frameIndex
+                let c = Scenes.FrameContext(frameIndex: index, time: ctx.time, refreshHz: ctx.refreshHz, effectiveRateHz: ctx.effectiveRateHz)
                 if let h = hudState {
                     if h.stats == nil { h.stats = HUDStats(refreshHz: ctx.refreshHz, effectiveRateHz: ctx.effectiveRateHz) }
                     h.stats!.effectiveRateHz = ctx.effectiveRateHz
                 }
                 sr.render(base: surface.base, width: surface.width, height: surface.height, stride: surface.stride, context: c,
-                          hud: hudState?.stats)
+                          hud: hudState?.stats, identity: verifying)
             }
         } else {
             let colours: [UInt32] = [0x00C0_3030, 0x0030_C030, 0x0030_30C0, 0x00C0_C030]
-            renderer = { surface, ctx in surface.fill(colours[ctx.frameIndex & 3]) }
+            renderer = { surface, ctx in
+                let index = ctx.frameIndex == staleFrame && ctx.frameIndex > 0 ? ctx.frameIndex - 1 : ctx.frameIndex
+                surface.fill(colours[index & 3])
+                if verifying {
+                    FrameIdentity.draw(index, base: surface.base, width: surface.width, height: surface.height, stride: surface.stride)
+                }
+            }
         }
         out.prepare(driver: Self.driverName(display))
         let run = try out.discardOnError { try PacingRun(backend: display, configuration: runConfig, renderer: renderer) }
@@ -216,9 +231,62 @@ struct RunCommand: ParsableCommand {
                 h.frame(r)
             }
         }
+        // Frame ids to frame indexes, for the stale frames the verification names.
+        var indexes: [FrameID: Int] = [:]
+        if verifying {
+            let previous = run.onFrame
+            run.onFrame = { r in
+                previous?(r)
+                indexes[r.id] = r.frameIndex
+            }
+        }
         onRun?(run, out)
+        var summary = try run.run(shouldStop: { stop.isRequested })
+        if verifying, let k = display as? KMSDisplay, var scanout = k.finishScanoutVerification() {
+            scanout.staleFrames = scanout.staleFrames.map { FrameID(indexes[$0] ?? Int($0)) }
+            summary.scanout = scanout
+        }
         // An output file that fails stops being written; the display keeps running.
-        return out.finish(try run.run(shouldStop: { stop.isRequested }))
+        return out.finish(summary)
+    }
+
+    /// True for `--verify crc`; throws for any other value.
+    func verifyOption() throws -> Bool {
+        guard let v = verify else {
+            if fault != nil { throw CLIFailure("--fault needs --verify crc (without it nothing can see the fault)") }
+            return false
+        }
+        guard v == "crc" else { throw CLIFailure("--verify '\(v)': the only check is crc") }
+        return true
+    }
+
+    /// The frame of `--fault stale-buffer:FRAME`, or nil.
+    func staleBufferFault() throws -> Int? {
+        guard let f = fault else { return nil }
+        let p = f.split(separator: ":", omittingEmptySubsequences: false)
+        guard p.count == 2, p[0] == "stale-buffer", let n = Int(p[1]), n >= 1 else {
+            throw CLIFailure("--fault '\(f)' must be stale-buffer:FRAME with FRAME ≥ 1")
+        }
+        return n
+    }
+
+    /// Starts `--verify crc` on the display: one line and exit 2 when it cannot.
+    func startVerification(_ display: any DisplayBackend, out: RunOutputs) throws {
+        guard let k = display as? KMSDisplay else {
+            try? display.close()
+            out.discard()
+            throw CLIFailure("--verify crc needs a KMS display (the \(display.name) display has no CRTC)")
+        }
+        do {
+            try k.verifyScanout()
+        } catch let e {
+            try? display.close()
+            out.discard()
+            switch e {
+            case .unsupported(let driver, _): throw CLIFailure("--verify crc: not supported by \(driver)")
+            default: throw CLIFailure("--verify crc: \(e)")
+            }
+        }
     }
 
     func makeConfiguration() throws -> RunConfiguration {
@@ -375,6 +443,7 @@ struct RunCommand: ParsableCommand {
             print("session gaps      \(n)  (\(f(t)) s away; no drops counted inside)")
         }
         print("end               \(s.endReason)  (\(f(s.durationSeconds)) s shown, \(f(s.measuredRateHz)) Hz measured)")
+        if let v = s.scanout { print("scanout           " + Self.scanoutLine(v)) }
         for o in s.incompleteOutputs ?? [] { print("INCOMPLETE        \(o)") }
     }
 }
@@ -388,5 +457,22 @@ final class HUDState {
         guard stats != nil else { return }
         stats!.droppedRefreshes += r.droppedRefreshes
         if r.wasPresented && r.interval > 0 { stats!.recordFrame(intervalMs: Double(r.interval) / 1e6) }
+    }
+}
+
+extension RunCommand {
+    /// The summary's scanout line: frames verified, mismatches, inexact frames, the refreshes
+    /// the CRCs show repeated, and the cost of reading the lines.
+    static func scanoutLine(_ v: ScanoutSummary) -> String {
+        var line = "crc \(v.source ?? "auto"): \(v.verified) of \(v.frames) frames verified  mismatches \(v.mismatches) (stale \(v.stale)"
+        if !v.staleFrames.isEmpty { line += " at frame " + v.staleFrames.map(String.init).joined(separator: ",") }
+        line += ", changes without flip \(v.changesWithoutFlip))  inexact \(v.inexact) (missing lines \(v.missingLines), repeated \(v.repeatedLines), catch-up \(v.catchUpLines))"
+        line += "  repeated refreshes \(v.repeatedRefreshes)  lines \(v.lines)"
+        if let n = v.reads, n > 0, let us = v.readMicroseconds {
+            line += String(format: "  read %.1f µs/vblank", v.lines > 0 ? us / Double(v.lines) : 0)
+            _ = n
+        }
+        if let f = v.failure { line += "  (reading stopped: \(f))" }
+        return line
     }
 }

@@ -38,6 +38,9 @@ struct ValidateCommand: ParsableCommand {
               --max-jitter        |p99 frame interval - 1/effective rate|, in ms
               --min-rate          shown frames per second, in Hz (in a window: 1 / mean
                                   interval)
+              --max-scanout-mismatches
+                                  stale frames and changes without a flip the CRTC's
+                                  CRC showed (with --verify crc; whole run only)
               --expect-monitor    the monitor name in the connector's EDID
               --expect-serial     the EDID's serial string or serial number
               --expect-mode       the mode driven, WxH[@HZ] (HZ to the decimals given)
@@ -97,6 +100,8 @@ struct ValidateCommand: ParsableCommand {
     var maxJitter: Double?
     @Option(name: .customLong("min-rate"), parsing: .unconditional, help: "Fail when fewer than HZ frames per second were shown.")
     var minRate: Double?
+    @Option(name: .customLong("max-scanout-mismatches"), parsing: .unconditional, help: "With --verify crc: fail when the CRTC's CRC showed more than N mismatches (stale frames and changes without a flip), over the whole run.")
+    var maxScanoutMismatches: Int?
     @Option(parsing: .unconditional, help: "Ignore frames shown in the first S seconds.")
     var warmup: Double?
     @Option(parsing: .unconditional, help: "Judge every criterion in each window of S seconds too.")
@@ -128,6 +133,10 @@ struct ValidateCommand: ParsableCommand {
         c.maxJitterMs = maxJitter
         c.minRateHz = minRate
         try c.validate()
+        if let m = maxScanoutMismatches {
+            guard m >= 0 else { throw CLIFailure("--max-scanout-mismatches must be ≥ 0") }
+            guard options.verify != nil else { throw CLIFailure("--max-scanout-mismatches needs --verify crc") }
+        }
         if options.duration == 0 {
             throw CLIFailure("--duration 0 (until stopped) is for run and observe: validate judges a window, give seconds > 0")
         }
@@ -154,7 +163,7 @@ struct ValidateCommand: ParsableCommand {
         do {
             criteria = try self.criteria()
             try expect.validate()
-            if criteria.isEmpty && expect.isEmpty {
+            if criteria.isEmpty && expect.isEmpty && maxScanoutMismatches == nil {
                 throw ValidationCriteria.Invalid("give at least one threshold (--max-dropped, --max-drop-events, --max-drop-event, --refresh-tolerance, --max-jitter, --min-rate, --expect-monitor, --expect-serial, --expect-mode)")
             }
             junitFile = try junit.map { try LineFile(path: $0) }
@@ -191,7 +200,20 @@ struct ValidateCommand: ParsableCommand {
             results.append(CriterionResult(name: "output", passed: false, detail: "the output was unplugged mid-run (\(summary.endReason))"))
         }
         results += expect.evaluate(observed)
+        if let m = maxScanoutMismatches { results.append(Self.scanoutCriterion(summary.scanout, limit: m)) }
         try verdict(results, summary: summary, junitFile: junitFile, started: started)
+    }
+
+    /// `--max-scanout-mismatches`: the run's scanout mismatches against the limit (whole run only:
+    /// windows and the warm-up do not split the CRC verdict).
+    static func scanoutCriterion(_ v: ScanoutSummary?, limit m: Int) -> CriterionResult {
+        guard let v else {
+            return CriterionResult(name: "max-scanout-mismatches", passed: false, detail: "the scanout was not verified", value: .infinity)
+        }
+        var detail = "scanout mismatches \(v.mismatches) (stale \(v.stale)"
+        if !v.staleFrames.isEmpty { detail += " at frame " + v.staleFrames.map(String.init).joined(separator: ",") }
+        detail += ", changes without flip \(v.changesWithoutFlip)), inexact frames \(v.inexact) (limit \(m))"
+        return CriterionResult(name: "max-scanout-mismatches", passed: v.mismatches <= m, detail: detail, value: Double(v.mismatches))
     }
 
     /// Judges `criteria` on the summary, or, when `frames` are given (--warmup/--window), on

@@ -1,0 +1,209 @@
+/// Scanout truth from the CRTC's CRC: per vblank, did the content change exactly where a flip
+/// latched a new frame, and nowhere else?
+///
+/// Feed it every flip completion (the frame, the vblank sequence its event names, its
+/// timestamp) and every CRC sample (the vblank it was taken at, the CRC, when it was read),
+/// then call ``finish()``. Every frame must differ from the one before (a frame identity drawn
+/// into each frame guarantees it), so:
+/// - a flip whose vblank's CRC equals the previous vblank's is **stale** (a mismatch): the new
+///   frame never reached the CRTC;
+/// - a CRC change at a vblank without a flip is a **change without a flip** (a mismatch);
+/// - a vblank with no CRC line (or a line for a vblank already seen) is **inexact**: the frames
+///   around it are not judged either way, never counted as drops;
+/// - a driver whose CRC worker fell behind (vkms) writes the lines of several vblanks at once,
+///   each with the CRC of the last one's content: a change that shows up early and flips after
+///   it that change nothing. A change is taken for such a catch-up when its line and the line
+///   of each unchanged flip after it came in the same read (the driver wrote them together),
+///   after that flip's timestamp; those frames are **inexact** (catch-up), not mismatches. Lines
+///   read promptly (every vblank) keep a stale frame from passing for a catch-up.
+///
+/// The verifier is a pure function of its inputs: it knows nothing of DRM or debugfs.
+public struct ScanoutVerifier: Sendable {
+    /// One CRC line: the vblank it was taken at, the CRC words folded into 64 bits
+    /// (``ScanoutVerifier/fold(_:)``), and when it was read (CLOCK_MONOTONIC ns).
+    public struct Sample: Equatable, Sendable {
+        public var sequence: UInt64
+        public var crc: UInt64
+        public var receivedAt: Nanoseconds
+        public init(sequence: UInt64, crc: UInt64, receivedAt: Nanoseconds) {
+            self.sequence = sequence; self.crc = crc; self.receivedAt = receivedAt
+        }
+    }
+
+    /// One flip completion: the frame, the vblank its event names, the event's timestamp.
+    public struct Flip: Equatable, Sendable {
+        public var frame: FrameID
+        public var sequence: UInt64
+        public var timestamp: Nanoseconds
+        public init(frame: FrameID, sequence: UInt64, timestamp: Nanoseconds) {
+            self.frame = frame; self.sequence = sequence; self.timestamp = timestamp
+        }
+    }
+
+    var samples: [Sample] = []
+    var flips: [Flip] = []
+
+    public init() {}
+
+    /// Folds a line's CRC words into one value (one or two words exactly; more mixed).
+    public static func fold(_ words: [UInt32]) -> UInt64 {
+        if words.count == 1 { return UInt64(words[0]) }
+        if words.count == 2 { return UInt64(words[0]) | UInt64(words[1]) << 32 }
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for w in words { h = (h ^ UInt64(w)) &* 0x0000_0100_0000_01b3 }
+        return h
+    }
+
+    /// CRC samples added so far.
+    public var sampleCount: Int { samples.count }
+
+    /// Adds a CRC sample (in the order the lines were read).
+    public mutating func add(_ sample: Sample) { samples.append(sample) }
+
+    /// Adds a flip completion (in completion order).
+    public mutating func add(_ flip: Flip) { flips.append(flip) }
+
+    /// The verdict over everything added so far.
+    public func finish() -> ScanoutSummary {
+        var s = ScanoutSummary()
+        // Lines in vblank order; a line for a vblank already seen is a repeat, not trusted.
+        var crc: [UInt64: Sample] = [:]
+        var last: UInt64?
+        for x in samples {
+            if let l = last, x.sequence <= l { s.repeatedLines += 1; continue }
+            crc[x.sequence] = x
+            last = x.sequence
+        }
+        s.lines = crc.count
+        guard let first = samples.first?.sequence, let end = last else {
+            s.frames = flips.count
+            s.inexact = flips.count
+            return s
+        }
+        var flipAt: [UInt64: Int] = [:]
+        for (i, f) in flips.enumerated() where flipAt[f.sequence] == nil { flipAt[f.sequence] = i }
+
+        enum Kind { case flipChanged, flipUnchanged, changeWithoutFlip }
+        var events: [(v: UInt64, kind: Kind)] = []
+        var inexact = Set<Int>()          // flip indexes not judged
+        var firstSeen: [Int: UInt64] = [:]
+        if first < end {
+            for v in (first + 1)...end {
+                let flip = flipAt[v]
+                guard let cur = crc[v] else {
+                    s.missingLines += 1
+                    if let f = flip { inexact.insert(f) }
+                    continue
+                }
+                guard let prev = crc[v - 1] else {
+                    if let f = flip { inexact.insert(f) }
+                    continue
+                }
+                let changed = cur.crc != prev.crc
+                switch (flip, changed) {
+                case (let f?, true): events.append((v, .flipChanged)); firstSeen[f] = v
+                case (_?, false): events.append((v, .flipUnchanged))
+                case (nil, true): events.append((v, .changeWithoutFlip))
+                case (nil, false): break
+                }
+            }
+        }
+        // Catch-up: a change followed by unchanged flips, its line read after each of them.
+        var staleVBlanks: [UInt64] = []
+        var catchUp = Set<UInt64>()       // vblanks whose line carried a later vblank's CRC
+        var i = 0
+        while i < events.count {
+            let e = events[i]
+            guard e.kind != .flipUnchanged else {
+                staleVBlanks.append(e.v)
+                i += 1
+                continue
+            }
+            var j = i + 1
+            var absorbed: [UInt64] = []
+            while j < events.count, events[j].kind == .flipUnchanged,
+                  let line = crc[e.v], let later = crc[events[j].v], let f = flipAt[events[j].v],
+                  later.receivedAt <= line.receivedAt, line.receivedAt >= flips[f].timestamp {
+                absorbed.append(events[j].v)
+                j += 1
+            }
+            if absorbed.isEmpty {
+                if e.kind == .changeWithoutFlip {
+                    s.changesWithoutFlip += 1
+                    if s.changeWithoutFlipVBlanks.count < 10 { s.changeWithoutFlipVBlanks.append(e.v) }
+                }
+            } else {
+                s.catchUpLines += Int(absorbed.last! - e.v)
+                for v in (e.v + 1)...absorbed.last! { catchUp.insert(v) }
+                if let f = flipAt[e.v] { inexact.insert(f); firstSeen[f] = nil }
+                for v in absorbed { inexact.insert(flipAt[v]!) }
+            }
+            i = j
+        }
+        for v in staleVBlanks {
+            let f = flipAt[v]!
+            s.stale += 1
+            if s.staleFrames.count < 10 { s.staleFrames.append(flips[f].frame) }
+        }
+        s.frames = flips.count
+        s.inexact = inexact.count + flips.indices.filter { flips[$0].sequence <= first || flips[$0].sequence > end }.count
+        s.verified = flips.indices.filter { firstSeen[$0] != nil && !inexact.contains($0) }.count
+        // The CRCs alone, from the first flip to the last: vblanks whose content equals the
+        // previous vblank's (a frame shown again), and vblanks that cannot be told.
+        if let lo = flips.map(\.sequence).min(), let hi = flips.map(\.sequence).max(), lo < hi {
+            for v in (lo + 1)...hi {
+                guard let cur = crc[v], let prev = crc[v - 1], !catchUp.contains(v) else {
+                    s.unjudgedVBlanks += 1
+                    continue
+                }
+                if cur.crc == prev.crc { s.repeatedRefreshes += 1 }
+            }
+        }
+        s.mismatches = s.stale + s.changesWithoutFlip
+        return s
+    }
+}
+
+/// What ``ScanoutVerifier`` found over a run (the summary's `scanout` line).
+public struct ScanoutSummary: Codable, Equatable, Sendable {
+    /// Flips seen.
+    public var frames = 0
+    /// Frames whose content change came at exactly the vblank their flip names.
+    public var verified = 0
+    /// Stale frames plus changes without a flip.
+    public var mismatches = 0
+    /// Flips whose vblank showed no content change (the frame never reached the CRTC).
+    public var stale = 0
+    /// Content changes at vblanks no flip latched.
+    public var changesWithoutFlip = 0
+    /// Frames not judged: a CRC line missing around them, a catch-up, or outside the lines read.
+    public var inexact = 0
+    /// CRC lines read (distinct vblanks).
+    public var lines = 0
+    /// Vblanks inside the lines' span with no line.
+    public var missingLines = 0
+    /// Lines for a vblank already seen (ignored).
+    public var repeatedLines = 0
+    /// Lines a driver's catch-up filled with a later vblank's CRC.
+    public var catchUpLines = 0
+    /// Vblanks after the first flip, up to the last, whose CRC equals the previous vblank's: the
+    /// refreshes that showed a frame again, by the CRCs alone (at one frame per refresh, the
+    /// dropped refreshes, plus one per stale frame).
+    public var repeatedRefreshes = 0
+    /// Vblanks in that span that cannot be told: a line missing on either side, or a catch-up.
+    public var unjudgedVBlanks = 0
+    /// The first stale frames (up to 10).
+    public var staleFrames: [FrameID] = []
+    /// The first vblanks with a change but no flip (up to 10).
+    public var changeWithoutFlipVBlanks: [UInt64] = []
+    /// The CRC source (`auto`), set by the display that read the lines.
+    public var source: String?
+    /// Non-blocking reads of the CRC lines made, and the time they took in all (µs), set by
+    /// the display that read them: the cost of verification.
+    public var reads: Int?
+    public var readMicroseconds: Double?
+    /// Why reading the lines stopped early (a read failed), if it did.
+    public var failure: String?
+
+    public init() {}
+}

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Scanout truth checks of `cadence run --verify crc` on a real kernel (issue 23): vkms' CRTC CRC
+# through debugfs (`dri/0/crtc-0/crc`, source auto), one boot of vkms and one of bochs:
+#   - `--verify crc --frames 600 --inject-late 100:1,250:3` at 640x480: exit 0, 0 mismatches,
+#     the refreshes the CRCs show repeated equal the dropped refreshes of the flip events;
+#   - the same with `--fault stale-buffer:300`: exactly 1 stale frame, frame 300, and the CRCs
+#     show one repeated refresh more than the flips dropped (the stale frame, which the flip
+#     accounting cannot see);
+#   - debugfs unmounted: one stderr line ("no debugfs") and exit 2;
+#   - bochs (no CRC): `--verify crc: not supported by bochs-drm`, one line, exit 2.
+# The runs draw `--scene solid` (plain colours plus the frame identity) in a small mode: vkms
+# composes every vblank in software while CRC is on, and TCG is slow. The summary's `scanout`
+# figures (reads and their time) give the cost of reading the CRC per vblank.
+#
+# The guest's load drops refreshes beyond the injected ones (vkms composes every vblank in
+# software while its CRC runs, and a loaded host delays the qemu vCPU): the checks compare the
+# CRCs with the flips of the same run, whatever they dropped, so nothing is retried. A vblank
+# whose CRC line is missing cannot be told either way: the repeat check then allows that many.
+#
+# Usage: tools/vm/scanout.sh [--bin PATH/TO/cadence] [--keep DIR]
+#   --bin   cadence binary (default: `swift build -c release --product cadence`)
+#   --keep  keep outputs in DIR (default: a temp dir, removed on success)
+# Prints PASS/FAIL per check and `N passed, N failed`; exits non-zero on any failure.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+. "$here/common.sh"
+while (($#)); do
+    case "$1" in
+        *) vm_common_option "$@"; shift "$vm_used" ;;
+    esac
+done
+
+vm_prologue scanout release
+
+cat >"$work/guests.sh" <<'GUEST'
+mount -t debugfs none /sys/kernel/debug 2>/dev/null
+# try NAME CMD...: run once, record NAME.out/.err/.rc and NAME.attempts (rc, drops, the guest's
+# vblank-timer overruns, guest uptime).
+try() {
+    name=$1; shift
+    before=$(dmesg | grep -c 'vblank timer overrun')
+    start=$(cut -d' ' -f1 /proc/uptime)
+    timeout 150 "$@" </dev/null >"/out/$name.out" 2>"/out/$name.err"
+    rc=$?
+    end=$(cut -d' ' -f1 /proc/uptime)
+    after=$(dmesg | grep -c 'vblank timer overrun')
+    echo $rc >"/out/$name.rc"
+    dropped=$(grep -o '"droppedRefreshes":[0-9]*' "/out/$name.out" | grep -o '[0-9]*$')
+    echo "rc=$rc droppedRefreshes=${dropped:-?} timerOverruns=$((after - before)) ($start..$end s)" >>"/out/$name.attempts"
+}
+if [ "$(cat /sys/kernel/debug/dri/0/name 2>/dev/null | cut -d' ' -f1)" = vkms ]; then
+    ls /sys/kernel/debug/dri/0/crtc-0/crc >/out/crcdir.txt 2>&1
+    try clean cadence run --backend kms --mode 640x480 --scene solid --verify crc --frames 600 \
+        --inject-late 100:1,250:3 --json --quiet
+    try stale cadence run --backend kms --mode 640x480 --scene solid --verify crc --frames 600 \
+        --inject-late 100:1,250:3 --fault stale-buffer:300 --json --quiet
+    umount /sys/kernel/debug
+    cadence run --backend kms --mode 640x480 --scene solid --verify crc --frames 60 >/out/nodebugfs.out 2>/out/nodebugfs.err
+    echo $? >/out/nodebugfs.rc
+    mount -t debugfs none /sys/kernel/debug
+else
+    cadence run --backend kms --scene solid --verify crc --frames 60 >/out/bochs.out 2>/out/bochs.err
+    echo $? >/out/bochs.rc
+fi
+exit 0
+GUEST
+
+for driver in vkms bochs; do
+    vm_out "$driver"
+    echo "== $driver: booting the VM"
+    t1=$(date +%s)
+    "$here/run.sh" --driver "$driver" --timeout 600 --bin "$bin" --file "$work/guests.sh:/guests.sh" \
+        --out-dir "$out" --console "$out/console.log" -v -- sh /guests.sh || { echo "scanout.sh: VM failed (rc $?)" >&2; exit 1; }
+    echo "== VM done in $(( $(date +%s) - t1 )) s"
+done
+
+status=0
+python3 - "$work" <<'PY' || status=$?
+import json, sys
+work = sys.argv[1]
+passed = failed = 0
+def check(name, ok, detail=""):
+    global passed, failed
+    print(("PASS " if ok else "FAIL ") + name + (f"  ({detail})" if detail else ""))
+    if ok: passed += 1
+    else: failed += 1
+def read(path, default=""):
+    try:
+        return open(path).read()
+    except OSError:
+        return default
+def load(name):
+    out = f"{work}/vkms/{name}"
+    print(f"-- {name}:")
+    print(read(out + ".attempts", "   no attempts recorded").rstrip())
+    err = read(out + ".err").strip()
+    if err: print("   stderr: " + err.replace("\n", "\n           "))
+    try:
+        rc = int(read(out + ".rc"))
+        s = json.loads(read(out + ".out").strip().splitlines()[-1])
+    except (ValueError, IndexError) as e:
+        check(f"{name}: summary", False, str(e)); return None
+    v = s.get("scanout") or {}
+    keys = ["backend", "refreshHz", "frames", "presented", "droppedRefreshes", "dropEvents", "causes"]
+    print("   " + json.dumps({k: s.get(k) for k in keys}))
+    print("   scanout " + json.dumps(v, sort_keys=True))
+    if v.get("lines") and v.get("reads"):
+        print(f"   CRC reading: {v['reads']} reads, {v['readMicroseconds']:.0f} µs in all: "
+              f"{v['readMicroseconds'] / v['lines']:.1f} µs per vblank ({v['lines']} lines), "
+              f"{v['readMicroseconds'] / v['reads']:.1f} µs per read")
+    check(f"{name}: exit 0 on kms with a scanout summary", rc == 0 and s.get("backend") == "kms" and bool(v), f"rc {rc}")
+    return s, v
+
+print("-- vkms crc directory: " + read(f"{work}/vkms/crcdir.txt").strip().replace("\n", " "))
+r = load("clean")
+if r:
+    s, v = r
+    check("clean: 0 mismatches", v.get("mismatches") == 0, f"stale {v.get('stale')} {v.get('staleFrames')}, "
+          f"changes without flip {v.get('changesWithoutFlip')} {v.get('changeWithoutFlipVBlanks')}")
+    rep, unj, drops = v.get("repeatedRefreshes", -1), v.get("unjudgedVBlanks", 0), s["droppedRefreshes"]
+    check("clean: the repeats the CRCs show equal the flips' dropped refreshes" + (f" (±{unj} vblanks without a line)" if unj else ""),
+          abs(rep - drops) <= unj, f"CRC {rep}, flips {drops}, unjudged vblanks {unj}, inexact frames {v.get('inexact')}")
+    check("clean: every frame verified or inexact", v.get("verified", 0) + v.get("inexact", 0) == v.get("frames"),
+          f"{v.get('verified')} verified, {v.get('inexact')} inexact of {v.get('frames')}")
+r = load("stale")
+if r:
+    s, v = r
+    check("stale-buffer:300: exactly 1 stale frame, frame 300", v.get("stale") == 1 and v.get("staleFrames") == [300],
+          f"stale {v.get('stale')} {v.get('staleFrames')}")
+    check("stale-buffer:300: no change without a flip", v.get("changesWithoutFlip") == 0, v.get("changeWithoutFlipVBlanks"))
+    rep, unj, drops = v.get("repeatedRefreshes", -1), v.get("unjudgedVBlanks", 0), s["droppedRefreshes"]
+    check("stale-buffer:300: the CRCs show one repeat more than the flips dropped (the stale frame)" + (f" (±{unj})" if unj else ""),
+          abs(rep - (drops + 1)) <= unj, f"CRC {rep}, flips {drops}, unjudged vblanks {unj}")
+for name, d, want in [("nodebugfs", "vkms", "no debugfs"), ("bochs", "bochs", "--verify crc: not supported by bochs-drm")]:
+    rc, err, out = read(f"{work}/{d}/{name}.rc").strip(), read(f"{work}/{d}/{name}.err"), read(f"{work}/{d}/{name}.out")
+    print(f"-- {name}: rc {rc}, stderr: {err.strip()}")
+    lines = err.strip().splitlines()
+    check(f"{name}: one stderr line saying '{want}', nothing on stdout, exit 2",
+          rc == "2" and len(lines) == 1 and want in lines[0] and out == "", f"rc {rc}, {len(lines)} lines")
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
+PY
+echo "scanout wall time: $(( $(date +%s) - t0 )) s"
+if [ "$status" = 0 ] && [ -z "$keep" ]; then rm -rf "$work"; elif [ "$status" != 0 ]; then echo "outputs kept in $work"; fi
+exit "$status"
