@@ -85,7 +85,7 @@ public struct ScanoutVerifier: Sendable {
 
         enum Kind { case flipChanged, flipUnchanged, changeWithoutFlip }
         var events: [(v: UInt64, kind: Kind)] = []
-        var inexact = Set<Int>()          // flip indexes not judged
+        var inexact = Set<Int>()  // flip indexes not judged
         var firstSeen: [Int: UInt64] = [:]
         if first < end {
             for v in (first + 1)...end {
@@ -110,7 +110,7 @@ public struct ScanoutVerifier: Sendable {
         }
         // Catch-up: a change followed by unchanged flips, its line read after each of them.
         var staleVBlanks: [UInt64] = []
-        var catchUp = Set<UInt64>()       // vblanks whose line carried a later vblank's CRC
+        var catchUp = Set<UInt64>()  // vblanks whose line carried a later vblank's CRC
         var i = 0
         while i < events.count {
             let e = events[i]
@@ -122,8 +122,9 @@ public struct ScanoutVerifier: Sendable {
             var j = i + 1
             var absorbed: [UInt64] = []
             while j < events.count, events[j].kind == .flipUnchanged,
-                  let line = crc[e.v], let later = crc[events[j].v], let f = flipAt[events[j].v],
-                  later.receivedAt <= line.receivedAt, line.receivedAt >= flips[f].timestamp {
+                let line = crc[e.v], let later = crc[events[j].v], let f = flipAt[events[j].v],
+                later.receivedAt <= line.receivedAt, line.receivedAt >= flips[f].timestamp
+            {
                 absorbed.append(events[j].v)
                 j += 1
             }
@@ -146,7 +147,8 @@ public struct ScanoutVerifier: Sendable {
             if s.staleFrames.count < 10 { s.staleFrames.append(flips[f].frame) }
         }
         s.frames = flips.count
-        s.inexact = inexact.count + flips.indices.filter { flips[$0].sequence <= first || flips[$0].sequence > end }.count
+        s.inexact =
+            inexact.count + flips.indices.filter { flips[$0].sequence <= first || flips[$0].sequence > end }.count
         s.verified = flips.indices.filter { firstSeen[$0] != nil && !inexact.contains($0) }.count
         // The CRCs alone, from the first flip to the last: vblanks whose content equals the
         // previous vblank's (a frame shown again), and vblanks that cannot be told.

@@ -90,7 +90,8 @@ public enum CRCError: Error, Equatable, Sendable, CustomStringConvertible {
         case .noAccess(let path, let errno) where errno == .noSuchFileOrDirectory:
             return "no debugfs: \(path) does not exist (mount it: mount -t debugfs none /sys/kernel/debug)"
         case .noAccess(let path, let errno):
-            return "no access to debugfs: \(path): \(errno.description) (\(DRMError.symbol(errno))): run as root (debugfs needs root or CAP_SYS_ADMIN)"
+            return
+                "no access to debugfs: \(path): \(errno.description) (\(DRMError.symbol(errno))): run as root (debugfs needs root or CAP_SYS_ADMIN)"
         case .failed(let e):
             return e.description
         }
@@ -160,8 +161,10 @@ public final class CRCCapture {
     /// Throws ``CRCError/noAccess(path:errno:)`` without debugfs (not mounted, not permitted),
     /// ``CRCError/unsupported(driver:path:)`` when the driver has no CRC for the CRTC, and
     /// ``CRCError/failed(_:)`` when the control write or the data open fails.
-    public init(device: DRMDevice, crtcIndex: Int, source: String = "auto",
-                root: String = DRMDevice.debugfsRoot) throws(CRCError) {
+    public init(
+        device: DRMDevice, crtcIndex: Int, source: String = "auto",
+        root: String = DRMDevice.debugfsRoot
+    ) throws(CRCError) {
         self.device = device
         self.crtcIndex = crtcIndex
         self.source = source
@@ -180,7 +183,9 @@ public final class CRCCapture {
         do {
             let bytes = Array(source.utf8)
             let n = try retrying("write", control) { try sys.writeFile(cfd, bytes) }
-            guard n == bytes.count else { throw CRCError.failed(DRMError(call: "write", object: control, errno: .ioError)) }
+            guard n == bytes.count else {
+                throw CRCError.failed(DRMError(call: "write", object: control, errno: .ioError))
+            }
         } catch let e as DRMError {
             throw .failed(e)
         } catch let e as CRCError {
@@ -215,8 +220,10 @@ public final class CRCCapture {
         var count = 0
         let sys = device.sys
         let path = directory + "/data"
-        var buffer = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0),
-                      UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        var buffer = (
+            UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0),
+            UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0)
+        )
         while true {
             let n: Int
             do {

@@ -125,7 +125,8 @@ extension FakeDRMDevice {
             }
             crc.captures[index] = cap
             // Keep the latch in force at the next vblank to make and every later one.
-            if var list = crc.latches[cap.crtc], let keep = list.lastIndex(where: { $0.seq <= cap.nextFrame }), keep > 0 {
+            if var list = crc.latches[cap.crtc], let keep = list.lastIndex(where: { $0.seq <= cap.nextFrame }), keep > 0
+            {
                 list.removeFirst(keep)
                 crc.latches[cap.crtc] = list
             }
@@ -138,7 +139,12 @@ extension FakeDRMDevice {
         UInt32(String(path.reversed().prefix { $0.isNumber }.reversed())) ?? 0
     }
 
-    enum DebugfsNode { case dri, card, crcDirectory(Int), control(Int), data(Int) }
+    enum DebugfsNode {
+        case dri, card
+        case crcDirectory(Int)
+        case control(Int)
+        case data(Int)
+    }
 
     /// What `path` names under debugfs, or nil (ENOENT).
     func debugfsNode(_ path: String) -> DebugfsNode? {
@@ -150,7 +156,8 @@ extension FakeDRMDevice {
         let tail = Array(rest.dropFirst())
         if tail.isEmpty { return .card }
         guard tail[0].hasPrefix("crtc-"), let i = Int(tail[0].dropFirst(5)), i >= 0, i < crtcs.count,
-              !crcSources.isEmpty, tail.count >= 2, tail[1] == "crc" else { return nil }
+            !crcSources.isEmpty, tail.count >= 2, tail[1] == "crc"
+        else { return nil }
         switch tail.count {
         case 2: return .crcDirectory(i)
         case 3 where tail[2] == "control": return .control(i)
@@ -192,8 +199,9 @@ extension FakeDRMDevice {
             // drm_debugfs_crc.c: no capture on an inactive CRTC.
             guard crtcState[crtc]?.active == true else { throw Errno.ioError }
             let source = crc.sources[i] ?? crcSources[0]
-            crc.captures[i] = FakeCRCState.Capture(crtc: crtc, fd: fd, source: source,
-                                                   nextFrame: vblank(crtc, at: clock).seq + 1)
+            crc.captures[i] = FakeCRCState.Capture(
+                crtc: crtc, fd: fd, source: source,
+                nextFrame: vblank(crtc, at: clock).seq + 1)
             crc.files[fd] = (i, true)
         case .dri?, .card?, .crcDirectory?: throw Errno.isDirectory
         case nil: throw Errno.noSuchFileOrDirectory

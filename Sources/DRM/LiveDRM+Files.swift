@@ -1,7 +1,8 @@
+import SystemPackage
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import SystemPackage
 
 /// ``LiveDRM``'s plain-file calls, for the CRC files in debugfs (CRC.swift).
 extension LiveDRM {

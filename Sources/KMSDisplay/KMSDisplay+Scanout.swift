@@ -61,7 +61,8 @@ extension KMSDisplay {
         for line in s.lines {
             guard let frame = line.frame else { continue }
             let seq = s.widener.widen(frame)
-            s.verifier.add(ScanoutVerifier.Sample(sequence: seq, crc: ScanoutVerifier.fold(line.values), receivedAt: t1))
+            s.verifier.add(
+                ScanoutVerifier.Sample(sequence: seq, crc: ScanoutVerifier.fold(line.values), receivedAt: t1))
         }
     }
 

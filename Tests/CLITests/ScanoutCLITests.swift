@@ -7,7 +7,9 @@ import Testing
     static func scanout(_ args: [String]) throws -> (summary: [String: Any], scanout: [String: Any]) {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let r = try cadence(["run", "--backend", "fake-drm", "--scene", "solid", "--verify", "crc", "--json", "--quiet"] + args, in: dir)
+        let r = try cadence(
+            ["run", "--backend", "fake-drm", "--scene", "solid", "--verify", "crc", "--json", "--quiet"] + args, in: dir
+        )
         #expect(r.status == 0 && r.err.isEmpty, "\(r.err)")
         let s = try #require(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
         return (s, try #require(s["scanout"] as? [String: Any]))
@@ -21,7 +23,8 @@ import Testing
     }
 
     @Test func theStaleBufferFaultIsOneStaleFrameTheFlipsDoNotSee() throws {
-        let (s, v) = try Self.scanout(["--frames", "300", "--inject-late", "100:1,250:3", "--fault", "stale-buffer:200"])
+        let (s, v) = try Self.scanout(["--frames", "300", "--inject-late", "100:1,250:3", "--fault", "stale-buffer:200"]
+        )
         #expect(s["droppedRefreshes"] as? Int == 4 && s["causes"] as? [String: Int] == ["render-late": 2])
         #expect(v["stale"] as? Int == 1 && v["staleFrames"] as? [Int] == [200] && v["mismatches"] as? Int == 1)
         #expect(v["changesWithoutFlip"] as? Int == 0)
@@ -33,7 +36,10 @@ import Testing
         let r = try cadence(["run", "--backend", "fake-drm", "--verify", "crc", "--frames", "120", "--quiet"], in: dir)
         #expect(r.status == 0)
         let line = try #require(lines(r.out).first { $0.hasPrefix("scanout ") })
-        #expect(line.hasPrefix("scanout           crc auto: 120 of 120 frames verified  mismatches 0 (stale 0, changes without flip 0)  inexact 0"), "\(line)")
+        #expect(
+            line.hasPrefix(
+                "scanout           crc auto: 120 of 120 frames verified  mismatches 0 (stale 0, changes without flip 0)  inexact 0"
+            ), "\(line)")
         // Without --verify there is no scanout line and no scanout key.
         let plain = try cadence(["run", "--backend", "fake-drm", "--frames", "30", "--json", "--quiet"], in: dir)
         #expect(plain.status == 0 && !plain.out.contains("scanout"))
@@ -41,12 +47,23 @@ import Testing
 
     @Test(arguments: [
         (["--backend", "fake-drm:bochs", "--verify", "crc"], "cadence run: --verify crc: not supported by bochs-drm"),
-        (["--backend", "fake", "--verify", "crc"], "cadence run: --verify crc needs a KMS display (the fake display has no CRTC)"),
+        (
+            ["--backend", "fake", "--verify", "crc"],
+            "cadence run: --verify crc needs a KMS display (the fake display has no CRTC)"
+        ),
         (["--backend", "fake-drm", "--verify", "md5"], "cadence run: --verify 'md5': the only check is crc"),
-        (["--backend", "fake-drm", "--fault", "stale-buffer:3"], "cadence run: --fault needs --verify crc (without it nothing can see the fault)"),
-        (["--backend", "fake-drm", "--verify", "crc", "--fault", "stale:3"], "cadence run: --fault 'stale:3' must be stale-buffer:FRAME with FRAME ≥ 1"),
-        (["--backend", "fake-drm:two-crtc", "--connector", "all", "--verify", "crc"],
-         "cadence run: --verify is not supported with several outputs yet: run one --connector at a time"),
+        (
+            ["--backend", "fake-drm", "--fault", "stale-buffer:3"],
+            "cadence run: --fault needs --verify crc (without it nothing can see the fault)"
+        ),
+        (
+            ["--backend", "fake-drm", "--verify", "crc", "--fault", "stale:3"],
+            "cadence run: --fault 'stale:3' must be stale-buffer:FRAME with FRAME ≥ 1"
+        ),
+        (
+            ["--backend", "fake-drm:two-crtc", "--connector", "all", "--verify", "crc"],
+            "cadence run: --verify is not supported with several outputs yet: run one --connector at a time"
+        )
     ])
     func refusalsAreOneLineAndExit2(args: [String], message: String) throws {
         let dir = scratchDirectory()
@@ -58,13 +75,24 @@ import Testing
     @Test func validateFailsAboveTheScanoutMismatchLimit() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let base = ["validate", "--backend", "fake-drm", "--verify", "crc", "--frames", "200", "--fault", "stale-buffer:100", "--quiet"]
+        let base = [
+            "validate", "--backend", "fake-drm", "--verify", "crc", "--frames", "200", "--fault", "stale-buffer:100",
+            "--quiet"
+        ]
         let fail = try cadence(base + ["--max-scanout-mismatches", "0"], in: dir)
         #expect(fail.status == 1)
-        #expect(fail.err == "FAIL max-scanout-mismatches: scanout mismatches 1 (stale 1 at frame 100, changes without flip 0), inexact frames 0 (limit 0)\n", "\(fail.err)")
+        #expect(
+            fail.err
+                == "FAIL max-scanout-mismatches: scanout mismatches 1 (stale 1 at frame 100, changes without flip 0), inexact frames 0 (limit 0)\n",
+            "\(fail.err)")
         let pass = try cadence(base + ["--max-scanout-mismatches", "1"], in: dir)
-        #expect(pass.status == 0 && pass.out.contains("PASS max-scanout-mismatches: scanout mismatches 1"), "\(pass.err)")
-        let unverified = try cadence(["validate", "--backend", "fake-drm", "--frames", "30", "--max-scanout-mismatches", "0"], in: dir)
-        #expect(unverified.status == 2 && unverified.err == "cadence validate: --max-scanout-mismatches needs --verify crc\n", "\(unverified.err)")
+        #expect(
+            pass.status == 0 && pass.out.contains("PASS max-scanout-mismatches: scanout mismatches 1"), "\(pass.err)")
+        let unverified = try cadence(
+            ["validate", "--backend", "fake-drm", "--frames", "30", "--max-scanout-mismatches", "0"], in: dir)
+        #expect(
+            unverified.status == 2
+                && unverified.err == "cadence validate: --max-scanout-mismatches needs --verify crc\n",
+            "\(unverified.err)")
     }
 }

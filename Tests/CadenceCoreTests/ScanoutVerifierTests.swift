@@ -1,4 +1,5 @@
 import Testing
+
 @testable import CadenceCore
 
 /// The scanout rules on hand-made CRC lines and flips (16 ms vblanks from t = 0, lines read
@@ -8,16 +9,20 @@ import Testing
 
     /// Flips at `flips` (frame k at the k-th sequence) and one line per vblank `lines`, the
     /// content being the frame on screen (0 before the first flip).
-    static func verifier(flips: [UInt64], lines: ClosedRange<UInt64>, content: ((UInt64) -> UInt64)? = nil,
-                         received: ((UInt64) -> Nanoseconds)? = nil, skip: Set<UInt64> = []) -> ScanoutVerifier {
+    static func verifier(
+        flips: [UInt64], lines: ClosedRange<UInt64>, content: ((UInt64) -> UInt64)? = nil,
+        received: ((UInt64) -> Nanoseconds)? = nil, skip: Set<UInt64> = []
+    ) -> ScanoutVerifier {
         var v = ScanoutVerifier()
         let shown = content ?? { seq in UInt64(flips.lastIndex { $0 <= seq }.map { $0 + 1 } ?? 0) }
         for (k, s) in flips.enumerated() {
             v.add(ScanoutVerifier.Flip(frame: FrameID(k + 1), sequence: s, timestamp: Nanoseconds(s) * period))
         }
         for s in lines where !skip.contains(s) {
-            v.add(ScanoutVerifier.Sample(sequence: s, crc: 0xC0DE_0000 + shown(s),
-                                         receivedAt: received?(s) ?? Nanoseconds(s) * period + 1_000_000))
+            v.add(
+                ScanoutVerifier.Sample(
+                    sequence: s, crc: 0xC0DE_0000 + shown(s),
+                    receivedAt: received?(s) ?? Nanoseconds(s) * period + 1_000_000))
         }
         return v
     }
@@ -34,10 +39,13 @@ import Testing
     @Test func aFlipThatChangesNothingIsStale() {
         // Frame 3 (flipped at 13) shows frame 2's content.
         let flips: [UInt64] = [11, 12, 13, 14, 15]
-        let s = Self.verifier(flips: flips, lines: 10...16, content: { seq in
-            let k = UInt64(flips.lastIndex { $0 <= seq }.map { $0 + 1 } ?? 0)
-            return k == 3 ? 2 : k
-        }).finish()
+        let s = Self.verifier(
+            flips: flips, lines: 10...16,
+            content: { seq in
+                let k = UInt64(flips.lastIndex { $0 <= seq }.map { $0 + 1 } ?? 0)
+                return k == 3 ? 2 : k
+            }
+        ).finish()
         #expect(s.stale == 1 && s.staleFrames == [3] && s.mismatches == 1)
         #expect(s.changesWithoutFlip == 0 && s.verified == 4 && s.inexact == 0)
         // The stale flip's vblank shows frame 2 again: one repeated refresh the flips do not see.
@@ -46,7 +54,9 @@ import Testing
 
     @Test func aChangeWithoutAFlipIsAMismatch() {
         // The content changes at 14 with no flip there (a buffer drawn while on screen).
-        let s = Self.verifier(flips: [11, 16], lines: 10...18, content: { seq in seq >= 16 ? 2 : seq >= 14 ? 9 : seq >= 11 ? 1 : 0 }).finish()
+        let s = Self.verifier(
+            flips: [11, 16], lines: 10...18, content: { seq in seq >= 16 ? 2 : seq >= 14 ? 9 : seq >= 11 ? 1 : 0 }
+        ).finish()
         #expect(s.changesWithoutFlip == 1 && s.changeWithoutFlipVBlanks == [14] && s.mismatches == 1)
         #expect(s.stale == 0 && s.verified == 2)
     }
@@ -64,10 +74,16 @@ import Testing
         // The CRC worker fell behind over 13...15: all three lines carry 15's content (frame 5)
         // and were read together after vblank 15.
         let flips: [UInt64] = [11, 12, 13, 14, 15, 16]
-        let s = Self.verifier(flips: flips, lines: 10...17, content: { seq in
-            let real = { (q: UInt64) in UInt64(flips.lastIndex { $0 <= q }.map { $0 + 1 } ?? 0) }
-            return (13...15).contains(seq) ? real(15) : real(seq)
-        }, received: { seq in (13...15).contains(seq) ? 15 * Self.period + 2_000_000 : Nanoseconds(seq) * Self.period + 1_000_000 }).finish()
+        let s = Self.verifier(
+            flips: flips, lines: 10...17,
+            content: { seq in
+                let real = { (q: UInt64) in UInt64(flips.lastIndex { $0 <= q }.map { $0 + 1 } ?? 0) }
+                return (13...15).contains(seq) ? real(15) : real(seq)
+            },
+            received: { seq in
+                (13...15).contains(seq) ? 15 * Self.period + 2_000_000 : Nanoseconds(seq) * Self.period + 1_000_000
+            }
+        ).finish()
         #expect(s.mismatches == 0 && s.stale == 0 && s.changesWithoutFlip == 0)
         #expect(s.catchUpLines == 2)
         // Frames 3 (its change is 5's), 4 and 5 are not judged.
@@ -80,10 +96,13 @@ import Testing
         // As above, but the line at 13 was read before 14's flip: it cannot carry 14's or 15's
         // content, so 14 and 15 are stale.
         let flips: [UInt64] = [11, 12, 13, 14, 15, 16]
-        let s = Self.verifier(flips: flips, lines: 10...17, content: { seq in
-            let real = { (q: UInt64) in UInt64(flips.lastIndex { $0 <= q }.map { $0 + 1 } ?? 0) }
-            return (13...15).contains(seq) ? real(15) : real(seq)
-        }).finish()
+        let s = Self.verifier(
+            flips: flips, lines: 10...17,
+            content: { seq in
+                let real = { (q: UInt64) in UInt64(flips.lastIndex { $0 <= q }.map { $0 + 1 } ?? 0) }
+                return (13...15).contains(seq) ? real(15) : real(seq)
+            }
+        ).finish()
         #expect(s.stale == 2 && s.staleFrames == [4, 5] && s.catchUpLines == 0)
     }
 
@@ -91,10 +110,13 @@ import Testing
         // Frame 3 (flipped at 13) is stale; line 12 was read late, after 13's timestamp, but
         // line 13 came in a later read: the lines were not written together, no catch-up.
         let flips: [UInt64] = [11, 12, 13, 14, 15]
-        let s = Self.verifier(flips: flips, lines: 10...16, content: { seq in
-            let k = UInt64(flips.lastIndex { $0 <= seq }.map { $0 + 1 } ?? 0)
-            return k == 3 ? 2 : k
-        }, received: { seq in seq == 12 ? 13 * Self.period + 100_000 : Nanoseconds(seq) * Self.period + 1_000_000 }).finish()
+        let s = Self.verifier(
+            flips: flips, lines: 10...16,
+            content: { seq in
+                let k = UInt64(flips.lastIndex { $0 <= seq }.map { $0 + 1 } ?? 0)
+                return k == 3 ? 2 : k
+            }, received: { seq in seq == 12 ? 13 * Self.period + 100_000 : Nanoseconds(seq) * Self.period + 1_000_000 }
+        ).finish()
         #expect(s.stale == 1 && s.staleFrames == [3] && s.catchUpLines == 0 && s.inexact == 0)
     }
 

@@ -1,5 +1,6 @@
-import Testing
 import SystemPackage
+import Testing
+
 @testable import DRM
 
 /// The CRC line format, the debugfs paths and errors, and the fake's CRC of the latched buffer.
@@ -9,8 +10,9 @@ import SystemPackage
     @Test func parsesTheKernelsLines() {
         #expect(CRCLine(parsing: "0x0000002a 0xdeadbeef\n") == CRCLine(frame: 42, values: [0xdead_beef]))
         #expect(CRCLine(parsing: "0x0000002a 0xdeadbeef\n\0") == CRCLine(frame: 42, values: [0xdead_beef]))
-        #expect(CRCLine(parsing: "0xffffffff 0x00000000 0x00000001 0x12345678") ==
-                CRCLine(frame: 0xffff_ffff, values: [0, 1, 0x1234_5678]))
+        #expect(
+            CRCLine(parsing: "0xffffffff 0x00000000 0x00000001 0x12345678")
+                == CRCLine(frame: 0xffff_ffff, values: [0, 1, 0x1234_5678]))
         // No frame counter.
         #expect(CRCLine(parsing: "XXXXXXXXXX 0x0000beef\n") == CRCLine(frame: nil, values: [0xbeef]))
         // Ten CRC words is the kernel's maximum: 122 bytes with the newline and the NUL.
@@ -21,10 +23,10 @@ import SystemPackage
 
     @Test func refusesWhatIsNotALine() {
         #expect(CRCLine(parsing: "") == nil)
-        #expect(CRCLine(parsing: "0x0000002a\n") == nil)                 // no CRC word
-        #expect(CRCLine(parsing: "0x2a 0xdeadbeef") == nil)              // not 8 digits
-        #expect(CRCLine(parsing: "0x0000002a 0xdeadbeeg") == nil)        // not hex
-        #expect(CRCLine(parsing: "0000002a00 0xdeadbeef") == nil)        // no 0x
+        #expect(CRCLine(parsing: "0x0000002a\n") == nil)  // no CRC word
+        #expect(CRCLine(parsing: "0x2a 0xdeadbeef") == nil)  // not 8 digits
+        #expect(CRCLine(parsing: "0x0000002a 0xdeadbeeg") == nil)  // not hex
+        #expect(CRCLine(parsing: "0000002a00 0xdeadbeef") == nil)  // no 0x
         #expect(CRCLine(parsing: "0x00000001" + String(repeating: " 0x00000002", count: 11)) == nil)
     }
 
@@ -57,7 +59,10 @@ import SystemPackage
         #expect(e?.description.hasPrefix("no debugfs: /sys/kernel/debug/dri does not exist") == true)
         fake.debugfsError = .permissionDenied
         let p = #expect(throws: CRCError.self) { try CRCCapture(device: dev, crtcIndex: 0) }
-        #expect(p?.description == "no access to debugfs: /sys/kernel/debug/dri: Permission denied (EACCES): run as root (debugfs needs root or CAP_SYS_ADMIN)")
+        #expect(
+            p?.description
+                == "no access to debugfs: /sys/kernel/debug/dri: Permission denied (EACCES): run as root (debugfs needs root or CAP_SYS_ADMIN)"
+        )
     }
 
     @Test func aDriverWithoutCRCIsUnsupported() throws {
@@ -79,21 +84,30 @@ import SystemPackage
         let fake = FakeDRMDevice()
         let (dev, _) = try Self.displaying(fake)
         // A source the driver does not offer.
-        #expect(throws: CRCError.failed(DRMError(call: "write", object: "/sys/kernel/debug/dri/0/crtc-0/crc/control",
-                                                  errno: .invalidArgument))) {
+        #expect(
+            throws: CRCError.failed(
+                DRMError(
+                    call: "write", object: "/sys/kernel/debug/dri/0/crtc-0/crc/control",
+                    errno: .invalidArgument))
+        ) {
             try CRCCapture(device: dev, crtcIndex: 0, source: "pipe")
         }
         // One capture at a time per CRTC.
         let first = try CRCCapture(device: dev, crtcIndex: 0)
-        #expect(throws: CRCError.failed(DRMError(call: "write", object: "/sys/kernel/debug/dri/0/crtc-0/crc/control",
-                                                  errno: .resourceBusy))) {
+        #expect(
+            throws: CRCError.failed(
+                DRMError(
+                    call: "write", object: "/sys/kernel/debug/dri/0/crtc-0/crc/control",
+                    errno: .resourceBusy))
+        ) {
             try CRCCapture(device: dev, crtcIndex: 0)
         }
         _ = first
         // EACCES on the control file itself is no access, EINTR is retried.
         fake.inject(.interrupted, into: "open(crc/control)")
         fake.inject(.permissionDenied, into: "open(crc/control)")
-        #expect(throws: CRCError.noAccess(path: "/sys/kernel/debug/dri/0/crtc-0/crc/control", errno: .permissionDenied)) {
+        #expect(throws: CRCError.noAccess(path: "/sys/kernel/debug/dri/0/crtc-0/crc/control", errno: .permissionDenied))
+        {
             try CRCCapture(device: dev, crtcIndex: 0)
         }
     }
@@ -101,7 +115,10 @@ import SystemPackage
     @Test func anInactiveCRTCRefusesTheCapture() throws {
         let fake = FakeDRMDevice()
         let dev = try DRMDevice.open(fake: fake)
-        #expect(throws: CRCError.failed(DRMError(call: "open", object: "/sys/kernel/debug/dri/0/crtc-0/crc/data", errno: .ioError))) {
+        #expect(
+            throws: CRCError.failed(
+                DRMError(call: "open", object: "/sys/kernel/debug/dri/0/crtc-0/crc/data", errno: .ioError))
+        ) {
             try CRCCapture(device: dev, crtcIndex: 0)
         }
     }
@@ -113,18 +130,22 @@ import SystemPackage
     static func displaying(_ fake: FakeDRMDevice) throws -> (DRMDevice, Swapchain) {
         let dev = try DRMDevice.open(fake: fake)
         let mode = fake.connectors[0].modes[2]
-        let chain = try Swapchain(device: dev, width: Int(mode.hdisplay), height: Int(mode.vdisplay), count: 2, allocator: .dumb)
+        let chain = try Swapchain(
+            device: dev, width: Int(mode.hdisplay), height: Int(mode.vdisplay), count: 2, allocator: .dumb)
         for (i, b) in chain.buffers.enumerated() {
             let px = b.pixels.assumingMemoryBound(to: UInt32.self)
             for k in 0..<(b.stride / 4 * b.height) { px[k] = 0x0010_2030 &* UInt32(i + 1) }
         }
-        try dev.setCRTC(fake.crtcs[0].id, framebuffer: chain.buffers[0].framebuffer,
-                        connectors: [fake.connectors[0].id], mode: mode)
+        try dev.setCRTC(
+            fake.crtcs[0].id, framebuffer: chain.buffers[0].framebuffer,
+            connectors: [fake.connectors[0].id], mode: mode)
         return (dev, chain)
     }
 
     /// Waits (virtual time) until after vblank `seq` + the CRC latency and reads every line.
-    static func read(_ cap: CRCCapture, _ dev: DRMDevice, _ fake: FakeDRMDevice, through seq: UInt64) throws -> [CRCLine] {
+    static func read(
+        _ cap: CRCCapture, _ dev: DRMDevice, _ fake: FakeDRMDevice, through seq: UInt64
+    ) throws -> [CRCLine] {
         let period = Int64(fake.connectors[0].modes[2].refreshInterval.rounded())
         while try dev.crtcSequence(fake.crtcs[0].id).sequence < seq { fake.advance(by: period / 4) }
         fake.advance(by: fake.crcLatencyNs)
@@ -146,7 +167,8 @@ import SystemPackage
         var none: [CRCLine] = []
         #expect(try cap.readAvailable(into: &none) == 0)
         let first = try Self.read(cap, dev, fake, through: start + 2)
-        #expect(first == [CRCLine(frame: UInt32(start + 1), values: [a]), CRCLine(frame: UInt32(start + 2), values: [a])])
+        #expect(
+            first == [CRCLine(frame: UInt32(start + 1), values: [a]), CRCLine(frame: UInt32(start + 2), values: [a])])
         // A flip latched at the next vblank: from it on, B's checksum.
         try dev.pageFlip(crtc, to: chain.buffers[1].framebuffer, userData: 7)
         let flipSeq = start + 3
@@ -190,8 +212,11 @@ import SystemPackage
         try dev.pageFlip(crtc, to: chain.buffers[1].framebuffer, userData: 1)
         let lines2 = try Self.read(cap, dev, fake, through: s + 6)
         // Catch-up: s+3 (A on screen) repeats s+5's content, B.
-        #expect(lines2 == [CRCLine(frame: UInt32(s + 3), values: [b]), CRCLine(frame: UInt32(s + 4), values: [b]),
-                           CRCLine(frame: UInt32(s + 5), values: [b]), CRCLine(frame: UInt32(s + 6), values: [b])])
+        #expect(
+            lines2 == [
+                CRCLine(frame: UInt32(s + 3), values: [b]), CRCLine(frame: UInt32(s + 4), values: [b]),
+                CRCLine(frame: UInt32(s + 5), values: [b]), CRCLine(frame: UInt32(s + 6), values: [b])
+            ])
         _ = a
     }
 
@@ -204,10 +229,10 @@ import SystemPackage
         fake.staleFlips = [2]
         let s = try dev.crtcSequence(crtc).sequence
         let cap = try CRCCapture(device: dev, crtcIndex: 0)
-        try dev.pageFlip(crtc, to: chain.buffers[1].framebuffer, userData: 1)   // flip 1: B at s+1
+        try dev.pageFlip(crtc, to: chain.buffers[1].framebuffer, userData: 1)  // flip 1: B at s+1
         _ = try Self.read(cap, dev, fake, through: s + 1)
         _ = try dev.readEvents(until: fake.clock)
-        try dev.pageFlip(crtc, to: chain.buffers[0].framebuffer, userData: 2)   // flip 2 (stale): B stays
+        try dev.pageFlip(crtc, to: chain.buffers[0].framebuffer, userData: 2)  // flip 2 (stale): B stays
         let lines = try Self.read(cap, dev, fake, through: s + 3)
         _ = try dev.readEvents(until: fake.clock)
         // Drawing into B afterwards does not change what the stale flip shows.

@@ -1,6 +1,7 @@
-import Testing
 import CadenceCore
 import DRM
+import Testing
+
 @testable import KMSDisplay
 
 /// Scanout verification by the CRTC's CRC on the fake DRM device: every rule on virtual time.
@@ -10,9 +11,11 @@ import DRM
     static func device() -> FakeDRMDevice {
         let fake = FakeDRMDevice()
         // 200 × 125 total at 1 500 kHz: exactly 60 Hz.
-        fake.connectors[0].modes.append(ModeInfo(clock: 1_500, hdisplay: 160, hsyncStart: 168, hsyncEnd: 184, htotal: 200,
-                                                 vdisplay: 120, vsyncStart: 121, vsyncEnd: 123, vtotal: 125,
-                                                 flags: [.nhsync, .nvsync], type: [.driver]))
+        fake.connectors[0].modes.append(
+            ModeInfo(
+                clock: 1_500, hdisplay: 160, hsyncStart: 168, hsyncEnd: 184, htotal: 200,
+                vdisplay: 120, vsyncStart: 121, vsyncEnd: 123, vtotal: 125,
+                flags: [.nhsync, .nvsync], type: [.driver]))
         return fake
     }
 
@@ -24,9 +27,11 @@ import DRM
 
     /// Runs `frames` frames with the verification on; `draw` picks the index drawn for a frame
     /// (default: its own); `onFrame` sees each completed frame with the display.
-    static func run(_ fake: FakeDRMDevice = device(), frames: Int = 600, injectLate: [Int: Int] = [:],
-                    rate: FrameRateRange = .default, draw: @escaping (Int) -> Int = { $0 },
-                    onFrame: ((FrameReport, KMSDisplay) -> Void)? = nil) throws -> Outcome {
+    static func run(
+        _ fake: FakeDRMDevice = device(), frames: Int = 600, injectLate: [Int: Int] = [:],
+        rate: FrameRateRange = .default, draw: @escaping (Int) -> Int = { $0 },
+        onFrame: ((FrameReport, KMSDisplay) -> Void)? = nil
+    ) throws -> Outcome {
         let display = try KMSDisplay.open(on: try DRMDevice.open(fake: fake), mode: "160x120@60")
         try display.verifyScanout()
         #expect(display.isVerifyingScanout)
@@ -65,9 +70,11 @@ import DRM
     @Test func aStaleFlipOnTheDeviceIsOneStaleFrame() throws {
         let fake = Self.device()
         // Frame 300 (id 301) is the next flip committed once frame 299 is shown (latency 1).
-        let o = try Self.run(fake, onFrame: { r, _ in
-            if r.frameIndex == 299 { fake.staleFlips = [fake.committedFlips + 1] }
-        })
+        let o = try Self.run(
+            fake,
+            onFrame: { r, _ in
+                if r.frameIndex == 299 { fake.staleFlips = [fake.committedFlips + 1] }
+            })
         #expect(o.summary.droppedRefreshes == 0 && o.summary.presented == 600)
         #expect(o.scanout.stale == 1 && o.scanout.staleFrames == [301] && o.scanout.mismatches == 1)
         #expect(o.scanout.changesWithoutFlip == 0 && o.scanout.verified == 599)
@@ -104,11 +111,13 @@ import DRM
         // 30 fps on 60 Hz: every other vblank has no flip; frame 100's buffer is scribbled
         // on while it is shown, so the vblank after its flip changes without one.
         var flipOf100: UInt64 = 0
-        let o = try Self.run(frames: 200, rate: FrameRateRange(minimum: 30, maximum: 30, preferred: 30), onFrame: { r, display in
-            guard r.frameIndex == 100, let i = display.swapchain.states.firstIndex(of: .onScreen) else { return }
-            flipOf100 = r.sequence
-            display.swapchain.buffers[i].pixels.storeBytes(of: 0x00ff_ffff, toByteOffset: 4, as: UInt32.self)
-        })
+        let o = try Self.run(
+            frames: 200, rate: FrameRateRange(minimum: 30, maximum: 30, preferred: 30),
+            onFrame: { r, display in
+                guard r.frameIndex == 100, let i = display.swapchain.states.firstIndex(of: .onScreen) else { return }
+                flipOf100 = r.sequence
+                display.swapchain.buffers[i].pixels.storeBytes(of: 0x00ff_ffff, toByteOffset: 4, as: UInt32.self)
+            })
         #expect(o.scanout.changesWithoutFlip == 1 && o.scanout.changeWithoutFlipVBlanks == [flipOf100 + 1])
         #expect(o.scanout.stale == 0 && o.scanout.mismatches == 1)
         // Every frame stayed 2 refreshes: one beyond one each.

@@ -1,5 +1,6 @@
-import Testing
 import Raster
+import Testing
+
 @testable import Scenes
 
 /// The frame identity: its check value, its bits, drawn and decoded back, and that scenes
@@ -19,7 +20,7 @@ import Raster
         #expect(b.count == FrameIdentity.cells)
         #expect(Array(b[0..<2]) == [true, false] && Array(b[42..<44]) == [false, true])
         #expect(b[2..<33].allSatisfy { !$0 } && b[33])
-        #expect(Array(b[34..<42]) == [false, false, false, false, false, true, true, true])   // 0x07
+        #expect(Array(b[34..<42]) == [false, false, false, false, false, true, true, true])  // 0x07
     }
 
     @Test func cellSizeFitsTheCanvas() {
@@ -34,8 +35,11 @@ import Raster
     func drawnIdentityDecodes(size: (Int, Int)) {
         for index in [0, 1, 37, 300, 600, 0x7fff_ffff] {
             let bmp = Bitmap(width: size.0, height: size.1)
-            SceneRenderer(scene: BarScene(), threads: 3).render(into: bmp.canvas, context: FrameContext(frameIndex: index), identity: true)
-            #expect(FrameIdentity.decode(base: bmp.base, width: size.0, height: size.1, stride: bmp.stride) == UInt32(index))
+            SceneRenderer(scene: BarScene(), threads: 3).render(
+                into: bmp.canvas, context: FrameContext(frameIndex: index), identity: true)
+            #expect(
+                FrameIdentity.decode(base: bmp.base, width: size.0, height: size.1, stride: bmp.stride) == UInt32(index)
+            )
         }
     }
 
@@ -44,8 +48,9 @@ import Raster
         #expect(FrameIdentity.decode(base: bmp.base, width: bmp.width, height: bmp.height, stride: bmp.stride) == nil)
         // A flipped bit fails the check.
         let good = Bitmap(width: 320, height: 180)
-        SceneRenderer(scene: BarScene(), threads: 1).render(into: good.canvas, context: FrameContext(frameIndex: 300), identity: true)
-        good.canvas.fillRect(x: 2 * 3, y: 2, width: 2, height: 2, .white)   // cell 2: the index's top bit
+        SceneRenderer(scene: BarScene(), threads: 1).render(
+            into: good.canvas, context: FrameContext(frameIndex: 300), identity: true)
+        good.canvas.fillRect(x: 2 * 3, y: 2, width: 2, height: 2, .white)  // cell 2: the index's top bit
         #expect(FrameIdentity.decode(base: good.base, width: 320, height: 180, stride: good.stride) == nil)
     }
 
@@ -54,7 +59,8 @@ import Raster
         #expect(checksum(render("flash", frame: 0)) == checksum(render("flash", frame: 2)))
         func withIdentity(_ i: Int) -> UInt64 {
             let bmp = Bitmap(width: 320, height: 180)
-            SceneRenderer(scene: FlashScene(), threads: 2).render(into: bmp.canvas, context: FrameContext(frameIndex: i), identity: true)
+            SceneRenderer(scene: FlashScene(), threads: 2).render(
+                into: bmp.canvas, context: FrameContext(frameIndex: i), identity: true)
             return checksum(bmp)
         }
         #expect(Set((0..<8).map(withIdentity)).count == 8)
@@ -67,7 +73,8 @@ import Raster
     @Test func identityOnlyTouchesItsStrip() {
         let plain = render("counter", frame: 42)
         let marked = Bitmap(width: 320, height: 180)
-        SceneRenderer(scene: CounterScene(), threads: 1).render(into: marked.canvas, context: FrameContext(frameIndex: 42), identity: true)
+        SceneRenderer(scene: CounterScene(), threads: 1).render(
+            into: marked.canvas, context: FrameContext(frameIndex: 42), identity: true)
         var outside = 0
         for y in 0..<180 {
             for x in 0..<320 where !(x < 2 * 46 && y < 2 * 3) {
