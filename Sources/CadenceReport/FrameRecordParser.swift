@@ -17,7 +17,7 @@ extension FrameRecord {
         self = r
     }
 
-    /// ``init(logLine:)-(UnsafeBufferPointer<UInt8>)`` for a line held in an array.
+    /// The same, for a line held in an array.
     public init?(logLine line: [UInt8]) {
         guard let r = line.withUnsafeBufferPointer({ FrameRecord(logLine: $0) }) else { return nil }
         self = r

@@ -74,14 +74,15 @@ public struct ReportChart {
     public init(log: RunLog, width: Int = 1200, height: Int = 720) {
         var b = Builder(estimatesRefresh: log.header == nil)
         for r in log.records { b.add(r) }
-        self.init(b, log: log, width: width, height: height)
+        self.init(consume b, log: log, width: width, height: height)
     }
 
     /// Reads the run log at `path` in one pass (``RunLog/stream(path:allowPartialLastLine:frame:)``)
     /// and builds its chart without keeping the frame records: what the picture needs of each
-    /// shown frame (its number, interval and kernel timestamp: 40 bytes), and of each frame
-    /// with a drop cause. Returns the chart and the log without its records; the chart equals
-    /// ``init(log:width:height:)``'s of the log read whole.
+    /// shown frame (its number, interval and kernel timestamp: 40 bytes, then its point on the
+    /// timeline, ``points``, 16 bytes), and of each frame with a drop cause. Returns the chart
+    /// and the log without its records; the chart equals ``init(log:width:height:)``'s of the
+    /// log read whole.
     public static func read(path: String, allowPartialLastLine: Bool = false, width: Int = 1200, height: Int = 720) throws -> (chart: ReportChart, log: RunLog) {
         try read(paths: [path], allowPartialLastLine: allowPartialLastLine, width: width, height: height)
     }
@@ -118,15 +119,17 @@ public struct ReportChart {
         }
     }
 
-    init(_ b: Builder, log: RunLog, width: Int, height: Int) {
+    init(_ b: consuming Builder, log: RunLog, width: Int, height: Int) {
         self.width = Swift.max(480, width)
         self.height = Swift.max(320, height)
         summary = b.summary.summary(of: log)
         refreshMs = LogAnalysis.refreshIntervalNs(log, estimatedHz: { b.summary.refreshHz(log) }) / 1e6
         firstFrame = b.minFrame ?? 0
         lastFrame = Swift.max(firstFrame &+ 1, b.maxFrame ?? 1)
-        // In frame order (the order of the records sorted by frame and id).
-        let byFrame = b.shown.sorted { ($0.frame, $0.id) < ($1.frame, $1.id) }
+        // In frame order (the order of the records sorted by frame and id), sorted in place.
+        var byFrame = b.shown
+        b.shown = []
+        byFrame.sort { ($0.frame, $0.id) < ($1.frame, $1.id) }
         var pts: [Point] = []
         var hist = [Int](repeating: 0, count: 2)
         var maxRef = 0
@@ -147,7 +150,9 @@ public struct ReportChart {
         histogram = hist
         yMaxRefreshes = Swift.min(64, Swift.max(3, maxRef + 1))
         // Shown frames by kernel timestamp (ties in frame order).
-        let anchors = byFrame.filter { $0.flipNs > 0 }.map { (t: $0.flipNs, frame: Double($0.frame)) }.sorted { $0.t < $1.t }
+        // (Only when a context record has a temperature: without one, nothing is placed.)
+        let anchors = !log.context.contains { $0.cpuTemperatureC?.isFinite == true } ? []
+            : byFrame.filter { $0.flipNs > 0 }.map { (t: $0.flipNs, frame: Double($0.frame)) }.sorted { $0.t < $1.t }
         let temps = Self.place(log.context, onShown: anchors)
         temperatures = temps
         let lo = temps.map(\.celsius).min() ?? 0, hi = temps.map(\.celsius).max() ?? 1

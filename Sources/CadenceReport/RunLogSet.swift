@@ -139,6 +139,7 @@ extension ReportChart {
             if b == nil { b = Builder(estimatesRefresh: !hasHeader) }
             b!.add(r)
         }
-        return (ReportChart(b!, log: log, width: width, height: height), log)
+        let builder = b.take()!
+        return (ReportChart(consume builder, log: log, width: width, height: height), log)
     }
 }
