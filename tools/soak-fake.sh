@@ -12,7 +12,7 @@
 #   tools/soak-fake.sh                         1,000,000 frames, a sample every 100,000
 #   tools/soak-fake.sh --frames 100000 --every 10000
 #   tools/soak-fake.sh --bin PATH              use this cadence (default: a release build)
-#   tools/soak-fake.sh --no-replay             skip report/replay (they hold the whole log in memory)
+#   tools/soak-fake.sh --no-replay             skip report/replay (replay holds the whole log in memory)
 # Extra arguments after -- go to `cadence run` (e.g. -- --scene solid).
 set -euo pipefail
 cd "$(dirname "$0")/.."

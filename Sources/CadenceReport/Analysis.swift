@@ -55,24 +55,9 @@ public enum LogAnalysis {
     /// the run computes it when it had gaps).
     /// Without a header (a log from elsewhere) the refresh is estimated from the kernel timestamps.
     public static func summary(of log: RunLog) -> RunSummary {
-        var acc = FrameAccounting(expectedFrames: log.records.count + 16)
-        for r in log.records { acc.add(FrameReport(record: r)) }
-        let refreshHz = log.header?.refreshHz ?? estimatedRefreshHz(log.records)
-        let vrr = log.header?.vrrRangeHz.flatMap { $0.count == 2 ? $0[0]...$0[1] : nil }
-        let effective = log.end?.summary.effectiveRateHz ?? intendedRateHz(log, refreshHz: refreshHz)
-        let endReason = log.end?.summary.endReason
-            ?? (log.rotated != nil ? "rotated (continued in the next file)" : "unfinished (no end record)")
-        var s = RunSummary(accounting: acc, backend: log.header?.backend ?? "unknown", refreshHz: refreshHz, vrr: vrr,
-                           effectiveRateHz: effective, latency: log.header?.latency ?? (log.records.first?.latency ?? 1),
-                           endReason: endReason)
-        if log.header?.adapt == true { s.rateSwitches = log.rateSwitches.count }
-        if let (gaps, seconds) = sessionGaps(of: log) {
-            s.sessionGaps = gaps
-            s.sessionGapSeconds = seconds
-            // As the run: the rate over the intervals between shown frames (none spans a gap).
-            if s.intervalMs.mean > 0 { s.measuredRateHz = 1e3 / s.intervalMs.mean }
-        }
-        return s
+        var b = LogSummaryBuilder(estimatesRefresh: log.header == nil)
+        for r in log.records { b.add(r) }
+        return b.summary(of: log)
     }
 
     /// The seat-session gaps of `log` as the run counted them (nil when none): every resume
@@ -80,7 +65,7 @@ public enum LogAnalysis {
     /// away) up to the end — the end line's own figures when the log has one, else the last
     /// time the file knows of. A later file of a rotated log counts its own session lines, not
     /// those repeated from the file before.
-    static func sessionGaps(of log: RunLog) -> (count: Int, seconds: Double)? {
+    static func sessionGaps(of log: RunLog, lastTime: Int64?) -> (count: Int, seconds: Double)? {
         var gaps = 0
         var total: Int64 = 0
         var open: Int64? = nil
@@ -98,7 +83,7 @@ public enum LogAnalysis {
             if log.continuation == nil, let e = log.end?.summary, let n = e.sessionGaps, let t = e.sessionGapSeconds {
                 return (n, t)
             }
-            let last = log.records.map { Swift.max($0.flipNs, $0.receivedNs, $0.commitNs, $0.intent.targetTimeNs) }.max() ?? since
+            let last = lastTime ?? since
             gaps += 1
             total &+= Swift.max(0, last &- since)
         }
@@ -108,8 +93,8 @@ public enum LogAnalysis {
     /// The rate frames were intended at when the log has no end line (a killed run, a file of a
     /// rotated log), as the run computes it: the link's rate of the last frame, limited by
     /// `--content-rate` or by what `--min-duration` allows (with ε at its 1 µs floor).
-    static func intendedRateHz(_ log: RunLog, refreshHz: Double) -> Double {
-        let link = log.records.last?.effectiveRateHz ?? refreshHz
+    static func intendedRateHz(_ log: RunLog, lastRateHz: Double?, refreshHz: Double) -> Double {
+        let link = lastRateHz ?? refreshHz
         guard let h = log.header else { return link }
         if let c = h.contentRateHz { return Swift.min(c, link) }
         if let d = h.minDurationNs, d > 0 {
@@ -123,17 +108,35 @@ public enum LogAnalysis {
 
     /// Refresh estimated by a least-squares fit of kernel timestamp against vblank sequence.
     public static func estimatedRefreshHz(_ records: [FrameRecord]) -> Double {
-        let pts = records.filter { $0.flipNs > 0 && $0.sequence > 0 }.map { (x: Double($0.sequence), y: Double($0.flipNs)) }
-        if let fit = LinearFit(pts), fit.slope > 0 { return 1e9 / fit.slope }
-        let iv = records.filter { $0.intervalRefreshes > 0 }.map { Double($0.intervalNs) / Double($0.intervalRefreshes) }
-        let m = SummaryStatistics(iv).p50
-        return m > 0 ? 1e9 / m : 0
+        var e = RefreshEstimate()
+        for r in records { e.add(r) }
+        return e.refreshHz
+    }
+
+    /// What ``estimatedRefreshHz(_:)`` needs of each record: kernel timestamp against vblank
+    /// sequence, and the interval per refresh (only logs without a header need it).
+    struct RefreshEstimate {
+        var points: [(x: Double, y: Double)] = []
+        var perRefresh: [Double] = []
+        mutating func add(_ r: FrameRecord) {
+            if r.flipNs > 0 && r.sequence > 0 { points.append((x: Double(r.sequence), y: Double(r.flipNs))) }
+            if r.intervalRefreshes > 0 { perRefresh.append(Double(r.intervalNs) / Double(r.intervalRefreshes)) }
+        }
+        var refreshHz: Double {
+            if let fit = LinearFit(points), fit.slope > 0 { return 1e9 / fit.slope }
+            let m = SummaryStatistics(perRefresh).p50
+            return m > 0 ? 1e9 / m : 0
+        }
     }
 
     /// Refresh interval in ns of a log (header, else estimated).
     public static func refreshIntervalNs(_ log: RunLog) -> Double {
+        refreshIntervalNs(log, estimatedHz: { estimatedRefreshHz(log.records) })
+    }
+
+    static func refreshIntervalNs(_ log: RunLog, estimatedHz: () -> Double) -> Double {
         if let h = log.header { return h.refreshIntervalNs }
-        let hz = estimatedRefreshHz(log.records)
+        let hz = estimatedHz()
         return hz > 0 ? 1e9 / hz : 16_666_666.667
     }
 
@@ -170,6 +173,58 @@ public enum LogAnalysis {
             if vx != vy { out.append("\(k): \(vx) vs \(vy)") }
         }
         return out.isEmpty && !skipped ? ["(rounding)"] : out
+    }
+}
+
+/// The summary of a run log whose frame records are added one at a time, in log order, in
+/// bounded memory (``LogAnalysis/summary(of:)`` is this with every record of the log): the
+/// run's accounting, and what the summary needs of the first and last records.
+public struct LogSummaryBuilder {
+    var accounting = FrameAccounting()
+    var firstLatency: Int? = nil
+    var lastRateHz: Double? = nil
+    /// The latest time any record knows of (a seat session still paused at the end counts to it).
+    var lastTime: Int64? = nil
+    /// Only for a log without a header (its refresh is estimated from the records).
+    var estimate: LogAnalysis.RefreshEstimate? = nil
+
+    /// An empty summary; `estimatesRefresh` for a log without a header (it keeps each record's
+    /// vblank and timestamp, 24 bytes per record, to estimate the refresh).
+    public init(estimatesRefresh: Bool = false) {
+        if estimatesRefresh { estimate = .init() }
+    }
+
+    /// Adds the next frame record of the log.
+    public mutating func add(_ r: FrameRecord) {
+        accounting.add(FrameReport(record: r))
+        if firstLatency == nil { firstLatency = r.latency }
+        lastRateHz = r.effectiveRateHz
+        let t = Swift.max(r.flipNs, r.receivedNs, r.commitNs, r.intent.targetTimeNs)
+        lastTime = Swift.max(lastTime ?? t, t)
+        estimate?.add(r)
+    }
+
+    /// The refresh of `log` in Hz: its header's, else estimated from the records added.
+    func refreshHz(_ log: RunLog) -> Double { log.header?.refreshHz ?? estimate?.refreshHz ?? 0 }
+
+    /// The summary of `log` (header, end line, rate switches, sessions) with the records added.
+    public func summary(of log: RunLog) -> RunSummary {
+        let refreshHz = refreshHz(log)
+        let vrr = log.header?.vrrRangeHz.flatMap { $0.count == 2 ? $0[0]...$0[1] : nil }
+        let effective = log.end?.summary.effectiveRateHz ?? LogAnalysis.intendedRateHz(log, lastRateHz: lastRateHz, refreshHz: refreshHz)
+        let endReason = log.end?.summary.endReason
+            ?? (log.rotated != nil ? "rotated (continued in the next file)" : "unfinished (no end record)")
+        var s = RunSummary(accounting: accounting, backend: log.header?.backend ?? "unknown", refreshHz: refreshHz, vrr: vrr,
+                           effectiveRateHz: effective, latency: log.header?.latency ?? (firstLatency ?? 1),
+                           endReason: endReason)
+        if log.header?.adapt == true { s.rateSwitches = log.rateSwitches.count }
+        if let (gaps, seconds) = LogAnalysis.sessionGaps(of: log, lastTime: lastTime) {
+            s.sessionGaps = gaps
+            s.sessionGapSeconds = seconds
+            // As the run: the rate over the intervals between shown frames (none spans a gap).
+            if s.intervalMs.mean > 0 { s.measuredRateHz = 1e3 / s.intervalMs.mean }
+        }
+        return s
     }
 }
 

@@ -24,6 +24,8 @@ public struct ReportChart {
         public var cause: DropCause
         public var outcome: FrameOutcome
         public var droppedRefreshes: Int
+        /// Refreshes the frame was shown after its target (0 unless late).
+        public var lateRefreshes: Int = 0
     }
     /// One temperature reading placed on the frame axis.
     public struct Temperature: Equatable, Sendable {
@@ -44,6 +46,8 @@ public struct ReportChart {
     public let refreshMs: Double
     public let points: [Point]
     public let drops: [Drop]
+    /// The drops in log order, sorted by frame (the HTML report's table).
+    let dropRows: [Drop]
     /// The `--adapt` rate switches of the log.
     public let rateSwitches: [RateSwitch]
     /// Histogram: index k counts intervals of k refreshes (k ≥ 1).
@@ -68,39 +72,88 @@ public struct ReportChart {
 
     /// Builds the chart of `log` at the given picture size (at least 480×320).
     public init(log: RunLog, width: Int = 1200, height: Int = 720) {
-        self.width = Swift.max(480, width)
-        self.height = Swift.max(320, height)
-        summary = LogAnalysis.summary(of: log)
-        refreshMs = LogAnalysis.refreshIntervalNs(log) / 1e6
-        let recs = log.records.sorted { ($0.frame, $0.id) < ($1.frame, $1.id) }
-        firstFrame = recs.first?.frame ?? 0
-        lastFrame = Swift.max(firstFrame &+ 1, recs.last?.frame ?? 1)
-        var pts: [Point] = []
-        var dr: [Drop] = []
-        var hist = [Int](repeating: 0, count: 2)
-        var maxRef = 0
-        for r in recs {
-            let shown = r.outcome == .onTime || r.outcome == .late
-            if shown && r.intervalNs > 0 {
-                pts.append(Point(frame: r.frame, intervalMs: Double(r.intervalNs) / 1e6))
-                // Bars up to ``maxHistogramRefreshes`` (68 s at 60 Hz); longer intervals count there.
-                let cap = Double(Self.maxHistogramRefreshes)
-                let k = r.intervalRefreshes > 0 ? r.intervalRefreshes : Int(Swift.min(cap, (Double(r.intervalNs) / 1e6 / refreshMs).rounded()))
-                let kk = Swift.min(Self.maxHistogramRefreshes, Swift.max(1, k))
-                if kk >= hist.count { hist += [Int](repeating: 0, count: kk - hist.count + 1) }
-                hist[kk] += 1
-                maxRef = Swift.max(maxRef, Int(Swift.min(64, (Double(r.intervalNs) / 1e6 / refreshMs).rounded(.up))))
+        var b = Builder(estimatesRefresh: log.header == nil)
+        for r in log.records { b.add(r) }
+        self.init(consume b, log: log, width: width, height: height)
+    }
+
+    /// Reads the run log at `path` in one pass (``RunLog/stream(path:allowPartialLastLine:frame:)``)
+    /// and builds its chart without keeping the frame records: what the picture needs of each
+    /// shown frame (its number, interval and kernel timestamp: 40 bytes, then its point on the
+    /// timeline, ``points``, 16 bytes), and of each frame with a drop cause. Returns the chart
+    /// and the log without its records; the chart equals ``init(log:width:height:)``'s of the
+    /// log read whole.
+    public static func read(path: String, allowPartialLastLine: Bool = false, width: Int = 1200, height: Int = 720) throws -> (chart: ReportChart, log: RunLog) {
+        try read(paths: [path], allowPartialLastLine: allowPartialLastLine, width: width, height: height)
+    }
+
+    /// What the chart keeps of the frame records, added one at a time in log order.
+    struct Builder {
+        /// A shown frame (on time or late).
+        struct Shown {
+            var frame: Int
+            var id: UInt64
+            var intervalNs: Int64
+            var flipNs: Int64
+            var intervalRefreshes: Int
+        }
+        var summary: LogSummaryBuilder
+        var shown: [Shown] = []
+        /// Frames with a drop cause, in log order.
+        var drops: [(frame: Int, id: UInt64, drop: Drop)] = []
+        var minFrame: Int? = nil
+        var maxFrame: Int? = nil
+
+        init(estimatesRefresh: Bool) { summary = LogSummaryBuilder(estimatesRefresh: estimatesRefresh) }
+
+        mutating func add(_ r: FrameRecord) {
+            summary.add(r)
+            minFrame = Swift.min(minFrame ?? r.frame, r.frame)
+            maxFrame = Swift.max(maxFrame ?? r.frame, r.frame)
+            if r.outcome == .onTime || r.outcome == .late {
+                shown.append(Shown(frame: r.frame, id: r.id, intervalNs: r.intervalNs, flipNs: r.flipNs, intervalRefreshes: r.intervalRefreshes))
             }
             if let c = r.cause {
-                dr.append(Drop(frame: r.frame, cause: c, outcome: r.outcome, droppedRefreshes: r.droppedRefreshes))
+                drops.append((r.frame, r.id, Drop(frame: r.frame, cause: c, outcome: r.outcome, droppedRefreshes: r.droppedRefreshes, lateRefreshes: r.lateRefreshes)))
             }
         }
+    }
+
+    init(_ b: consuming Builder, log: RunLog, width: Int, height: Int) {
+        self.width = Swift.max(480, width)
+        self.height = Swift.max(320, height)
+        summary = b.summary.summary(of: log)
+        refreshMs = LogAnalysis.refreshIntervalNs(log, estimatedHz: { b.summary.refreshHz(log) }) / 1e6
+        firstFrame = b.minFrame ?? 0
+        lastFrame = Swift.max(firstFrame &+ 1, b.maxFrame ?? 1)
+        // In frame order (the order of the records sorted by frame and id), sorted in place.
+        var byFrame = b.shown
+        b.shown = []
+        byFrame.sort { ($0.frame, $0.id) < ($1.frame, $1.id) }
+        var pts: [Point] = []
+        var hist = [Int](repeating: 0, count: 2)
+        var maxRef = 0
+        for r in byFrame where r.intervalNs > 0 {
+            pts.append(Point(frame: r.frame, intervalMs: Double(r.intervalNs) / 1e6))
+            // Bars up to ``maxHistogramRefreshes`` (68 s at 60 Hz); longer intervals count there.
+            let cap = Double(Self.maxHistogramRefreshes)
+            let k = r.intervalRefreshes > 0 ? r.intervalRefreshes : Int(Swift.min(cap, (Double(r.intervalNs) / 1e6 / refreshMs).rounded()))
+            let kk = Swift.min(Self.maxHistogramRefreshes, Swift.max(1, k))
+            if kk >= hist.count { hist += [Int](repeating: 0, count: kk - hist.count + 1) }
+            hist[kk] += 1
+            maxRef = Swift.max(maxRef, Int(Swift.min(64, (Double(r.intervalNs) / 1e6 / refreshMs).rounded(.up))))
+        }
         points = pts
-        drops = dr
+        drops = b.drops.sorted { ($0.frame, $0.id) < ($1.frame, $1.id) }.map(\.drop)
+        dropRows = b.drops.map(\.drop).sorted { $0.frame < $1.frame }
         rateSwitches = log.rateSwitches
         histogram = hist
         yMaxRefreshes = Swift.min(64, Swift.max(3, maxRef + 1))
-        let temps = Self.place(log.context, on: recs)
+        // Shown frames by kernel timestamp (ties in frame order).
+        // (Only when a context record has a temperature: without one, nothing is placed.)
+        let anchors = !log.context.contains { $0.cpuTemperatureC?.isFinite == true } ? []
+            : byFrame.filter { $0.flipNs > 0 }.map { (t: $0.flipNs, frame: Double($0.frame)) }.sorted { $0.t < $1.t }
+        let temps = Self.place(log.context, onShown: anchors)
         temperatures = temps
         let lo = temps.map(\.celsius).min() ?? 0, hi = temps.map(\.celsius).max() ?? 1
         temperatureRange = (lo - 1).rounded(.down)...(hi + 1).rounded(.up)
@@ -129,6 +182,11 @@ public struct ReportChart {
     static func place(_ context: [ContextRecord], on records: [FrameRecord]) -> [Temperature] {
         let shown = records.filter { $0.flipNs > 0 && ($0.outcome == .onTime || $0.outcome == .late) }
             .map { (t: $0.flipNs, frame: Double($0.frame)) }.sorted { $0.t < $1.t }
+        return place(context, onShown: shown)
+    }
+
+    /// ``place(_:on:)`` with the shown frames' kernel timestamps and numbers, sorted by time.
+    static func place(_ context: [ContextRecord], onShown shown: [(t: Int64, frame: Double)]) -> [Temperature] {
         guard let first = shown.first, let last = shown.last else { return [] }
         var out: [Temperature] = []
         for c in context {

@@ -235,8 +235,8 @@ public enum HTMLReport {
             + (log.segmentDescription.map { [("file", $0)] } ?? []) + Self.systemRows(log)
         for (k, v) in rows { h += "<tr><th>\(k)</th><td>\(JUnitReport.escape(v))</td></tr>\n" }
         h += "</table>\n<h2>Drops</h2><table><tr><th>frame</th><th>outcome</th><th>cause</th><th>dropped refreshes</th><th>late refreshes</th></tr>\n"
-        for r in log.records.sorted(by: { $0.frame < $1.frame }) where r.cause != nil {
-            h += "<tr><td>\(r.frame)</td><td>\(r.outcome.rawValue)</td><td>\(r.cause!.rawValue)</td><td>\(r.droppedRefreshes)</td><td>\(r.lateRefreshes)</td></tr>\n"
+        for r in chart.dropRows {
+            h += "<tr><td>\(r.frame)</td><td>\(r.outcome.rawValue)</td><td>\(r.cause.rawValue)</td><td>\(r.droppedRefreshes)</td><td>\(r.lateRefreshes)</td></tr>\n"
         }
         h += "</table>\n"
         if !log.rateSwitches.isEmpty {

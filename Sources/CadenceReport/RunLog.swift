@@ -131,6 +131,24 @@ public struct RunLog: Sendable {
     public var rotated: LogRotated?
     /// Bytes of an incomplete last line that was skipped (only with `allowPartialLastLine`).
     public var skippedPartialBytes: Int = 0
+    /// Frame records read: ``records``' count, also when they were streamed and not kept
+    /// (``stream(path:allowPartialLastLine:frame:)``).
+    public internal(set) var frameCount: Int {
+        get { records.isEmpty ? streamedFrames : records.count }
+        set { streamedFrames = newValue }
+    }
+    private var streamedFrames = 0
+    /// The lowest and highest frame number of the records (nil without records).
+    public internal(set) var frameSpan: ClosedRange<Int>? {
+        get {
+            if records.isEmpty { return streamedSpan }
+            var lo = Int.max, hi = Int.min
+            for r in records { lo = Swift.min(lo, r.frame); hi = Swift.max(hi, r.frame) }
+            return lo...hi
+        }
+        set { streamedSpan = newValue }
+    }
+    private var streamedSpan: ClosedRange<Int>? = nil
 
     public init(header: RunLogHeader?, records: [FrameRecord], end: RunLogEnd?) {
         self.header = header
@@ -150,144 +168,34 @@ public struct RunLog: Sendable {
     /// version, and a log whose last line was cut off mid-record (unless
     /// `allowPartialLastLine`, which drops that line: a `kill -9` can leave one).
     public static func read(path: String, allowPartialLastLine: Bool = false) throws -> RunLog {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            var isDir: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDir) {
-                throw Invalid("\(path): cannot be read\(isDir.boolValue ? " (a directory)" : "")")
-            }
-            throw Invalid("\(path): no such file")
-        }
-        return try parse(data, name: path, allowPartialLastLine: allowPartialLastLine)
+        var records: [FrameRecord] = []
+        var log = try stream(path: path, allowPartialLastLine: allowPartialLastLine) { records.append($0) }
+        log.records = records
+        return log
     }
 
     /// Parses log text (see ``read(path:allowPartialLastLine:)``); `name` is used in messages.
     public static func parse(_ data: Data, name: String, allowPartialLastLine: Bool = false) throws -> RunLog {
+        try parse(data, name: name, allowPartialLastLine: allowPartialLastLine, fastFrames: true)
+    }
+
+    /// ``parse(_:name:allowPartialLastLine:)``, with `fastFrames` false decoding every line
+    /// with `JSONDecoder` (the tests compare the two).
+    static func parse(_ data: Data, name: String, allowPartialLastLine: Bool, fastFrames: Bool) throws -> RunLog {
         if data.isEmpty { throw Invalid("\(name): empty file, not a Cadence run log") }
-        let bytes = [UInt8](data)
-        var lines: [ArraySlice<UInt8>] = []
-        var start = 0
-        for i in 0..<bytes.count where bytes[i] == 0x0A {
-            lines.append(bytes[start..<i])
-            start = i + 1
-        }
-        let tail = start < bytes.count ? bytes[start..<bytes.count] : nil
-        let decoder = JSONDecoder()
-        var log = RunLog(header: nil, records: [], end: nil)
-        var lineNo = 0
-
-        func decodeLine(_ line: ArraySlice<UInt8>, number: Int) throws {
-            let d = Data(line)
-            guard let obj = try? JSONSerialization.jsonObject(with: d), let dict = obj as? [String: Any] else {
-                throw Invalid("\(name): line \(number) is not a JSON object; not a Cadence run log")
-            }
-            if let kind = dict["record"] as? String {
-                guard let v = dict["version"] as? Int, RunLogHeader.readableVersions.contains(v) else {
-                    let found = dict["version"].map { "\($0)" } ?? "(none)"
-                    let known = RunLogHeader.readableVersions
-                    let reads = "this build reads \(known.lowerBound) to \(known.upperBound)"
-                    throw Invalid("\(name): line \(number): unknown log version \(found) (\(reads))")
-                }
-                switch kind {
-                case "run":
-                    guard number == 1 else { throw Invalid("\(name): line \(number): a second run header") }
-                    do { log.header = try decoder.decode(RunLogHeader.self, from: d) } catch {
-                        throw Invalid("\(name): line \(number): malformed run header")
-                    }
-                    if let h = log.header, !(h.refreshIntervalNs > 0 && h.refreshIntervalNs <= 1e12 && h.refreshHz.isFinite) {
-                        throw Invalid("\(name): line \(number): run header: refreshIntervalNs \(h.refreshIntervalNs) is out of range")
-                    }
-                case "rate-switch":
-                    if log.end != nil || log.rotated != nil { throw Invalid("\(name): line \(number): rate switch after the end record") }
-                    do { log.rateSwitches.append(try decoder.decode(RateSwitch.self, from: d)) } catch {
-                        throw Invalid("\(name): line \(number): malformed rate-switch record")
-                    }
-                case "session":
-                    if log.end != nil { throw Invalid("\(name): line \(number): session record after the end record") }
-                    do { log.sessions.append(try decoder.decode(SessionChange.self, from: d)) } catch {
-                        throw Invalid("\(name): line \(number): malformed session record")
-                    }
-                    // Between the continuation line and the first frame line: repeated from the file before.
-                    if log.continuation != nil && log.records.isEmpty && log.carriedSessions == log.sessions.count - 1 {
-                        log.carriedSessions += 1
-                    }
-                case "context":
-                    if log.end != nil || log.rotated != nil { throw Invalid("\(name): line \(number): context record after the end record") }
-                    do { log.context.append(try decoder.decode(ContextRecord.self, from: d)) } catch {
-                        throw Invalid("\(name): line \(number): malformed context record")
-                    }
-                case "continuation":
-                    guard number == 2, log.header != nil else {
-                        throw Invalid("\(name): line \(number): a continuation record not right after the run header")
-                    }
-                    do { log.continuation = try decoder.decode(LogContinuation.self, from: d) } catch {
-                        throw Invalid("\(name): line \(number): malformed continuation record")
-                    }
-                    if let c = log.continuation {
-                        if !(2...Int(1 << 40)).contains(c.segment) || !(0...maxIndex).contains(c.framesBefore) {
-                            throw Invalid("\(name): line \(number): continuation record: segment \(c.segment) or framesBefore \(c.framesBefore) is out of range")
-                        }
-                        if c.carried.count > 64 { throw Invalid("\(name): line \(number): continuation record carries \(c.carried.count) frames (at most 64)") }
-                        for r in c.carried {
-                            if let field = Self.outOfRange(r) {
-                                throw Invalid("\(name): line \(number): carried frame record field \(field) is out of range")
-                            }
-                        }
-                    }
-                case "rotated":
-                    guard log.end == nil, log.rotated == nil else { throw Invalid("\(name): line \(number): a rotated record after the end") }
-                    do { log.rotated = try decoder.decode(LogRotated.self, from: d) } catch {
-                        throw Invalid("\(name): line \(number): malformed rotated record")
-                    }
-                case "end":
-                    guard log.end == nil else { throw Invalid("\(name): line \(number): a second end record") }
-                    if log.rotated != nil { throw Invalid("\(name): line \(number): an end record after the rotated record") }
-                    do { log.end = try decoder.decode(RunLogEnd.self, from: d) } catch {
-                        throw Invalid("\(name): line \(number): malformed end record")
-                    }
-                default:
-                    throw Invalid("\(name): line \(number): unknown record '\(kind)'")
-                }
-                return
-            }
-            guard dict["frame"] != nil, dict["outcome"] != nil, let v = dict["version"] as? Int else {
-                throw Invalid("\(name): line \(number) is not a frame record; not a Cadence run log")
-            }
-            guard v == FrameRecord.currentVersion else {
-                throw Invalid("\(name): line \(number): unknown frame record version \(v) (this build reads \(FrameRecord.currentVersion))")
-            }
-            if log.end != nil || log.rotated != nil { throw Invalid("\(name): line \(number): frame record after the end record") }
-            let record: FrameRecord
-            do {
-                record = try decoder.decode(FrameRecord.self, from: d)
-            } catch {
-                throw Invalid("\(name): line \(number): malformed frame record (\(Self.shortReason(error)))")
-            }
-            if let field = Self.outOfRange(record) {
-                throw Invalid("\(name): line \(number): frame record field \(field) is out of range")
-            }
-            log.records.append(record)
-        }
-
-        for line in lines {
-            lineNo += 1
-            if line.isEmpty { throw Invalid("\(name): line \(lineNo) is empty; not a Cadence run log") }
-            try decodeLine(line, number: lineNo)
-        }
-        if let t = tail {
-            lineNo += 1
-            // A last line without newline: complete JSON is accepted, a cut-off record is not.
-            do {
-                try decodeLine(t, number: lineNo)
-            } catch {
-                if lineNo == 1 { throw error }
-                if allowPartialLastLine {
-                    log.skippedPartialBytes = t.count
-                } else {
-                    throw Invalid("\(name): line \(lineNo) is cut off (truncated log); --allow-partial analyses the complete lines")
-                }
+        var lines = RunLogLineDecoder(name: name, fastFrames: fastFrames)
+        var records: [FrameRecord] = []
+        try data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
+            let bytes = raw.assumingMemoryBound(to: UInt8.self)
+            guard let base = bytes.baseAddress else { return }
+            let rest = try lines.completeLines(base, count: bytes.count) { r, _ in records.append(r) }
+            if rest > 0, let r = try lines.lastLine(UnsafeBufferPointer(start: base + bytes.count - rest, count: rest), allowPartialLastLine: allowPartialLastLine) {
+                records.append(r)
             }
         }
-        if log.records.isEmpty { throw Invalid("\(name): no frame records") }
+        var log = lines.log
+        log.records = records
+        if records.isEmpty { throw Invalid("\(name): no frame records") }
         return log
     }
 
@@ -335,7 +243,7 @@ public struct RunLog: Sendable {
         return nil
     }
 
-    private static func shortReason(_ error: Error) -> String {
+    static func shortReason(_ error: Error) -> String {
         if let e = error as? DecodingError {
             switch e {
             case .keyNotFound(let k, _): return "missing \(k.stringValue)"

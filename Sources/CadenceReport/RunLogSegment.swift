@@ -52,8 +52,7 @@ extension RunLog {
     /// "segment K of a rotated log (frames A–B)" for a file of a rotated log, else nil.
     public var segmentDescription: String? {
         guard let k = segment else { return nil }
-        let frames = records.map(\.frame)
-        let span = frames.min().map { "frames \($0)–\(frames.max()!)" } ?? "no frames"
+        let span = frameSpan.map { "frames \($0.lowerBound)–\($0.upperBound)" } ?? "no frames"
         let next = rotated != nil ? ", continued in the next file" : end != nil ? ", the last one" : ""
         return "segment \(k) of a rotated log (\(span)\(next))"
     }

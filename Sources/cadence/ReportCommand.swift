@@ -10,8 +10,8 @@ struct ReportCommand: ParsableCommand {
         commandName: "report",
         abstract: "Draw a run log as a picture: interval timeline, drops by cause, histogram (PNG, SVG or HTML).",
         usage: """
-            cadence report <log> [--output <output>] [--size <size>] [--csv <csv>]
-                   [--allow-partial] [--client <client>]
+            cadence report <log> ... [--all] [--output <output>] [--size <size>]
+                   [--csv <csv>] [--allow-partial] [--client <client>]
             """,
         discussion: """
             The timeline plots the interval between shown frames against the frame
@@ -28,6 +28,12 @@ struct ReportCommand: ParsableCommand {
             --client COMM, or the one with the most flips; one line per client gives its
             flips and drops, and one says which client was drawn.
 
+            The files of a rotated log (--log-max-size) are one run: give them all
+            (run.jsonl*, in any order) or --all with the newest (run.jsonl), and they
+            are read in segment order as the run unrotated. A segment missing between
+            two given is named in one line and nothing is drawn. The log is read in one
+            pass without keeping its frames (except with --csv).
+
             Exit status:
               0  written
               2  usage or input error (no such file, not a run log, a cut-off line
@@ -38,10 +44,14 @@ struct ReportCommand: ParsableCommand {
               cadence report run.jsonl --output run.png
               cadence report run.jsonl --output run.svg --size 1600x900
               cadence report run.jsonl --output run.html --csv run.csv
+              cadence report run.jsonl* --output run.png    a rotated log, as one run
+              cadence report --all run.jsonl --output run.png
             """)
 
-    @Argument(help: "A run log written by `cadence run --log` (or an observe log, `cadence observe --log`).")
-    var log: String
+    @Argument(help: "A run log written by `cadence run --log` (or an observe log, `cadence observe --log`); several: the files of one rotated log.")
+    var logs: [String]
+    @Flag(help: "Read every file of the rotated log beside <log> (<log>.1, <log>.2, …) as one run.")
+    var all = false
     @Option(help: "Output picture: FILE.png, FILE.svg or FILE.html.")
     var output: String?
     @Option(help: "Picture size WxH (default 1200x720).")
@@ -67,15 +77,34 @@ struct ReportCommand: ParsableCommand {
         guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), (480...8192).contains(w), (320...8192).contains(h) else {
             throw CLIFailure("--size '\(size)' must be WxH with 480 ≤ W ≤ 8192 and 320 ≤ H ≤ 8192")
         }
-        let runLog = try readLog()
-        let chart = ReportChart(log: runLog, width: w, height: h)
+        guard let log = logs.first else { throw CLIFailure("give the run log to draw") }
+        if all && logs.count > 1 { throw CLIFailure("--all takes one log (the newest file of the rotation); give either --all or the files") }
+        let files = all ? RunLog.rotationFiles(of: log) : logs
+        let runLog: RunLog
+        let chart: ReportChart
+        if files.count > 1 {
+            if client != nil || files.contains(where: isObserveLog) { throw CLIFailure("several files are the files of one rotated run log; observe logs are read one at a time") }
+            if csv != nil {
+                runLog = try RunLog.read(paths: files, allowPartialLastLine: allowPartial)
+                chart = ReportChart(log: runLog, width: w, height: h)
+            } else {
+                (chart, runLog) = try ReportChart.read(paths: files, allowPartialLastLine: allowPartial, width: w, height: h)
+            }
+        } else if csv == nil, !isObserveLog(log) {
+            // One pass over the file, without keeping the frame records (the CSV needs them all).
+            if client != nil { throw CLIFailure("--client is for observe logs; \(log) is a run log") }
+            (chart, runLog) = try ReportChart.read(path: log, allowPartialLastLine: allowPartial, width: w, height: h)
+        } else {
+            runLog = try readLog(log)
+            chart = ReportChart(log: runLog, width: w, height: h)
+        }
         // Render everything first, then write: a failure leaves no partial output.
         var outputs: [(String, [UInt8])] = []
         if let path = output, let k = kind {
             switch k {
             case "png": outputs.append((path, PNGReport.encode(chart)))
             case "svg": outputs.append((path, Array(SVGReport.svg(chart).utf8)))
-            default: outputs.append((path, Array(HTMLReport.html(chart, log: runLog, source: log).utf8)))
+            default: outputs.append((path, Array(HTMLReport.html(chart, log: runLog, source: files.count > 1 ? files.sorted().joined(separator: " ") : log).utf8)))
             }
         }
         if let c = csv { outputs.append((c, Array(CSVExport.csv(runLog.records).utf8))) }
@@ -88,13 +117,27 @@ struct ReportCommand: ParsableCommand {
         for (path, bytes) in outputs {
             print("wrote \(path) (\(bytes.count) bytes)")
         }
-        print("\(runLog.records.count) frames, \(s.droppedRefreshes) dropped refreshes in \(s.dropEvents) events, \(chart.drops.count) frames marked\(runLog.segmentDescription.map { " (\($0))" } ?? (runLog.end == nil ? " (log has no end line: the run did not finish)" : ""))")
+        var note = runLog.segmentDescription.map { " (\($0))" } ?? (runLog.end == nil ? " (log has no end line: the run did not finish)" : "")
+        if files.count > 1 {
+            let first = runLog.continuation?.segment ?? 1
+            note = " (segments \(first)–\(first + files.count - 1) of a rotated log, read as one run\(runLog.rotated != nil ? "; the run continued in a file not given" : runLog.end == nil ? "; the last has no end line: the run did not finish" : ""))"
+        }
+        print("\(runLog.frameCount) frames, \(s.droppedRefreshes) dropped refreshes in \(s.dropEvents) events, \(chart.drops.count) frames marked\(note)")
+    }
+
+    /// Whether the file starts with an observe log's first line (false when it cannot be read:
+    /// the run-log reader says why).
+    private func isObserveLog(_ log: String) -> Bool {
+        guard let f = FileHandle(forReadingAtPath: log) else { return false }
+        defer { try? f.close() }
+        let head = (try? f.read(upToCount: 256)) ?? nil
+        return head.map(ObservedLog.isObserveLog) ?? false
     }
 
     /// The run log, or for an observe log the chosen client's flips as a run log (printing
     /// one line per client and which one is drawn).
-    private func readLog() throws -> RunLog {
-        guard let data = FileManager.default.contents(atPath: log), ObservedLog.isObserveLog(data) else {
+    private func readLog(_ log: String) throws -> RunLog {
+        guard isObserveLog(log), let data = FileManager.default.contents(atPath: log) else {
             if client != nil { throw CLIFailure("--client is for observe logs; \(log) is a run log") }
             return try RunLog.read(path: log, allowPartialLastLine: allowPartial)
         }

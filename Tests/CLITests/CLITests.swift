@@ -215,6 +215,31 @@ import Glibc
         #expect(csv.split(separator: "\n").count == 601)
     }
 
+    /// `report run.jsonl*` and `report --all run.jsonl`: the files of a rotated log drawn as the
+    /// run unrotated; a missing middle file named in one line, exit 2.
+    @Test func reportReadsARotatedLogAsOneRun() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let run = ["run", "--backend", "fake", "--frames", "900", "--inject-late", "100:1,450:3,800:2", "--quiet"]
+        #expect(try cadence(run + ["--log", "plain.jsonl"], in: dir).status == 0)
+        #expect(try cadence(run + ["--log", "rot.jsonl", "--log-max-size", "200K"], in: dir).status == 0)
+        #expect(Set(files(in: dir).filter { $0.hasPrefix("rot.jsonl") }) == ["rot.jsonl", "rot.jsonl.1", "rot.jsonl.2"])
+        let plain = try cadence(["report", "plain.jsonl", "--output", "plain.svg"], in: dir)
+        let given = try cadence(["report", "rot.jsonl.1", "rot.jsonl", "rot.jsonl.2", "--output", "given.svg"], in: dir)
+        let all = try cadence(["report", "--all", "rot.jsonl", "--output", "all.svg"], in: dir)
+        #expect(plain.status == 0 && given.status == 0 && all.status == 0, "\(given.err) \(all.err)")
+        let svg = try String(contentsOfFile: dir + "/plain.svg", encoding: .utf8)
+        #expect(svg.contains("data-frame=\"450\""))
+        #expect(try String(contentsOfFile: dir + "/given.svg", encoding: .utf8) == svg)
+        #expect(try String(contentsOfFile: dir + "/all.svg", encoding: .utf8) == svg)
+        #expect(plain.out.hasSuffix("900 frames, 6 dropped refreshes in 3 events, 3 frames marked\n"))
+        #expect(all.out.hasSuffix("900 frames, 6 dropped refreshes in 3 events, 3 frames marked (segments 1–3 of a rotated log, read as one run)\n"))
+        try FileManager.default.removeItem(atPath: dir + "/rot.jsonl.1")
+        let missing = try cadence(["report", "--all", "rot.jsonl", "--output", "missing.svg"], in: dir)
+        #expect(missing.status == 2 && !FileManager.default.fileExists(atPath: dir + "/missing.svg"))
+        #expect(missing.err == "cadence report: segment 2 is missing from the rotated log: between rot.jsonl.2 (segment 1) and rot.jsonl (segment 3)\n")
+    }
+
     @Test func replayReproducesTheSummary() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }

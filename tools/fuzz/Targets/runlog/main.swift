@@ -4,9 +4,19 @@ import Foundation
 import FuzzSupport
 
 /// The run-log reader as `cadence report` uses it: parse (strict, then allowing a cut-off last
-/// line), analyse, and draw every output format (the PNG drawn, not encoded).
+/// line), analyse, and draw every output format (the PNG drawn, not encoded). Every line the
+/// fast frame-line parser accepts must decode to the same record with JSONDecoder.
+let decoder = JSONDecoder()
 runFuzzer { data, size in
     let bytes = Data(fuzzBytes(data, size))
+    for line in bytes.split(separator: 0x0A, omittingEmptySubsequences: true) {
+        let raw = [UInt8](line)
+        guard let fast = FrameRecord(logLine: raw) else { continue }
+        guard let slow = try? decoder.decode(FrameRecord.self, from: Data(raw)), slow == fast,
+              slow.effectiveRateHz.bitPattern == fast.effectiveRateHz.bitPattern else {
+            fatalError("the fast parser and JSONDecoder disagree on: \(String(decoding: raw, as: UTF8.self))")
+        }
+    }
     for partial in [false, true] {
         guard let log = try? RunLog.parse(bytes, name: "fuzz", allowPartialLastLine: partial) else { continue }
         let summary = LogAnalysis.summary(of: log)
