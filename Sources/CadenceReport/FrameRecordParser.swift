@@ -29,7 +29,7 @@ private let frameKeys: [StaticString] = [
     "busyRetries", "callbackNs", "cause", "commitNs", "connector", "copyEndNs", "crtc", "deadlineNs",
     "droppedRefreshes", "effectiveRateHz", "flipNs", "frame", "hitchNs", "id", "intent", "intervalNs",
     "intervalRefreshes", "lateRefreshes", "latency", "outcome", "receivedNs", "renderEndNs",
-    "renderStartNs", "schedulerDelayNs", "sequence", "version", "wakeNs",
+    "renderStartNs", "schedulerDelayNs", "sequence", "version", "wakeNs"
 ]
 /// Bits of the keys a frame record must have (all but cause, connector, copyEndNs, schedulerDelayNs).
 private let frameRequired: UInt32 = {
@@ -37,7 +37,9 @@ private let frameRequired: UInt32 = {
     for k in [2, 4, 5, 23] { m &= ~(1 << UInt32(k)) }
     return m
 }()
-private let intentKeys: [StaticString] = ["kind", "minDurationNs", "range", "requestedTimeNs", "targetSequence", "targetTimeNs"]
+private let intentKeys: [StaticString] = [
+    "kind", "minDurationNs", "range", "requestedTimeNs", "targetSequence", "targetTimeNs"
+]
 private let intentRequired: UInt32 = 0b110101
 private let rangeKeys: [StaticString] = ["maximum", "minimum", "preferred"]
 
@@ -106,7 +108,9 @@ private struct FastJSONCursor {
         }
         let n = i - start
         // 19 digits cannot overflow a UInt64; the value must also fit an Int64.
-        guard n >= 1, n <= 19, v <= UInt64(Int64.max), !(n > 1 && base[start] == 0x30), !(negative && v == 0) else { return nil }
+        guard n >= 1, n <= 19, v <= UInt64(Int64.max), !(n > 1 && base[start] == 0x30), !(negative && v == 0) else {
+            return nil
+        }
         if i < end, base[i] == 0x2E || base[i] == 0x65 || base[i] == 0x45 { return nil }
         return negative ? -Int64(v) : Int64(v)
     }
@@ -158,7 +162,9 @@ private struct FastJSONCursor {
         var seen: UInt32 = 0
         var expected = 0
         while true {
-            guard let k = key(rangeKeys, expected: expected), seen & (1 << UInt32(k)) == 0, let v = double() else { return nil }
+            guard let k = key(rangeKeys, expected: expected), seen & (1 << UInt32(k)) == 0, let v = double() else {
+                return nil
+            }
             seen |= 1 << UInt32(k)
             expected = k + 1
             switch k {
@@ -197,8 +203,9 @@ private struct FastJSONCursor {
             if done { break }
         }
         guard seen & intentRequired == intentRequired else { return nil }
-        return FrameRecord.Intent(kind: kind, range: range, targetTimeNs: targetTime, targetSequence: targetSequence,
-                                  minDurationNs: minDuration, requestedTimeNs: requested)
+        return FrameRecord.Intent(
+            kind: kind, range: range, targetTimeNs: targetTime, targetSequence: targetSequence,
+            minDurationNs: minDuration, requestedTimeNs: requested)
     }
 
     mutating func frameRecord() -> FrameRecord? {
@@ -262,7 +269,8 @@ extension FrameRecord {
 
     fileprivate init(zeroed: Void) {
         version = 0; frame = 0; id = 0
-        intent = Intent(kind: "", range: .default, targetTimeNs: 0, targetSequence: 0, minDurationNs: nil, requestedTimeNs: nil)
+        intent = Intent(
+            kind: "", range: .default, targetTimeNs: 0, targetSequence: 0, minDurationNs: nil, requestedTimeNs: nil)
         latency = 0; effectiveRateHz = 0; callbackNs = 0; wakeNs = 0; schedulerDelayNs = nil; deadlineNs = 0
         renderStartNs = 0; renderEndNs = 0; copyEndNs = nil; commitNs = 0; busyRetries = 0; flipNs = 0; sequence = 0
         receivedNs = 0; crtc = 0; connector = nil; outcome = .onTime; lateRefreshes = 0; droppedRefreshes = 0

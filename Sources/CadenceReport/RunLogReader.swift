@@ -29,14 +29,18 @@ struct RunLogLineDecoder {
     /// Decodes every complete line (ending in a newline) of `count` bytes at `base`, passing
     /// each frame record to `frame` (with whether the log has a header); returns how many bytes
     /// after the last newline are left.
-    mutating func completeLines(_ base: UnsafePointer<UInt8>, count: Int, frame: (FrameRecord, Bool) throws -> Void) throws -> Int {
+    mutating func completeLines(
+        _ base: UnsafePointer<UInt8>, count: Int, frame: (FrameRecord, Bool) throws -> Void
+    ) throws -> Int {
         var start = 0
         while start < count {
             guard let nl = memchr(base + start, 0x0A, count - start) else { break }
             let end = base.distance(to: nl.assumingMemoryBound(to: UInt8.self))
             lineNo += 1
             if end == start { throw Invalid("\(name): line \(lineNo) is empty; not a Cadence run log") }
-            if let r = try decode(UnsafeBufferPointer(start: base + start, count: end - start), number: lineNo) { try frame(r, log.header != nil) }
+            if let r = try decode(UnsafeBufferPointer(start: base + start, count: end - start), number: lineNo) {
+                try frame(r, log.header != nil)
+            }
             start = end + 1
         }
         return count - start
@@ -54,15 +58,18 @@ struct RunLogLineDecoder {
                 log.skippedPartialBytes = t.count
                 return nil
             }
-            throw Invalid("\(name): line \(lineNo) is cut off (truncated log); --allow-partial analyses the complete lines")
+            throw Invalid(
+                "\(name): line \(lineNo) is cut off (truncated log); --allow-partial analyses the complete lines")
         }
     }
 
-mutating func decode(_ line: UnsafeBufferPointer<UInt8>, number: Int) throws -> FrameRecord? {
+    mutating func decode(_ line: UnsafeBufferPointer<UInt8>, number: Int) throws -> FrameRecord? {
         // Frame lines as the writer writes them: without JSONDecoder (FrameRecordParser.swift);
         // anything else, the decoder below decides (and words the error).
         if fastFrames, let record = FrameRecord(logLine: line), record.version == FrameRecord.currentVersion {
-            if log.end != nil || log.rotated != nil { throw Invalid("\(name): line \(number): frame record after the end record") }
+            if log.end != nil || log.rotated != nil {
+                throw Invalid("\(name): line \(number): frame record after the end record")
+            }
             if let field = RunLog.outOfRange(record) {
                 throw Invalid("\(name): line \(number): frame record field \(field) is out of range")
             }
@@ -86,11 +93,15 @@ mutating func decode(_ line: UnsafeBufferPointer<UInt8>, number: Int) throws -> 
                 do { log.header = try decoder.decode(RunLogHeader.self, from: d) } catch {
                     throw Invalid("\(name): line \(number): malformed run header")
                 }
-                if let h = log.header, !(h.refreshIntervalNs > 0 && h.refreshIntervalNs <= 1e12 && h.refreshHz.isFinite) {
-                    throw Invalid("\(name): line \(number): run header: refreshIntervalNs \(h.refreshIntervalNs) is out of range")
+                if let h = log.header, !(h.refreshIntervalNs > 0 && h.refreshIntervalNs <= 1e12 && h.refreshHz.isFinite)
+                {
+                    throw Invalid(
+                        "\(name): line \(number): run header: refreshIntervalNs \(h.refreshIntervalNs) is out of range")
                 }
             case "rate-switch":
-                if log.end != nil || log.rotated != nil { throw Invalid("\(name): line \(number): rate switch after the end record") }
+                if log.end != nil || log.rotated != nil {
+                    throw Invalid("\(name): line \(number): rate switch after the end record")
+                }
                 do { log.rateSwitches.append(try decoder.decode(RateSwitch.self, from: d)) } catch {
                     throw Invalid("\(name): line \(number): malformed rate-switch record")
                 }
@@ -104,7 +115,9 @@ mutating func decode(_ line: UnsafeBufferPointer<UInt8>, number: Int) throws -> 
                     log.carriedSessions += 1
                 }
             case "context":
-                if log.end != nil || log.rotated != nil { throw Invalid("\(name): line \(number): context record after the end record") }
+                if log.end != nil || log.rotated != nil {
+                    throw Invalid("\(name): line \(number): context record after the end record")
+                }
                 do { log.context.append(try decoder.decode(ContextRecord.self, from: d)) } catch {
                     throw Invalid("\(name): line \(number): malformed context record")
                 }
@@ -117,23 +130,34 @@ mutating func decode(_ line: UnsafeBufferPointer<UInt8>, number: Int) throws -> 
                 }
                 if let c = log.continuation {
                     if !(2...Int(1 << 40)).contains(c.segment) || !(0...RunLog.maxIndex).contains(c.framesBefore) {
-                        throw Invalid("\(name): line \(number): continuation record: segment \(c.segment) or framesBefore \(c.framesBefore) is out of range")
+                        throw Invalid(
+                            "\(name): line \(number): continuation record: segment \(c.segment) or framesBefore \(c.framesBefore) is out of range"
+                        )
                     }
-                    if c.carried.count > 64 { throw Invalid("\(name): line \(number): continuation record carries \(c.carried.count) frames (at most 64)") }
+                    if c.carried.count > 64 {
+                        throw Invalid(
+                            "\(name): line \(number): continuation record carries \(c.carried.count) frames (at most 64)"
+                        )
+                    }
                     for r in c.carried {
                         if let field = RunLog.outOfRange(r) {
-                            throw Invalid("\(name): line \(number): carried frame record field \(field) is out of range")
+                            throw Invalid(
+                                "\(name): line \(number): carried frame record field \(field) is out of range")
                         }
                     }
                 }
             case "rotated":
-                guard log.end == nil, log.rotated == nil else { throw Invalid("\(name): line \(number): a rotated record after the end") }
+                guard log.end == nil, log.rotated == nil else {
+                    throw Invalid("\(name): line \(number): a rotated record after the end")
+                }
                 do { log.rotated = try decoder.decode(LogRotated.self, from: d) } catch {
                     throw Invalid("\(name): line \(number): malformed rotated record")
                 }
             case "end":
                 guard log.end == nil else { throw Invalid("\(name): line \(number): a second end record") }
-                if log.rotated != nil { throw Invalid("\(name): line \(number): an end record after the rotated record") }
+                if log.rotated != nil {
+                    throw Invalid("\(name): line \(number): an end record after the rotated record")
+                }
                 do { log.end = try decoder.decode(RunLogEnd.self, from: d) } catch {
                     throw Invalid("\(name): line \(number): malformed end record")
                 }
@@ -146,9 +170,13 @@ mutating func decode(_ line: UnsafeBufferPointer<UInt8>, number: Int) throws -> 
             throw Invalid("\(name): line \(number) is not a frame record; not a Cadence run log")
         }
         guard v == FrameRecord.currentVersion else {
-            throw Invalid("\(name): line \(number): unknown frame record version \(v) (this build reads \(FrameRecord.currentVersion))")
+            throw Invalid(
+                "\(name): line \(number): unknown frame record version \(v) (this build reads \(FrameRecord.currentVersion))"
+            )
         }
-        if log.end != nil || log.rotated != nil { throw Invalid("\(name): line \(number): frame record after the end record") }
+        if log.end != nil || log.rotated != nil {
+            throw Invalid("\(name): line \(number): frame record after the end record")
+        }
         let record: FrameRecord
         do {
             record = try decoder.decode(FrameRecord.self, from: d)
@@ -169,13 +197,17 @@ extension RunLog {
     /// log returned holds everything else (its ``records`` are empty; ``frameCount`` and
     /// ``frameSpan`` say what was read). The checks and errors are those of
     /// ``read(path:allowPartialLastLine:)``, which is this with every record kept.
-    public static func stream(path: String, allowPartialLastLine: Bool = false, frame: (FrameRecord) throws -> Void) throws -> RunLog {
+    public static func stream(
+        path: String, allowPartialLastLine: Bool = false, frame: (FrameRecord) throws -> Void
+    ) throws -> RunLog {
         try stream(path: path, allowPartialLastLine: allowPartialLastLine, fastFrames: true) { r, _ in try frame(r) }
     }
 
     /// ``stream(path:allowPartialLastLine:frame:)``; `frame` is also told whether the log has
     /// a header (known from the first frame record on).
-    static func stream(path: String, allowPartialLastLine: Bool, fastFrames: Bool, frame: (FrameRecord, Bool) throws -> Void) throws -> RunLog {
+    static func stream(
+        path: String, allowPartialLastLine: Bool, fastFrames: Bool, frame: (FrameRecord, Bool) throws -> Void
+    ) throws -> RunLog {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         func unreadable() -> Invalid {
             var isDir: ObjCBool = false
@@ -225,7 +257,10 @@ extension RunLog {
             filled = rest
         }
         if total == 0 { throw Invalid("\(path): empty file, not a Cadence run log") }
-        if filled > 0, let r = try lines.lastLine(UnsafeBufferPointer(start: buffer, count: filled), allowPartialLastLine: allowPartialLastLine) {
+        if filled > 0,
+            let r = try lines.lastLine(
+                UnsafeBufferPointer(start: buffer, count: filled), allowPartialLastLine: allowPartialLastLine)
+        {
             try each(r, lines.log.header != nil)
         }
         var log = lines.log

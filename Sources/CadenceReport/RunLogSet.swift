@@ -36,7 +36,9 @@ extension RunLog {
     /// it), two files of the same segment, a file of another run (another header, or frames
     /// before it that the files before do not hold), and a file before the last that does not
     /// end with its rotated line. `allowPartialLastLine` applies to the last file.
-    public static func stream(paths: [String], allowPartialLastLine: Bool = false, frame: (FrameRecord) throws -> Void) throws -> RunLog {
+    public static func stream(
+        paths: [String], allowPartialLastLine: Bool = false, frame: (FrameRecord) throws -> Void
+    ) throws -> RunLog {
         try stream(paths: paths, allowPartialLastLine: allowPartialLastLine, fastFrames: true) { r, _ in try frame(r) }
     }
 
@@ -48,16 +50,26 @@ extension RunLog {
         return log
     }
 
-    static func stream(paths: [String], allowPartialLastLine: Bool, fastFrames: Bool, frame: (FrameRecord, Bool) throws -> Void) throws -> RunLog {
+    static func stream(
+        paths: [String], allowPartialLastLine: Bool, fastFrames: Bool, frame: (FrameRecord, Bool) throws -> Void
+    ) throws -> RunLog {
         guard paths.count > 1 else {
-            return try stream(path: paths.first ?? "", allowPartialLastLine: allowPartialLastLine, fastFrames: fastFrames, frame: frame)
+            return try stream(
+                path: paths.first ?? "", allowPartialLastLine: allowPartialLastLine, fastFrames: fastFrames,
+                frame: frame)
         }
         let files = try paths.map { (path: $0, segment: try segment(of: $0)) }.sorted { $0.segment < $1.segment }
         for (a, b) in zip(files, files.dropFirst()) {
-            if a.segment == b.segment { throw Invalid("\(a.path) and \(b.path) are both segment \(a.segment): not the files of one rotated log") }
+            if a.segment == b.segment {
+                throw Invalid("\(a.path) and \(b.path) are both segment \(a.segment): not the files of one rotated log")
+            }
             if b.segment > a.segment + 1 {
-                let missing = b.segment - a.segment == 2 ? "segment \(a.segment + 1) is" : "segments \(a.segment + 1)–\(b.segment - 1) are"
-                throw Invalid("\(missing) missing from the rotated log: between \(a.path) (segment \(a.segment)) and \(b.path) (segment \(b.segment))")
+                let missing =
+                    b.segment - a.segment == 2
+                    ? "segment \(a.segment + 1) is" : "segments \(a.segment + 1)–\(b.segment - 1) are"
+                throw Invalid(
+                    "\(missing) missing from the rotated log: between \(a.path) (segment \(a.segment)) and \(b.path) (segment \(b.segment))"
+                )
             }
         }
         var run: RunLog? = nil
@@ -66,7 +78,9 @@ extension RunLog {
         for (k, f) in files.enumerated() {
             let last = k == files.count - 1
             var n = 0
-            let log = try stream(path: f.path, allowPartialLastLine: last && allowPartialLastLine, fastFrames: fastFrames) { r, h in
+            let log = try stream(
+                path: f.path, allowPartialLastLine: last && allowPartialLastLine, fastFrames: fastFrames
+            ) { r, h in
                 n += 1
                 try frame(r, h)
             }
@@ -74,14 +88,26 @@ extension RunLog {
             guard var r = run else {
                 frames = n + (log.continuation?.framesBefore ?? 0)
                 run = log
-                if !last && log.rotated == nil { throw Invalid("\(f.path): segment \(f.segment) does not end with its rotated line (a cut-off file), but later segments follow") }
+                if !last && log.rotated == nil {
+                    throw Invalid(
+                        "\(f.path): segment \(f.segment) does not end with its rotated line (a cut-off file), but later segments follow"
+                    )
+                }
                 continue
             }
-            if log.header != r.header { throw Invalid("\(f.path): another run's file (its header differs from \(files[0].path)'s)") }
-            if let c = log.continuation, c.framesBefore != frames {
-                throw Invalid("\(f.path): segment \(f.segment) follows \(c.framesBefore) frames, but the files before it hold \(frames)")
+            if log.header != r.header {
+                throw Invalid("\(f.path): another run's file (its header differs from \(files[0].path)'s)")
             }
-            if !last && log.rotated == nil { throw Invalid("\(f.path): segment \(f.segment) does not end with its rotated line (a cut-off file), but later segments follow") }
+            if let c = log.continuation, c.framesBefore != frames {
+                throw Invalid(
+                    "\(f.path): segment \(f.segment) follows \(c.framesBefore) frames, but the files before it hold \(frames)"
+                )
+            }
+            if !last && log.rotated == nil {
+                throw Invalid(
+                    "\(f.path): segment \(f.segment) does not end with its rotated line (a cut-off file), but later segments follow"
+                )
+            }
             frames += n
             r.context += log.context
             r.rateSwitches += log.rateSwitches
@@ -101,7 +127,7 @@ extension RunLog {
     /// a log never rotated). Reads the file's first two lines only.
     static func segment(of path: String) throws -> Int {
         guard let h = FileHandle(forReadingAtPath: path) else {
-            return try stream(path: path, allowPartialLastLine: false) { _ in }.segment ?? 1   // its error
+            return try stream(path: path, allowPartialLastLine: false) { _ in }.segment ?? 1  // its error
         }
         defer { try? h.close() }
         var head: [UInt8] = []
@@ -133,9 +159,12 @@ extension RunLog {
 extension ReportChart {
     /// ``read(path:allowPartialLastLine:width:height:)`` for the files of one rotated log, read
     /// as one run (``RunLog/stream(paths:allowPartialLastLine:frame:)``).
-    public static func read(paths: [String], allowPartialLastLine: Bool = false, width: Int = 1200, height: Int = 720) throws -> (chart: ReportChart, log: RunLog) {
+    public static func read(
+        paths: [String], allowPartialLastLine: Bool = false, width: Int = 1200, height: Int = 720
+    ) throws -> (chart: ReportChart, log: RunLog) {
         var b: Builder? = nil
-        let log = try RunLog.stream(paths: paths, allowPartialLastLine: allowPartialLastLine, fastFrames: true) { r, hasHeader in
+        let log = try RunLog.stream(paths: paths, allowPartialLastLine: allowPartialLastLine, fastFrames: true) {
+            r, hasHeader in
             if b == nil { b = Builder(estimatesRefresh: !hasHeader) }
             b!.add(r)
         }

@@ -1,7 +1,8 @@
 import CadenceCore
-@testable import CadenceReport
 import Foundation
 import Testing
+
+@testable import CadenceReport
 
 /// Reading a run log in one pass (`RunLog.stream`, `ReportChart.read`): the same log, the same
 /// errors and the same pictures as reading it whole, without keeping the frame records.
@@ -9,9 +10,18 @@ import Testing
     /// Logs of several shapes, written to `dir`: name → path.
     func logs(_ dir: String) throws -> [(String, String)] {
         var out: [(String, String)] = []
-        out.append(("late frames", try recordRun(config(frames: 600, injectLate: [100: 1, 250: 3]), in: dir, name: "a.jsonl").path))
+        out.append(
+            (
+                "late frames",
+                try recordRun(config(frames: 600, injectLate: [100: 1, 250: 3]), in: dir, name: "a.jsonl").path
+            ))
         // More than the reader's 1 MiB buffer: lines cross its ends.
-        out.append(("3000 frames, latency 2", try recordRun(config(frames: 3000, latency: 2, injectLate: [7: 2, 2999: 1]), in: dir, name: "b.jsonl").path))
+        out.append(
+            (
+                "3000 frames, latency 2",
+                try recordRun(config(frames: 3000, latency: 2, injectLate: [7: 2, 2999: 1]), in: dir, name: "b.jsonl")
+                    .path
+            ))
         var content = config(frames: 300)
         content.contentRate = 23.976
         out.append(("content rate", try recordRun(content, in: dir, name: "c.jsonl").path))
@@ -30,7 +40,8 @@ import Testing
         // Without a header (refresh estimated), and cut off in the last line.
         let a = try String(contentsOfFile: out[0].1, encoding: .utf8)
         let headerless = dir + "/headerless.jsonl"
-        try Data(a.split(separator: "\n").dropFirst().joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: headerless))
+        try Data(a.split(separator: "\n").dropFirst().joined(separator: "\n").utf8).write(
+            to: URL(fileURLWithPath: headerless))
         out.append(("headerless", headerless))
         let cut = dir + "/cut.jsonl"
         try Data(a.utf8.dropLast(200)).write(to: URL(fileURLWithPath: cut))
@@ -49,11 +60,14 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         for (name, path) in try logs(dir) {
             let partial = name == "cut"
-            let whole = try RunLog.parse(try Data(contentsOf: URL(fileURLWithPath: path)), name: path, allowPartialLastLine: partial)
+            let whole = try RunLog.parse(
+                try Data(contentsOf: URL(fileURLWithPath: path)), name: path, allowPartialLastLine: partial)
             var records: [FrameRecord] = []
             let streamed = try RunLog.stream(path: path, allowPartialLastLine: partial) { records.append($0) }
             #expect(records == whole.records, "\(name)")
-            #expect(streamed.records.isEmpty && streamed.frameCount == whole.records.count && streamed.frameSpan == whole.frameSpan)
+            #expect(
+                streamed.records.isEmpty && streamed.frameCount == whole.records.count
+                    && streamed.frameSpan == whole.frameSpan)
             #expect(sameLog(streamed, whole), "\(name)")
             let read = try RunLog.read(path: path, allowPartialLastLine: partial)
             #expect(read.records == whole.records && sameLog(read, whole))
@@ -61,10 +75,14 @@ import Testing
             let (chart, log) = try ReportChart.read(path: path, allowPartialLastLine: partial, width: 900, height: 600)
             let reference = ReportChart(log: whole, width: 900, height: 600)
             #expect(chart.summary == reference.summary && chart.summary == LogAnalysis.summary(of: whole), "\(name)")
-            #expect(chart.points == reference.points && chart.drops == reference.drops && chart.histogram == reference.histogram)
+            #expect(
+                chart.points == reference.points && chart.drops == reference.drops
+                    && chart.histogram == reference.histogram)
             #expect(chart.temperatures == reference.temperatures && chart.refreshMs == reference.refreshMs)
             #expect(SVGReport.svg(chart) == SVGReport.svg(reference), "\(name)")
-            #expect(HTMLReport.html(chart, log: log, source: "x") == HTMLReport.html(reference, log: whole, source: "x"), "\(name)")
+            #expect(
+                HTMLReport.html(chart, log: log, source: "x") == HTMLReport.html(reference, log: whole, source: "x"),
+                "\(name)")
             if name == "late frames" || name == "context" {
                 #expect(PNGReport.encode(chart) == PNGReport.encode(reference), "\(name)")
             }
@@ -77,11 +95,17 @@ import Testing
         let (path, summary) = try recordRun(config(frames: 600, injectLate: [100: 1, 250: 3]), in: dir)
         let (chart, log) = try ReportChart.read(path: path)
         #expect(log.records.isEmpty && log.frameCount == 600 && log.frameSpan == 0...599)
-        #expect(chart.summary == summary && summary.frames == 600 && summary.droppedRefreshes == 4 && summary.dropEvents == 2)
+        #expect(
+            chart.summary == summary && summary.frames == 600 && summary.droppedRefreshes == 4
+                && summary.dropEvents == 2)
         #expect(chart.drops.map(\.frame) == [100, 250] && chart.drops.map(\.droppedRefreshes) == [1, 3])
-        #expect(chart.drops.allSatisfy { $0.cause == .renderLate && $0.outcome == .late } && chart.drops.map(\.lateRefreshes) == [1, 3])
+        #expect(
+            chart.drops.allSatisfy { $0.cause == .renderLate && $0.outcome == .late }
+                && chart.drops.map(\.lateRefreshes) == [1, 3])
         // 599 intervals: 597 of one refresh, one of 2 and one of 4.
-        #expect(chart.points.count == 599 && chart.histogram[1] == 597 && chart.histogram[2] == 1 && chart.histogram[4] == 1)
+        #expect(
+            chart.points.count == 599 && chart.histogram[1] == 597 && chart.histogram[2] == 1 && chart.histogram[4] == 1
+        )
         #expect(chart.firstFrame == 0 && chart.lastFrame == 599)
         // The HTML's drop table lists the late refreshes.
         let html = HTMLReport.html(chart, log: log, source: "run.jsonl")
@@ -93,20 +117,24 @@ import Testing
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/rot.jsonl"
-        _ = try LogRotationTests().recordRotated(config(frames: 600, injectLate: [300: 2]), path: path, rotation: LogRotation(maxBytes: 160_000, keep: 5))
+        _ = try LogRotationTests().recordRotated(
+            config(frames: 600, injectLate: [300: 2]), path: path, rotation: LogRotation(maxBytes: 160_000, keep: 5))
         let later = LogRotation.path(path, age: 1)
         let whole = try RunLog.read(path: later)
         let (chart, streamed) = try ReportChart.read(path: later)
         #expect(streamed.segmentDescription == whole.segmentDescription)
         let d = try #require(streamed.segmentDescription)
         #expect(d.hasPrefix("segment ") && d.hasSuffix("continued in the next file)"))
-        #expect(HTMLReport.html(chart, log: streamed, source: "x") == HTMLReport.html(ReportChart(log: whole), log: whole, source: "x"))
+        #expect(
+            HTMLReport.html(chart, log: streamed, source: "x")
+                == HTMLReport.html(ReportChart(log: whole), log: whole, source: "x"))
     }
 
     /// The same one-line errors as reading the file whole, on the fuzz corpus and on it with
     /// bytes changed or cut.
     @Test func streamedErrorsAreThoseOfTheWholeRead() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let corpus = root.appendingPathComponent("tools/fuzz/corpus/runlog").path
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -117,7 +145,8 @@ import Testing
                     let log = try RunLog.stream(path: path, allowPartialLastLine: partial) { _ in n += 1 }
                     return "\(n) \(log.skippedPartialBytes) \(log.end != nil)"
                 }
-                let log = try RunLog.parse(try Data(contentsOf: URL(fileURLWithPath: path)), name: path, allowPartialLastLine: partial)
+                let log = try RunLog.parse(
+                    try Data(contentsOf: URL(fileURLWithPath: path)), name: path, allowPartialLastLine: partial)
                 return "\(log.records.count) \(log.skippedPartialBytes) \(log.end != nil)"
             } catch {
                 return "\(error)"
@@ -131,7 +160,9 @@ import Testing
                 var m = d
                 if k > 0 {
                     switch Int.random(in: 0..<3, using: &g) {
-                    case 0: m[Int.random(in: 0..<m.count, using: &g)] = [0x0A, 0x31, 0x7D, 0x22, 0x2C].randomElement(using: &g)!
+                    case 0:
+                        m[Int.random(in: 0..<m.count, using: &g)] = [0x0A, 0x31, 0x7D, 0x22, 0x2C].randomElement(
+                            using: &g)!
                     case 1: m.removeLast(Int.random(in: 1..<m.count, using: &g))
                     default: m.insert(0x0A, at: Int.random(in: 0..<m.count, using: &g))
                     }
@@ -148,10 +179,16 @@ import Testing
         }
         #expect(checked == 7 * 30 * 2 && errors > 50)
         // No file, a directory, an empty file.
-        #expect(throws: RunLog.Invalid("\(dir)/none.jsonl: no such file")) { try RunLog.stream(path: dir + "/none.jsonl") { _ in } }
-        #expect(throws: RunLog.Invalid("\(dir): cannot be read (a directory)")) { try RunLog.stream(path: dir) { _ in } }
+        #expect(throws: RunLog.Invalid("\(dir)/none.jsonl: no such file")) {
+            try RunLog.stream(path: dir + "/none.jsonl") { _ in }
+        }
+        #expect(throws: RunLog.Invalid("\(dir): cannot be read (a directory)")) {
+            try RunLog.stream(path: dir) { _ in }
+        }
         try Data().write(to: URL(fileURLWithPath: dir + "/empty.jsonl"))
-        #expect(throws: RunLog.Invalid("\(dir)/empty.jsonl: empty file, not a Cadence run log")) { try RunLog.stream(path: dir + "/empty.jsonl") { _ in } }
+        #expect(throws: RunLog.Invalid("\(dir)/empty.jsonl: empty file, not a Cadence run log")) {
+            try RunLog.stream(path: dir + "/empty.jsonl") { _ in }
+        }
     }
 
     /// A line longer than the reader's buffer: the buffer grows to hold it.

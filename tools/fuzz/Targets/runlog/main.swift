@@ -13,7 +13,8 @@ runFuzzer { data, size in
         let raw = [UInt8](line)
         guard let fast = FrameRecord(logLine: raw) else { continue }
         guard let slow = try? decoder.decode(FrameRecord.self, from: Data(raw)), slow == fast,
-              slow.effectiveRateHz.bitPattern == fast.effectiveRateHz.bitPattern else {
+            slow.effectiveRateHz.bitPattern == fast.effectiveRateHz.bitPattern
+        else {
             fatalError("the fast parser and JSONDecoder disagree on: \(String(decoding: raw, as: UTF8.self))")
         }
     }
