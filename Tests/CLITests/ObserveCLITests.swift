@@ -94,6 +94,27 @@ import Testing
         }
     }
 
+    /// A client whose cadence never becomes known (the kernel's one commit in this trace) is
+    /// judged a second after its last flip, not only when observing ends: its line comes among
+    /// the app's, once a vblank more than 1 s after it was traced (a mid-run scrape counts it).
+    @Test func aClientThatStopsFlippingIsJudgedASecondLater() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let obs = try cadence(["observe", "--from-trace", Self.trace, "--log", "o.jsonl", "--quiet"], in: dir)
+        #expect(obs.status == 0)
+        let text = try String(contentsOfFile: dir + "/o.jsonl", encoding: .utf8)
+        let flips = text.split(separator: "\n").compactMap { line -> [String: Any]? in
+            let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            return o?["kind"] as? String == "observed" ? o : nil
+        }
+        let kernel = try #require(flips.firstIndex { $0["client"] as? String == "(kernel)" })
+        let kernelNs = try #require(flips[kernel]["flipNs"] as? Int)
+        let before = flips[..<kernel].compactMap { $0["flipNs"] as? Int }
+        let after = flips[(kernel + 1)...].compactMap { $0["flipNs"] as? Int }
+        #expect(!after.isEmpty, "the kernel's flip was judged only at the end")
+        #expect(before.allSatisfy { $0 < kernelNs + 1_100_000_000 } && after.allSatisfy { $0 > kernelNs + 900_000_000 })
+    }
+
     @Test func reportDrawsAnObserveLog() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
