@@ -26,11 +26,11 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     public private(set) var divergences = 0
 
     private var clock: Nanoseconds
-    private var seqs: [UInt64]
-    private var stamps: [Nanoseconds]
+    private(set) var seqs: [UInt64]
+    private(set) var stamps: [Nanoseconds]
     // Pins with nanosecond precision (timestamps not a whole microsecond).
-    private var nsSeqs: [UInt64] = []
-    private var nsStamps: [Nanoseconds] = []
+    private(set) var nsSeqs: [UInt64] = []
+    private(set) var nsStamps: [Nanoseconds] = []
     private let byID: [FrameID: FrameRecord]
     private var busyLeft: [FrameID: Int] = [:]
     /// Vblank timestamp → when the recorded run woke for it (its callbacks' wake times).
@@ -220,113 +220,6 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     }
 
     deinit { pixelBase.deallocate() }
-
-    /// Kernel timestamp of vblank `s` (recorded, else interpolated by sequence, else extrapolated).
-    public func time(of s: UInt64) -> Nanoseconds {
-        var lo = 0, hi = seqs.count
-        while lo < hi { let mid = (lo + hi) / 2; if seqs[mid] < s { lo = mid + 1 } else { hi = mid } }
-        if lo < seqs.count && seqs[lo] == s {
-            // A flip event's microseconds, refined by the nanosecond grid when it truncates to it.
-            if stamps[lo] % 1000 == 0, let g = gridEstimate(s), g >= stamps[lo] && g &- stamps[lo] < 1000 { return g }
-            return stamps[lo]
-        }
-        if lo > 0 && lo < seqs.count {
-            let s0 = seqs[lo - 1], s1 = seqs[lo]
-            let t0 = stamps[lo - 1], t1 = stamps[lo]
-            let linear = t0 &+ clampedNanoseconds((Double(t1 &- t0) * Double(s &- s0) / Double(s1 &- s0)).rounded())
-            // Flip events carry microseconds. When a nanosecond timestamp (from a vblank query)
-            // of a nearby vblank, stepped by the nominal interval, agrees with them, use it: a
-            // timer-driven vblank (vkms) lies on that grid to the nanosecond.
-            if let g = gridEstimate(s), abs(g &- linear) <= 2_000 { return g }
-            return linear
-        }
-        if lo == 0 {
-            return stamps[0] &- clampedNanoseconds((Double(seqs[0] &- s) * refreshInterval).rounded())
-        }
-        return stamps[seqs.count - 1] &+ clampedNanoseconds((Double(s &- seqs[seqs.count - 1]) * refreshInterval).rounded())
-    }
-
-    /// Vblank `s` from the nearest nanosecond-precision pin, stepped by the nominal interval
-    /// (nil when there is none; the caller checks it against the flip timestamps around `s`).
-    private func gridEstimate(_ s: UInt64) -> Nanoseconds? {
-        guard !nsSeqs.isEmpty else { return nil }
-        var lo = 0, hi = nsSeqs.count
-        while lo < hi { let mid = (lo + hi) / 2; if nsSeqs[mid] < s { lo = mid + 1 } else { hi = mid } }
-        var best: Int? = nil
-        for i in [lo - 1, lo] where i >= 0 && i < nsSeqs.count {
-            let d = nsSeqs[i] > s ? nsSeqs[i] - s : s - nsSeqs[i]
-            if best == nil || d < (nsSeqs[best!] > s ? nsSeqs[best!] - s : s - nsSeqs[best!]) { best = i }
-        }
-        guard let b = best else { return nil }
-        let d = Int64(bitPattern: s &- nsSeqs[b])
-        return nsStamps[b] &+ clampedNanoseconds((Double(d) * refreshInterval).rounded())
-    }
-
-    /// The vblank sequence whose time is nearest to `t`.
-    func sequence(near t: Nanoseconds) -> UInt64 {
-        let k = Double(t &- stamps[0]) / refreshInterval
-        let guess = Int64(bitPattern: seqs[0]) &+ clampedNanoseconds(k.rounded())
-        let half = clampedNanoseconds(refreshInterval / 2)
-        // Correct against the (possibly uneven) timeline.
-        let s = step(down: UInt64(Swift.max(0, guess))) { $0 > 0 && self.time(of: $0) > t &+ half }
-        return step(up: s) { self.time(of: $0 &+ 1) <= t &- half }
-    }
-
-    /// The last vblank at or before `t`.
-    private func vblank(atOrBefore t: Nanoseconds) -> VBlank {
-        let s = step(up: step(down: sequence(near: t)) { self.time(of: $0) > t && $0 > 0 }) { self.time(of: $0 &+ 1) <= t }
-        return VBlank(sequence: s, timestamp: time(of: s))
-    }
-
-    /// `while p(s) { s -= 1 }`: one step at a time for the usual few steps, then (a log whose
-    /// sequences jump far) by bisection, which gives the same answer on the monotonic timeline
-    /// and a bounded number of steps on any other.
-    private func step(down start: UInt64, while p: (UInt64) -> Bool) -> UInt64 {
-        var s = start
-        for _ in 0..<64 {
-            guard p(s) else { return s }
-            s &-= 1
-        }
-        guard p(s) else { return s }
-        var hi = s, d: UInt64 = 1   // p(hi)
-        while true {
-            let lo = hi >= d ? hi - d : 0
-            if !p(lo) || lo == 0 { return bisect(lo, hi, p, trueAbove: true) }
-            hi = lo
-            d = d > UInt64.max / 2 ? UInt64.max : d * 2
-        }
-    }
-
-    /// `while p(s) { s += 1 }`, as ``step(down:while:)``.
-    private func step(up start: UInt64, while p: (UInt64) -> Bool) -> UInt64 {
-        var s = start
-        for _ in 0..<64 {
-            guard p(s) else { return s }
-            s &+= 1
-        }
-        guard p(s) else { return s }
-        var lo = s, d: UInt64 = 1   // p(lo)
-        while true {
-            let hi = UInt64.max - lo >= d ? lo + d : UInt64.max
-            if !p(hi) || hi == UInt64.max { return bisect(lo, hi, p, trueAbove: false) }
-            lo = hi
-            d = d > UInt64.max / 2 ? UInt64.max : d * 2
-        }
-    }
-
-    /// Between `lo` and `hi` (p true at `hi` when `trueAbove`, at `lo` otherwise): the largest
-    /// s with !p(s) (trueAbove) or the smallest (otherwise).
-    private func bisect(_ lo: UInt64, _ hi: UInt64, _ p: (UInt64) -> Bool, trueAbove: Bool) -> UInt64 {
-        var lo = lo, hi = hi
-        if trueAbove {
-            if p(lo) { return lo }   // reached 0
-            while hi - lo > 1 { let mid = lo + (hi - lo) / 2; if p(mid) { hi = mid } else { lo = mid } }
-            return lo
-        }
-        if p(hi) { return hi }       // reached UInt64.max
-        while hi - lo > 1 { let mid = lo + (hi - lo) / 2; if p(mid) { lo = mid } else { hi = mid } }
-        return hi
-    }
 
     public func now() -> Nanoseconds { clock }
 

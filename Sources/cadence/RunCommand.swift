@@ -114,7 +114,7 @@ struct RunCommand: ParsableCommand {
     var duration: Double?
     @Option(parsing: .unconditional, help: "Seed for the fake display's jitter.")
     var seed: UInt64 = 0
-    @Option(help: "Write one JSON record per frame to FILE (JSON lines, format version 1).")
+    @Option(help: "Write one JSON record per frame to FILE (JSON lines, format version 2).")
     var log: String?
     @Option(name: .customLong("inject-late"), help: "[CONNECTOR=]FRAME:K[,...]: that frame's rendering ends K-1/2 refreshes after its deadline (on CONNECTOR only, else on every output); repeat it, or name outputs in one list (DP-1=100:2,eDP-1=50:1).")
     var injectLate: [String] = []
@@ -250,45 +250,6 @@ struct RunCommand: ParsableCommand {
         return out.finish(summary)
     }
 
-    /// True for `--verify crc`; throws for any other value.
-    func verifyOption() throws -> Bool {
-        guard let v = verify else {
-            if fault != nil { throw CLIFailure("--fault needs --verify crc (without it nothing can see the fault)") }
-            return false
-        }
-        guard v == "crc" else { throw CLIFailure("--verify '\(v)': the only check is crc") }
-        return true
-    }
-
-    /// The frame of `--fault stale-buffer:FRAME`, or nil.
-    func staleBufferFault() throws -> Int? {
-        guard let f = fault else { return nil }
-        let p = f.split(separator: ":", omittingEmptySubsequences: false)
-        guard p.count == 2, p[0] == "stale-buffer", let n = Int(p[1]), n >= 1 else {
-            throw CLIFailure("--fault '\(f)' must be stale-buffer:FRAME with FRAME ≥ 1")
-        }
-        return n
-    }
-
-    /// Starts `--verify crc` on the display: one line and exit 2 when it cannot.
-    func startVerification(_ display: any DisplayBackend, out: RunOutputs) throws {
-        guard let k = display as? KMSDisplay else {
-            try? display.close()
-            out.discard()
-            throw CLIFailure("--verify crc needs a KMS display (the \(display.name) display has no CRTC)")
-        }
-        do {
-            try k.verifyScanout()
-        } catch let e {
-            try? display.close()
-            out.discard()
-            switch e {
-            case .unsupported(let driver, _): throw CLIFailure("--verify crc: not supported by \(driver)")
-            default: throw CLIFailure("--verify crc: \(e)")
-            }
-        }
-    }
-
     func makeConfiguration() throws -> RunConfiguration {
         var c = RunConfiguration()
         if let r = rate { c.range = try FrameRateRange(parsing: r) }
@@ -321,62 +282,6 @@ struct RunCommand: ParsableCommand {
         try RunSpec.injectLate(injectLate)
     }
 
-    /// The fake display's timing options given on the command line (they shape only
-    /// `--backend fake`; a fake DRM device takes its timing from its profile).
-    func fakeDisplayTimingOptionsGiven() -> [String] {
-        var used: [String] = []
-        if fakeRefresh != 60 { used.append("--fake-refresh") }
-        if fakeVRR != nil { used.append("--fake-vrr") }
-        if fakeJitterUs != 0 { used.append("--fake-jitter-us") }
-        if fakeDriftPPM != 0 { used.append("--fake-drift-ppm") }
-        return used
-    }
-
-    func makeFakeConfiguration(surface: Bool) throws -> FakeDisplayConfiguration {
-        let timing = fakeDisplayTimingOptionsGiven()
-        if !timing.isEmpty, backend == "kms" || BackendChoice.isFakeDRM(backend) {
-            let source = backend == "kms" ? "a real display has its own timing"
-                : "a fake DRM device takes its timing from its profile's \"cadence\" section"
-            let verb = timing.count == 1 ? "is" : "are"
-            throw CLIFailure("\(timing.joined(separator: ", ")) \(verb) for --backend fake only: \(source)")
-        }
-        guard fakeRefresh.isFinite, fakeRefresh > 0, fakeRefresh <= 1000 else {
-            throw CLIFailure("--fake-refresh must be a rate in Hz between 0 and 1000")
-        }
-        var c = FakeDisplayConfiguration(refreshHz: fakeRefresh, seed: seed)
-        if let v = fakeVRR {
-            let p = v.split(separator: ":")
-            guard p.count == 2, let lo = Double(p[0]), let hi = Double(p[1]), lo > 0, hi >= lo, hi <= 1000 else {
-                throw CLIFailure("--fake-vrr '\(v)' must be MIN:MAX in Hz with 0 < MIN ≤ MAX")
-            }
-            c.vrrRange = lo...hi
-        }
-        guard fakeJitterUs.isFinite, fakeJitterUs >= 0 else { throw CLIFailure("--fake-jitter-us must be ≥ 0") }
-        c.jitter = Nanoseconds(fakeJitterUs * 1000)
-        guard fakeDriftPPM.isFinite, abs(fakeDriftPPM) < 100_000 else { throw CLIFailure("--fake-drift-ppm is out of range") }
-        c.driftPPM = fakeDriftPPM
-        switch fakeClock {
-        case "virtual": c.clock = .virtual
-        case "wall": c.clock = .wall
-        default: throw CLIFailure("--fake-clock must be virtual or wall")
-        }
-        if let spec = fakeSessionPause {
-            for part in spec.split(separator: ",", omittingEmptySubsequences: false) {
-                let p = part.split(separator: ":", omittingEmptySubsequences: false)
-                guard p.count == 2, let at = Double(p[0]), let d = Double(p[1]), at.isFinite, d.isFinite,
-                      at >= 0, d > 0, at <= 86_400, d <= 86_400 else {
-                    throw CLIFailure("--fake-session-pause '\(spec)' must be AT:FOR[,…] in seconds (AT ≥ 0, FOR > 0)")
-                }
-                c.faults.append(.sessionPaused(after: Nanoseconds((at * 1e9).rounded()), for: Nanoseconds((d * 1e9).rounded())))
-            }
-        }
-        if surface {
-            c.surfaceWidth = 1280
-            c.surfaceHeight = 720
-        }
-        return c
-    }
-
     /// The display driver for the log header: the DRM driver's name and version, or "fake display".
     static func driverName(_ display: any DisplayBackend) -> String {
         guard let k = display as? KMSDisplay else { return display.name == "fake" ? "fake display" : display.name }
@@ -385,13 +290,13 @@ struct RunCommand: ParsableCommand {
         return "\(v.name) \(v.versionString)"
     }
 
-    /// The metrics series of a run: the KMS connector and CRTC index, or "fake" and 0.
     /// True when `display` is the output `name` names (its connector, or `cardN-NAME`).
     static func drives(_ display: any DisplayBackend, _ name: String) -> Bool {
         guard let k = display as? KMSDisplay else { return false }
         return k.output.connector.name == name || k.address.description == name
     }
 
+    /// The metrics series of a run: the KMS connector and CRTC index, or "fake" and 0.
     static func metricsLabels(_ display: any DisplayBackend) -> FrameMetrics.Labels {
         guard let k = display as? KMSDisplay else { return FrameMetrics.Labels(connector: display.name, crtc: 0) }
         return FrameMetrics.Labels(connector: k.output.connector.name, crtc: k.output.crtcIndex)
@@ -414,38 +319,6 @@ struct RunCommand: ParsableCommand {
         return display
     }
 
-    func printSummary(_ s: RunSummary) throws {
-        if json {
-            let enc = JSONEncoder()
-            enc.outputFormatting = [.sortedKeys]
-            print(String(decoding: try enc.encode(s), as: UTF8.self))
-            return
-        }
-        let f = { (v: Double) in String(format: "%.3f", v) }
-        // Under VRR the refresh follows the frames: say the range, not its maximum alone.
-        let refresh = s.vrrRangeHz.map { r in "refresh VRR \(f(r.first ?? 0))–\(f(r.last ?? 0)) Hz" } ?? "refresh \(f(s.refreshHz)) Hz"
-        print("backend           \(JUnitReport.displayName(s.backend))  \(refresh)  effective \(f(s.effectiveRateHz)) Hz  latency \(s.latency)")
-        print("frames            \(s.frames)  presented \(s.presented) (on time \(s.onTime), late \(s.late))  discarded \(s.discarded)  failed \(s.failed)  unconfirmed \(s.unconfirmed)")
-        print("dropped           \(s.droppedRefreshes) refreshes in \(s.dropEvents) events  hitch \(f(s.hitchTimeRatio)) ms/s")
-        if let e = s.onTimeErrorUs {
-            print("on-time error µs  p50 \(f(e.p50))  p99 \(f(e.p99))  max \(f(e.max))")
-        }
-        if let n = s.rateSwitches { print("rate switches     \(n)") }
-        print("interval ms       mean \(f(s.intervalMs.mean))  stddev \(f(s.intervalMs.stddev))  p50 \(f(s.intervalMs.p50))  p99 \(f(s.intervalMs.p99))  max \(f(s.intervalMs.max))")
-        let units = s.intervalRefreshes.sorted { (Int($0.key.filter(\.isNumber)) ?? 0) < (Int($1.key.filter(\.isNumber)) ?? 0) }
-        // Under VRR a "refresh" here is the range's shortest interval (1/maximum), not a vblank.
-        let unit = s.vrrRangeHz == nil ? "" : "(of \(String(format: "%.3f", 1000 / s.refreshHz)) ms) "
-        print("interval refr.    " + unit + units.map { "\($0.key)×: \($0.value)" }.joined(separator: "  "))
-        if !s.causes.isEmpty {
-            print("causes            " + s.causes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: "  "))
-        }
-        if let n = s.sessionGaps, let t = s.sessionGapSeconds {
-            print("session gaps      \(n)  (\(f(t)) s away; no drops counted inside)")
-        }
-        print("end               \(s.endReason)  (\(f(s.durationSeconds)) s shown, \(f(s.measuredRateHz)) Hz measured)")
-        if let v = s.scanout { print("scanout           " + Self.scanoutLine(v)) }
-        for o in s.incompleteOutputs ?? [] { print("INCOMPLETE        \(o)") }
-    }
 }
 
 /// The HUD figures of one `cadence run --hud`, shared by the renderer and the frame hook.
@@ -457,22 +330,5 @@ final class HUDState {
         guard stats != nil else { return }
         stats!.droppedRefreshes += r.droppedRefreshes
         if r.wasPresented && r.interval > 0 { stats!.recordFrame(intervalMs: Double(r.interval) / 1e6) }
-    }
-}
-
-extension RunCommand {
-    /// The summary's scanout line: frames verified, mismatches, inexact frames, the refreshes
-    /// the CRCs show repeated, and the cost of reading the lines.
-    static func scanoutLine(_ v: ScanoutSummary) -> String {
-        var line = "crc \(v.source ?? "auto"): \(v.verified) of \(v.frames) frames verified  mismatches \(v.mismatches) (stale \(v.stale)"
-        if !v.staleFrames.isEmpty { line += " at frame " + v.staleFrames.map(String.init).joined(separator: ",") }
-        line += ", changes without flip \(v.changesWithoutFlip))  inexact \(v.inexact) (missing lines \(v.missingLines), repeated \(v.repeatedLines), catch-up \(v.catchUpLines))"
-        line += "  repeated refreshes \(v.repeatedRefreshes)  lines \(v.lines)"
-        if let n = v.reads, n > 0, let us = v.readMicroseconds {
-            line += String(format: "  read %.1f µs/vblank", v.lines > 0 ? us / Double(v.lines) : 0)
-            _ = n
-        }
-        if let f = v.failure { line += "  (reading stopped: \(f))" }
-        return line
     }
 }
