@@ -60,8 +60,9 @@ extension FramePacer {
                 try backend.submit(frame: r.id)
                 let end = backend.now()
                 ring[head].commitTime = end
+                let deadline = ring[head].deadline
                 ring[head].committedBehindLateFlipEvent =
-                    lastCompletionReceived > ring[head].deadline && flipEventWasLate()
+                    end > deadline && lastCompletionReceived > deadline && flipEventWasLate()
                 inFlight = true
                 retryAfterBusy = false
                 // A commit that returns a refresh or more late: the process was held up inside it.

@@ -34,8 +34,6 @@ public struct ObservedCadence {
     private var lastArrived: UInt64?
     private var known: Bool
     private var held: [Flip] = []
-    /// The interval the held flips are judged against (the steady run's; nil: the dominant one).
-    private var settledInterval: Int?
     /// The latest run of equal intervals: its length in refreshes and how many in a row.
     private var steady: (interval: Int, count: Int) = (0, 0)
 
@@ -95,23 +93,26 @@ public struct ObservedCadence {
             let settled = steady.count >= Self.establishingIntervals
             guard settled || held.count >= Self.maximumHeldFlips else { return [] }
             known = true
-            if settled { settledInterval = steady.interval }
-            defer { settledInterval = nil }
-            return flush()
+            return judgeHeld(against: settled ? steady.interval : expectedInterval)
         }
-        return [judge(flip)]
+        return [judge(flip, against: expectedInterval)]
     }
 
     /// Judges every held flip and returns their reports in flip order: against the steady
     /// interval when the cadence just became known, else (the end of the observation, or too
     /// many flips held) against the dominant interval so far.
     public mutating func flush() -> [FrameReport] {
-        let out = held.map { judge($0) }
+        judgeHeld(against: expectedInterval)
+    }
+
+    private mutating func judgeHeld(against e: Int) -> [FrameReport] {
+        let out = held.map { judge($0, against: e) }
         held.removeAll()
         return out
     }
 
-    private mutating func judge(_ f: Flip) -> FrameReport {
+    /// Judges `f` against an expected interval of `e` refreshes.
+    private mutating func judge(_ f: Flip, against e: Int) -> FrameReport {
         var r = FrameReport()
         r.frameIndex = accounting.frames
         r.id = FrameID(accounting.frames)
@@ -120,7 +121,6 @@ public struct ObservedCadence {
         r.commitTime = f.committedAt ?? 0
         r.crtc = f.crtc
         r.outcome = .onTime
-        let e = settledInterval ?? expectedInterval
         r.cadenceRefreshes = e
         guard let prev = previous, f.sequence > prev.sequence else {
             // The first flip (or a repeated or older sequence: nothing to judge it by).

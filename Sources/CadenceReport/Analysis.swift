@@ -40,8 +40,10 @@ extension FrameReport {
         intervalRefreshes = r.intervalRefreshes
         crtc = r.crtc
         cause = r.cause
-        lateVBlankEvents = (r.lateVBlankEvents ?? []).compactMap {
-            $0.count == 2 && $0[0] >= 0 ? VBlankReceipt(sequence: UInt64($0[0]), receivedAt: $0[1]) : nil
+        if let late = r.lateVBlankEvents {
+            lateVBlankEvents = late.compactMap {
+                $0.count == 2 && $0[0] >= 0 ? VBlankReceipt(sequence: UInt64($0[0]), receivedAt: $0[1]) : nil
+            }
         }
     }
 }

@@ -22,8 +22,6 @@ final class ObserveSession {
     private var clients: [ClientKey: ObservedCadence] = [:]
     /// Each client's flips not judged yet (its cadence not known), oldest first.
     private var heldFlips: [ClientKey: [FlipTracker.Flip]] = [:]
-    /// The kernel timestamp of the last flip of each client with flips held.
-    private var heldLastFlip: [ClientKey: Int64] = [:]
     private var order: [ClientKey] = []
     private var log: RotatingLineFile?
     private var logFrames = 0
@@ -151,7 +149,7 @@ final class ObserveSession {
                 guard onlyCRTC == nil || onlyCRTC == crtc else { continue }
                 fits[crtc, default: RunningLinearFit()].add(x: Double(seq), y: Double(time))
                 vblanks[crtc, default: 0] += 1
-                if !heldLastFlip.isEmpty { judgeIdleClients(crtc: crtc, at: time) }
+                judgeIdleClients(crtc: crtc, at: time)
             case let .flip(f):
                 guard onlyCRTC == nil || onlyCRTC == f.crtc else { continue }
                 let key = ClientKey(crtc: f.crtc, file: f.file)
@@ -166,7 +164,6 @@ final class ObserveSession {
                 let judged = c.add(sequence: f.sequence, timestamp: f.timestamp, committedAt: f.committedAt, periodNs: period, crtc: UInt32(f.crtc))
                 clients[key] = c
                 emit(judged, key: key, period: period)
-                heldLastFlip[key] = c.heldFlips > 0 ? f.timestamp : nil
             }
         }
     }
@@ -175,11 +172,10 @@ final class ObserveSession {
     /// when a program exits, say) is judged a second after its last flip against its dominant
     /// interval, rather than at the end: a scrape or status after the flips stopped counts them.
     private func judgeIdleClients(crtc: Int32, at time: Int64) {
-        for (key, last) in heldLastFlip where key.crtc == crtc && time &- last > 1_000_000_000 {
-            guard var c = clients[key] else { continue }
+        for (key, held) in heldFlips where key.crtc == crtc {
+            guard let last = held.last, time &- last.timestamp > 1_000_000_000, var c = clients[key] else { continue }
             let judged = c.flush()
             clients[key] = c
-            heldLastFlip[key] = nil
             emit(judged, key: key, period: periodNs(key.crtc))
         }
     }
@@ -267,7 +263,6 @@ final class ObserveSession {
             guard var c = clients[key], c.heldFlips > 0 else { continue }
             let judged = c.flush()
             clients[key] = c
-            heldLastFlip[key] = nil
             emit(judged, key: key, period: periodNs(key.crtc))
         }
         var result = ObserveResult()
