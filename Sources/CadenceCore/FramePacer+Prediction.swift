@@ -36,18 +36,57 @@ extension FramePacer {
         return answer
     }
 
+    /// How far before a predicted vblank a "not before" time may be and still be shown there:
+    /// ε, or while ε is not settled (fewer than ``TimestampUncertainty/settledObservations``
+    /// residuals) four times the jitter measured so far, within ε's cap (0.5% of a refresh).
+    /// The first answers are predicted from one raw timestamp, off by its own jitter, and a
+    /// residual is the difference of two timestamps' errors, often far smaller than either;
+    /// and an answer once given is kept (``sequence(at:nearest:)``). 60 fps content on a 60 Hz
+    /// panel with 3 µs of jitter had its frame 1 (due 1.2 µs before its vblank) predicted
+    /// 0.3 ns after it with ε at 1.0 µs, and every later frame was shown a vblank after its own.
+    var tieTolerance: Nanoseconds {
+        let e = timestampUncertainty
+        let settling = uncertainty.observations < TimestampUncertainty.settledObservations
+        guard settling, vrrRange == nil, backend.hasHardwareVBlank else { return e }
+        let cap = Nanoseconds((refreshInterval * TimestampUncertainty.capFraction).rounded(.down))
+        return Swift.max(e, Swift.min(uncertainty.measuredJitter &* 4, cap))
+    }
+
+    /// Where ``sequence(at:nearest:)`` puts vblank `sequence`: on the fitted grid once it is
+    /// established, else from the last vblank and the nominal refresh.
+    func tieTime(ofSequence sequence: UInt64) -> Double {
+        let (anchor, period) = predictionAnchor()
+        return Double(anchor) + Double(Int64(bitPattern: sequence &- lastVBlank.sequence)) * period
+    }
+
+    /// Whether a "not before" frame at `t` follows the newest queued frame, aimed at vblank `p`,
+    /// across a tie that frame took: its own time was within the tie tolerance of vblank p − 1
+    /// and `t` is within it of vblank p, or after it.
+    private func followsATakenTie(_ t: Nanoseconds, predecessorAt p: UInt64) -> Bool {
+        guard p > 0, count > 0 else { return false }
+        guard case .at(let tp, false) = ring[(head + count - 1) % ring.count].intent else { return false }
+        let tolerance = tieTolerance
+        let itTookTheLater = Double(tp &- tolerance) <= tieTime(ofSequence: p &- 1)
+        return itTookTheLater && tieTime(ofSequence: p) <= Double(t &+ tolerance)
+    }
+
+    /// The vblank and period ``sequence(at:nearest:)`` predicts from: the fitted grid's once it
+    /// is established, else the last vblank's and the nominal refresh.
+    private func predictionAnchor() -> (Nanoseconds, Double) {
+        if usesFittedGrid, let a = grid.time(of: lastVBlank.sequence) { return (a, grid.period) }
+        return (time(ofSequence: lastVBlank.sequence), refreshInterval)
+    }
+
     private func predictedSequence(at t: Nanoseconds, nearest: Bool) -> UInt64 {
-        let fitted = usesFittedGrid ? grid.time(of: lastVBlank.sequence) : nil
-        let anchor = fitted ?? time(ofSequence: lastVBlank.sequence)
-        let period = fitted != nil ? grid.period : refreshInterval
+        let (anchor, period) = predictionAnchor()
         let steps: Double
         if nearest {
             steps = (Double(t &- anchor) / period + 0.5).rounded(.down)
         } else {
-            steps = (Double(t &- timestampUncertainty &- anchor) / period).rounded(.up)
+            steps = (Double(t &- tieTolerance &- anchor) / period).rounded(.up)
         }
         var s = Int64(bitPattern: lastVBlank.sequence) &+ Int64(steps)
-        if !nearest && t &- timestampUncertainty > lastVBlank.timestamp {
+        if !nearest && t &- tieTolerance > lastVBlank.timestamp {
             s = Swift.max(s, Int64(bitPattern: lastVBlank.sequence &+ 1))
         }
         return UInt64(Swift.max(0, s))
@@ -104,7 +143,17 @@ extension FramePacer {
         var target: UInt64
         switch intent {
         case .nextOpportunity: target = update?.targetSequence ?? earliest
-        case .at(let t, let nearest): target = sequence(at: t, nearest: nearest)
+        case .at(let t, let nearest):
+            target = sequence(at: t, nearest: nearest)
+            // A tie the frame before already took: when it was aimed a vblank later than its
+            // own time needed (its time within the tie tolerance of the vblank before) and this
+            // frame's time is within it of that vblank or after it, this frame is shown at the
+            // vblank after, not aimed at the taken one (reported late by 1, or hiding the frame
+            // before). The tolerance is measured and grows with the jitter it sees, so two
+            // callbacks can resolve neighbouring ties differently. Frames due at one vblank
+            // otherwise (the same time, a content rate above the panel's real rate by more than
+            // the tolerance) still leave only the newest visible: a drifting panel catches up.
+            if !nearest, let p = prev, target <= p, followsATakenTie(t, predecessorAt: p) { target = p &+ 1 }
         case .afterMinimumDuration(let d):
             target = Swift.max(update?.targetSequence ?? earliest, prevSeq &+ minimumDurationRefreshes(d))
         }

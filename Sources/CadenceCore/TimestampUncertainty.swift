@@ -28,6 +28,9 @@ public struct TimestampUncertainty: Sendable {
     /// Observations more than this many refreshes after the known vblank are not used (drift
     /// against the nominal refresh would accumulate into them).
     public static let maxStep: UInt64 = 8
+    /// Residuals after which the measured jitter is trusted: before that, ``FramePacer``'s
+    /// "not before" answers come from a jitter not yet known and may be revised.
+    public static let settledObservations = 8
 
     private var residuals: [Nanoseconds]
     private var next = 0

@@ -86,8 +86,9 @@ enum PacingGen {
     /// `PacingPropertyTests.lateFramesUnderAMinimumDurationLongerThanTheLinksFrame`), and at
     /// latency 3 only the first late frame is kept unless `severalLateAtLatency3` (a later one
     /// can be blamed on the scheduler: `PacingPropertyTests.severalLateFramesAtLatency3`). Content
-    /// rates get drift without jitter unless `jitteryContent` (with jitter, frames can aim at
-    /// their predecessors' vblanks: `PacingPropertyTests.contentFramesOnAJitteryDisplayAreOnTime`).
+    /// rates get drift without jitter unless `jitteryContent`
+    /// (`PacingPropertyTests.contentFramesOnAJitteryDisplayAreOnTime`), and never more jitter
+    /// than ε's cap.
     static func scenario(_ k: Knobs, refreshes: [Double] = refreshes, noisy: Bool, guardNs: Double = 20,
                          maxRefreshes: Int = 1_200, lateUnderLongMinimumDuration: Bool = false,
                          severalLateAtLatency3: Bool = false, jitteryContent: Bool = false) -> PacingScenario {
@@ -126,6 +127,12 @@ enum PacingGen {
             s.seed = UInt64(k.noise.3)
         }
         if s.isNoisy, !jitteryContent, s.mode.isContent { s.jitter = 0 }
+        // Content ties are promised within ε's cap (0.5% of a refresh): a timestamp jitter above
+        // it (50 µs at 120 or 144 Hz) can resolve neighbouring ties on either side.
+        if s.mode.isContent {
+            let cap = Nanoseconds(1e9 / s.refreshHz * TimestampUncertainty.capFraction) / 1_000 * 1_000
+            s.jitter = min(s.jitter, cap)
+        }
         if !s.isNoisy, s.mode.isLateCapable, lateUnderLongMinimumDuration || !s.minimumDurationOutrunsTheLink {
             let ks = s.latency == 3 && !severalLateAtLatency3 ? Array(k.late.prefix(1)) : k.late
             s.injectLate = injectLate(ks, gaps: k.gaps, latency: s.latency, frames: s.frames)

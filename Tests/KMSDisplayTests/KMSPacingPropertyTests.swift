@@ -8,16 +8,17 @@ import Testing
 /// device (60 and 144 Hz modes, 1 ms commit margin as `cadence run` uses on KMS; flip events
 /// carry whole microseconds, so times are known to ±1 µs and ε is 1–1.001 µs).
 @Suite struct KMSPacingPropertyTests {
-    /// Content frames' outcomes and causes are left to the disabled `contentFramesOnKMSAreOnTime` (a bug).
+    /// Link and minimum-duration frames; content frames' outcomes and causes are checked in
+    /// `contentFramesOnKMSAreOnTime`.
     @Test func thePacerFollowsTheModelOnKMS() async {
         await check(count: 300, content: false)
     }
 
     /// Content frames on KMS, outcomes and causes too. Flip timestamps are whole µs, so a
     /// content rate that puts frames on vblanks (144 on 144 Hz) has its times within ε of them:
-    /// one frame takes the later vblank, the next aims at that same one, is shown a vblank later
-    /// (where the contract allows) and is reported late by 1, flip-late, 0 dropped refreshes,
-    /// and so is every frame after it. Shrunk counterexample: 144 Hz, latency 2, 60 frames,
+    /// one frame took the later vblank, the next aimed at that same one, was shown a vblank
+    /// later (where the contract allows) and reported late by 1, flip-late, 0 dropped
+    /// refreshes, and so was every frame after it. Shrunk counterexample (as found): 144 Hz, latency 2, 60 frames,
     /// content 144 Hz: frame 9 (due 1 µs after vblank 9) shown at vblank 10; frames 10–59 each
     /// aim at their predecessor's vblank: 50 frames late/flip-late, summary causes
     /// [flip-late: 50] with 0 dropped refreshes (model: all on time, causes [:]).
