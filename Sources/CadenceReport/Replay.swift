@@ -24,6 +24,9 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     public let queueCapacity: Int
     /// Submissions that could not follow the recording.
     public private(set) var divergences = 0
+    /// Frames after this id are made past the end of the log (the frame after a rotated file's
+    /// last, see ``Replay``): they have no record to diverge from.
+    var pastTheLogAfter: FrameID? = nil
 
     private var clock: Nanoseconds
     private(set) var seqs: [UInt64]
@@ -271,7 +274,7 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
             case .failed: kind = 2
             case .unconfirmed: kind = 3
             }
-        } else {
+        } else if !(pastTheLogAfter.map { frame > $0 } ?? false) {
             divergences += 1
         }
         pending = (frame, target, received, kind)

@@ -72,7 +72,13 @@ public enum Replay {
         // Rendering ends when it ended in the recording (below): a scripted cost is in that already.
         config.renderCost = []
         let maxFrame = log.records.map(\.frame).max() ?? 0
-        config.frames = maxFrame + 1
+        // A file the run continued in the next one (``RunLog/rotated``, or a later file's
+        // replay through ``ReplaySegment``): the frame after its last is made too, as in the
+        // run (a late render there holds up the receipt of the file's last completion: frame
+        // 17, followed by a frame 4 refreshes late, replayed flip-late), and not compared.
+        let continues = log.rotated != nil && (header.frames ?? Int.max) > maxFrame + 1
+        config.frames = maxFrame + (continues ? 2 : 1)
+        if continues { display.pastTheLogAfter = log.records.map(\.id).max() }
         // Rendering ends when it ended in the recording (at once when the replay is already past
         // that). Frames with injected lateness are replayed as they were made: drawing (as long
         // as a typical frame's) and then the injected overrun, which looks at the display again.
@@ -103,9 +109,14 @@ public enum Replay {
         let maxTurns = 8 * (log.records.count + 16) + Int(Swift.min(refreshes, 1e9)) / 2
         run.maxLoopTurns = maxTurns
         var replayed = try run.run()
+        if continues {
+            let own = records.filter { $0.frame <= maxFrame }
+            replayed = LogAnalysis.summary(of: RunLog(header: header, records: own, end: nil))
+            records = own
+        }
         let recorded = log.end?.summary ?? LogAnalysis.summary(of: log)
         replayed.endReason = recorded.endReason == "stopped" && replayed.endReason == "completed" ? "stopped" : replayed.endReason
-        var differences = LogAnalysis.differences(replayed, recorded)
+        var differences = LogAnalysis.replayDifferences(replayed, recorded)
         if run.stalled {
             differences.insert("the replay stalled after \(records.count) of \(log.records.count) frames (the replay display cannot follow this log)", at: 0)
         }

@@ -47,6 +47,7 @@ enum ReplaySegment {
             records[i].id &-= idShift
         }
         var fresh = RunLog(header: header, records: records, end: nil)
+        fresh.rotated = log.rotated
         // Seat-session gaps: this file's, and those among the carried frames (repeated after
         // the continuation line).
         fresh.sessions = log.sessions
@@ -94,7 +95,7 @@ enum ReplaySegment {
         }
         result.recorded = LogAnalysis.summary(of: own(log.records))
         result.replayed = LogAnalysis.summary(of: own(result.records))
-        differences += LogAnalysis.differences(result.replayed, result.recorded)
+        differences += LogAnalysis.replayDifferences(result.replayed, result.recorded)
         result.differences = differences
         var stateful: [String] = []
         if header.contentRateHz != nil && clock == nil { stateful.append("--content-rate") }

@@ -8,46 +8,36 @@ import Testing
 /// rotation in some): `report` of the log (``ReportChart``'s and ``LogAnalysis``'s summary)
 /// equals the live summary, and `replay` says equal.
 @Suite struct LogPacingPropertyTests {
-    /// Replay discrepancies are tolerated here and pinned, exactly, by the disabled
-    /// `replayOfEveryLogIsExact` (bugs): content on a drifting or jittery display, a link
-    /// slower than the refresh at latency 3 with late frames, and rotated logs are not
-    /// replayed (their reports are checked), and the hitch time ratio may differ by a
-    /// relative 10⁻⁶.
+    /// Replay discrepancies are tolerated here and pinned by `replayOfEveryLogIsExact` and the
+    /// disabled `replayOfContentOnAJitteryDisplayIsExact` (a bug): content on a drifting or
+    /// jittery display is not replayed (its report is checked), and the hitch time ratio may
+    /// differ by a relative 10⁻⁶.
     @Test func reportAndReplayOfTheLogEqualTheRun() async {
         await check(count: 250, exact: false)
     }
 
-    /// Replay equal, exactly, for every scenario. Three ways it is not:
+    /// Replay equal (times within the 1 ns of ``LogAnalysis/replayDifferences(_:_:)``, every
+    /// vblank, outcome, drop and cause exactly) for every scenario but content on a noisy display,
+    /// rotated logs included. What it found, each as found, and fixed:
     ///
-    /// 1. Content on a drifting, jittery display: a frame whose time is within ε of a vblank
-    ///    can be aimed by the replay at another vblank than the run's; it is then shown (at the
-    ///    recorded vblank) a refresh before its replayed target and counted on time with an
-    ///    on-time error of a whole refresh. 60 Hz, latency 1, 60 frames, content 24 Hz,
-    ///    −500 ppm, jitter 28 µs, seed 0: frame 2 recorded target sequence 1006, on time at
-    ///    1006; replayed target 1007, "on time" at 1006; onTimeErrorUs max 16666.667 (replayed)
-    ///    vs 49.822 µs, 0 divergences. It can change fates: latency 2, content 24 Hz,
-    ///    −500 ppm, jitter 45 µs, seed 748483: 4 dropped refreshes in 2 events (flip-late) in
-    ///    the replay, none in the run, 1 divergence.
-    /// 2. A later file of a rotated log: 60 Hz, latency 2, 60 frames, late 3:3 and 10:1, 8 KiB
-    ///    files (11 files): file 3 replays with onTimeErrorUs p99 0.00096 µs vs 0.001 recorded.
-    ///    A file that ends just before a late frame: 60 Hz, latency 2, 60 frames, late 18:4,
-    ///    8 KiB files (11 files, 5 frames each): file 2 (frames 13–17) replays frame 17
-    ///    flip-late (causes {flip-late: 1} vs {}), durationSeconds 0.05 vs 0.066666667.
-    /// 3. A slow link with a late frame: 60 Hz, range 0:0:1.2 (1.2 Hz, 50 refreshes a frame),
-    ///    latency 2, 24 frames, late 3:1: hitchTimeRatio 0.8688097480602747 (run) vs
-    ///    0.8688096959316908 (replay): the late frame's hitch is ~1 µs shorter in the replay
-    ///    (same durationSeconds; not at latency 1 or 3, nor at 5 Hz and above).
-    /// 4. Latency 3, a link slower than the refresh (n ≥ 2 refreshes a frame) and a late
-    ///    frame: the replay invents a drop of about n refreshes more, blamed flip-late and
-    ///    scheduler-late, with 0 divergences. Shrunk: 60 Hz, range 0:0:2.1 (29 refreshes a
-    ///    frame), latency 3, 41 frames, late 4:1: run 1 dropped refresh, render-late (as the
-    ///    model); replay 30, causes {flip-late: 1, scheduler-late: 1}. 60 Hz, 30 frames, late
-    ///    4:K at latency 3: n 5 (K 1, 3), 6 (K 3), 10 (K 1), 12, 15 (K 3), 20, 29 (K 1, 3),
-    ///    55 (K 1) all so; n 2, 4, 8 give on-time error p99 0.00072 vs 0 µs instead; n 1 and
-    ///    latency 1–2 are exact (but for 3.).
-    @Test(.disabled("bug: replay is not exact: content on a drifting jittery display (other targets, even other fates), later rotated files (on-time error p99 1 ns off; a file ending just before a late frame replays its last frame flip-late), a slow link with a late frame (hitch 1 µs off at latency 2; at latency 3 about n more dropped refreshes replayed, flip-late + scheduler-late)"))
+    /// 1. A later file of a rotated log that ends just before a late frame: 60 Hz, latency 2,
+    ///    60 frames, late 18:4, 8 KiB files: file 2 (frames 13–17) replayed frame 17 flip-late
+    ///    (causes {flip-late: 1} vs {}), durationSeconds 0.05 vs 0.066666667; 48 Hz,
+    ///    range 0:0:7.43, latency 2, late 29:1, 13 files: file 5 the same (frame 28). The
+    ///    segment's replay went on past the file's last frame, producing the next file's frames
+    ///    (the late one injected) without their records.
+    /// 2. Target times predicted from whichever vblank the pacer knew last, a nanosecond apart in
+    ///    the replay: rotated files' on-time error p50 0.0005 vs 0 µs, p99 0.00097 vs 0.001 µs
+    ///    (60 Hz, latency 3, minimum duration 16.668 ms, 13 files); a slow link's hitch ratio
+    ///    3.3783784461742146 vs 3.378378243471512 (60 Hz, range 0:0:12, latency 2, late 3:1).
+    ///    Replay now compares times within 1 ns.
+    /// 3. Latency 3, a link slower than the refresh and a late frame: the replay invented about
+    ///    n more dropped refreshes (60 Hz, range 0:0:2.1, latency 3, 41 frames, late 4:1: run 1
+    ///    dropped refresh, render-late; replay 30, flip-late + scheduler-late); exact since the
+    ///    late vblank receipts are logged (log version 2).
+    @Test
     func replayOfEveryLogIsExact() async throws {
-        // 4.'s shrunk counterexample.
+        // 3.'s shrunk counterexample.
         var c = RunConfiguration()
         c.frames = 41
         c.latency = 3
@@ -62,9 +52,24 @@ import Testing
         await check(count: 300, exact: true)
     }
 
-    func check(count: Int, exact: Bool) async {
+    /// Content on a drifting, jittery display: a frame whose time is within ε of a vblank can be
+    /// aimed by the replay at another vblank than the run's (the replay display does not know
+    /// the jitter of the vblanks no frame was shown at, and ε and the fitted grid come from
+    /// them); it can change fates. 59.94 Hz, latency 1, 60 frames, content 23.976 Hz, −386 ppm,
+    /// jitter 36 µs, seed 992490: the replay has 1 dropped refresh (flip-late), the run none.
+    /// 60 Hz, latency 2, content 24 Hz, −500 ppm, jitter 45 µs, seed 748483: 4 dropped refreshes
+    /// in 2 events (flip-late) in the replay, none in the run. Logging every vblank timestamp the
+    /// pacer saw (a log version 3) would make these exact.
+    @Test(.disabled("bug: content on a drifting jittery display replays other tie decisions (the log does not hold the jitter of vblanks without a flip)"))
+    func replayOfContentOnAJitteryDisplayIsExact() async throws {
+        await check(count: 300, exact: true, noisyContentOnly: true)
+    }
+
+    func check(count: Int, exact: Bool, noisyContentOnly: Bool = false) async {
         await propertyCheck(count: count, input: PacingGen.knobs(frames: 60...160), Gen.int(in: 0...3)) { k, rotate in
-            let s = PacingGen.scenario(k, noisy: k.noise.0 % 2 == 1, jitteryContent: true)
+            var k = k
+            if noisyContentOnly { k.mode = 1; k.noise.0 = 3 }
+            let s = PacingGen.scenario(k, noisy: noisyContentOnly || k.noise.0 % 2 == 1, jitteryContent: true)
             let dir = temporaryDirectory()
             defer { try? FileManager.default.removeItem(atPath: dir) }
             let path = dir + "/run.jsonl"
@@ -103,8 +108,8 @@ import Testing
                 #expect(parts.map(\.droppedRefreshes).reduce(0, +) == live.droppedRefreshes, "\(s), rotated: dropped refreshes")
                 #expect(parts.map(\.dropEvents).reduce(0, +) == live.dropEvents, "\(s), rotated: drop events")
             }
-            let slowLinkLate = s.latency == 3 && !s.injectLate.isEmpty && ReferenceModel.refreshesPerFrame(for: s.range, refreshHz: s.refreshHz) > 1
-            if !exact && ((s.isNoisy && s.mode.isContent) || slowLinkLate || logs.count > 1) { return }
+            let noisyContent = s.isNoisy && s.mode.isContent
+            if noisyContent != noisyContentOnly && (exact || noisyContent) { return }
             for (i, log) in logs.enumerated() {
                 let replay = try Replay.run(log)
                 let differences = exact ? replay.differences : replay.differences.filter { !Self.nearlyEqualRatio($0) }
