@@ -163,6 +163,11 @@ public final class CompressedLineFile {
 
     /// Writes the pending output with one write(2) (retrying a short write or EINTR).
     private func writeOut() -> Bool {
+        var st = stat()
+        if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && st.st_nlink == 0 {
+            _ = fail("\(path) was removed")
+            return false
+        }
         var off = 0
         while off < pending {
             let n = Glibc.write(fd, out + off, pending - off)

@@ -169,9 +169,11 @@ public final class RunLogWriter {
         try file.write(line: [UInt8](try encoder.encode(rateSwitch)), record: false)
     }
 
-    /// Writes a seat-session pause or resume (a `"record":"session"` line).
+    /// Writes a seat-session pause or resume (a `"record":"session"` line). A compressed log is
+    /// flushed at once: no line may come until the session resumes.
     public func write(_ session: SessionChange) throws {
         try file.write(line: [UInt8](try encoder.encode(session)), record: false)
+        try file.compressedFile?.flush()
         if file.rotation != nil { recentSessions.append(session) }
     }
 

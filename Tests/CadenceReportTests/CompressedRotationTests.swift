@@ -54,4 +54,31 @@ import Testing
             )
         ) { try RunLog.read(paths: RunLog.rotationFiles(of: rotated)) }
     }
+
+    /// A session pause is flushed at once (no line may come for minutes); a removed file stops
+    /// the log at the next flush, as a plain log's next write does.
+    @Test func aSessionPauseFlushesAndARemovedFileFails() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let plain = dir + "/plain.jsonl"
+        let records = try RunLog.read(path: try recordRun(config(frames: 120), in: dir, name: "plain.jsonl").path)
+            .records
+        let header = try #require(try RunLog.read(path: plain).header)
+        let path = dir + "/run.jsonl.zst"
+        let w = try RunLogWriter(path: path)
+        let z = try #require(w.file.compressedFile)
+        z.flushIntervalNs = .max
+        try w.begin(header)
+        for r in records { try w.write(r) }
+        #expect(z.bytesWritten == 0 && z.unflushedBytes > 120 * 500)
+        let pause = SessionChange(event: .paused, timeNs: 5_000_000_000)
+        try w.write(pause)
+        #expect(z.bytesWritten > 0 && z.unflushedBytes == 0)
+        let log = try RunLog.read(path: path)
+        #expect(log.records == records && log.sessions == [pause] && log.end == nil)
+        try w.write(records[0])
+        unlink(path)
+        #expect(throws: LineFile.Failure("\(path) was removed")) { try z.flush() }
+        #expect(throws: LineFile.Failure("\(path) was removed")) { try w.write(records[1]) }
+    }
 }
