@@ -11,7 +11,8 @@ import Darwin
 /// is deleted when a new one starts.
 public struct LogRotation: Equatable, Sendable {
     /// Start a new file before a line would make the current one larger than this (a file
-    /// whose preamble and first record alone are larger holds just those).
+    /// whose preamble and first record alone are larger holds just those). A compressed log's
+    /// files count compressed bytes.
     public var maxBytes: Int64
     /// Earlier files kept besides the current one (0: only the current file).
     public var keep: Int
