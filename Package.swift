@@ -8,6 +8,7 @@ import PackageDescription
 ///   CDRM, CGBM, CCadenceShim   C interop (libdrm, libgbm, fourcc + dumb-buffer ioctls)
 ///   CSeat                       C interop (libseat: seat sessions through seatd or logind)
 ///   CUdev                       C interop (libudev: the kernel's uevents, for hotplug)
+///   CZstd                       C interop (libzstd: compressed run logs; CadenceReport only)
 ///   DRM                         Swift wrapper over the kernel API, with a fake device seam
 ///   CadenceCore                 pacing core, statistics, fake display (imports no libdrm)
 ///   KMSDisplay                  the KMS implementation of CadenceCore's DisplayBackend
@@ -59,6 +60,7 @@ let package = Package(
         .systemLibrary(name: "CGBM", pkgConfig: "gbm", providers: [.apt(["libgbm-dev"])]),
         .systemLibrary(name: "CSeat", pkgConfig: "libseat", providers: [.apt(["libseat-dev"])]),
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         .target(name: "CCadenceShim", dependencies: ["CDRM"]),
         .target(
             name: "DRM",
@@ -76,7 +78,7 @@ let package = Package(
         .target(name: "Raster", dependencies: ["CRasterSIMD"]),
         .target(name: "EDID"),
         .target(name: "Scenes", dependencies: ["Raster"], path: "shaders-cpu"),
-        .target(name: "CadenceReport", dependencies: ["CadenceCore", "Raster"]),
+        .target(name: "CadenceReport", dependencies: ["CadenceCore", "Raster", "CZstd"]),
         .target(name: "DRMTrace"),
         .target(
             name: "CadenceMetrics",

@@ -3,7 +3,7 @@
 # Cadence (release) and runs the main job, `cadence run`. Extra arguments go to `cadence run`
 # (for example: tools/cadence-run.sh --scene ufo --hud --duration 10).
 # The build dependencies are read from Package.swift itself: every `.systemLibrary` with a
-# `pkgConfig:` name and its `providers: [.apt([...])]` (libdrm, gbm, libseat, libudev today), so
+# `pkgConfig:` name and its `providers: [.apt([...])]` (libdrm, gbm, libseat, libudev, libzstd today), so
 # a library added there is installed here without editing this script.
 # On a machine with no DRM card it falls back to the fake display and says so in one line; a
 # card it cannot open or master (permissions, a compositor) is an error with what to do.
@@ -18,6 +18,7 @@ libdrm libdrm-dev
 gbm libgbm-dev
 libseat libseat-dev
 libudev libudev-dev
+libzstd libzstd-dev
 $(tools/system-libraries.sh Package.swift)"
 missing=()
 while read -r pc pkgs; do

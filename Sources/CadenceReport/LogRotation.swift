@@ -11,7 +11,8 @@ import Darwin
 /// is deleted when a new one starts.
 public struct LogRotation: Equatable, Sendable {
     /// Start a new file before a line would make the current one larger than this (a file
-    /// whose preamble and first record alone are larger holds just those).
+    /// whose preamble and first record alone are larger holds just those). A compressed log's
+    /// files count compressed bytes.
     public var maxBytes: Int64
     /// Earlier files kept besides the current one (0: only the current file).
     public var keep: Int
@@ -56,8 +57,13 @@ public struct LogRotation: Equatable, Sendable {
         return n * scale
     }
 
-    /// The file of `age` (0: the current one, `PATH`; k: `PATH.k`).
-    public static func path(_ base: String, age: Int) -> String { age == 0 ? base : "\(base).\(age)" }
+    /// The file of `age` (0: the current one, `PATH`; k: `PATH.k`). A compressed log keeps its
+    /// extension last, as logrotate's `compress` does: `run.jsonl.zst`, `run.jsonl.1.zst`, ….
+    public static func path(_ base: String, age: Int) -> String {
+        guard age > 0 else { return base }
+        if base.hasSuffix(".zst") { return "\(base.dropLast(4)).\(age).zst" }
+        return "\(base).\(age)"
+    }
 }
 
 /// A ``LineFile`` that, with a ``LogRotation``, moves to a new file before a line would take
@@ -73,7 +79,9 @@ public final class RotatingLineFile {
     /// The current file's path (`PATH`; earlier files are `PATH.1`, `PATH.2`, …).
     public let path: String
     public let rotation: LogRotation?
-    private var file: LineFile
+    private var file: any RotatingSink
+    /// How the files are stored (``LogCompression/zstd``: each file one zstd stream).
+    public let compression: LogCompression
     /// The current file's number, from 1 (the first file of the run).
     public private(set) var segment = 1
     /// Lines written in all files, preambles and trailers included.
@@ -90,14 +98,24 @@ public final class RotatingLineFile {
 
     /// Creates (truncating) `path`. Earlier files of the same name (`PATH.1`…) are left alone
     /// until rotation shifts them out.
-    public init(path: String, rotation: LogRotation? = nil) throws {
+    public init(path: String, rotation: LogRotation? = nil, compression: LogCompression = .none) throws {
         self.path = path
         self.rotation = rotation
-        file = try LineFile(path: path)
+        self.compression = compression
+        file = try Self.open(path, compression)
     }
 
-    /// Bytes of complete lines in the current file.
+    private static func open(_ path: String, _ compression: LogCompression) throws -> any RotatingSink {
+        switch compression {
+        case .none: return try LineFile(path: path)
+        case .zstd: return try CompressedLineFile(path: path)
+        }
+    }
+
+    /// Bytes of complete lines in the current file (compressed: bytes written to it so far).
     public var bytesWritten: Int64 { file.bytesWritten }
+    /// The compressed file being written (nil for plain text): to flush it.
+    public var compressedFile: CompressedLineFile? { file as? CompressedLineFile }
     /// Why writing stopped (nil while it goes on).
     public var failure: LineFile.Failure? { failed ?? file.failure }
 
@@ -107,8 +125,7 @@ public final class RotatingLineFile {
     /// on its own (a log's context line), which never leaves a file without records behind.
     public func write(line bytes: [UInt8], record: Bool = true, mayRotate: Bool = true) throws {
         if let f = failure { throw f }
-        if let r = rotation, mayRotate, recordsInSegment > 0,
-           file.bytesWritten + Int64(bytes.count + 1) + Self.trailerReserve > r.maxBytes {
+        if let r = rotation, mayRotate, recordsInSegment > 0, try !fits(bytes.count + 1, r) {
             try rotate(r)
         }
         try file.write(line: bytes)
@@ -117,12 +134,25 @@ public final class RotatingLineFile {
     }
 
 
+    /// Whether `count` more bytes of line and the trailer keep the current file within the
+    /// limit. A compressed file counts compressed bytes: the bound of what its unflushed lines
+    /// can add, and when that is too much, what a flush finds.
+    private func fits(_ count: Int, _ r: LogRotation) throws -> Bool {
+        guard let z = file as? CompressedLineFile else {
+            return file.bytesWritten + Int64(count) + Self.trailerReserve <= r.maxBytes
+        }
+        if z.sizeBound(adding: count + Int(Self.trailerReserve)) <= r.maxBytes { return true }
+        guard z.unflushedBytes > 0 else { return false }
+        try z.flush()
+        return z.sizeBound(adding: count + Int(Self.trailerReserve)) <= r.maxBytes
+    }
+
     private func rotate(_ r: LogRotation) throws {
         do {
             if r.keep == 0 {
                 // Nothing is kept: the trailer is not written (its counters still move on).
                 _ = try trailer?(segment)
-                file.close()
+                try file.finish()
                 try Self.unlink(path)
             } else {
                 // Shift the names first: a refused rename leaves the current file as it was (it
@@ -136,9 +166,9 @@ public final class RotatingLineFile {
                     try file.write(line: try t(segment))
                     linesWritten += 1
                 }
-                file.close()
+                try file.finish()
             }
-            file = try LineFile(path: path)
+            file = try Self.open(path, compression)
             segment += 1
             recordsInSegment = 0
             for line in try preamble?(segment) ?? [] {
@@ -170,6 +200,33 @@ public final class RotatingLineFile {
     /// Closes the current file.
     public func close() { file.close() }
 
+    /// Completes and closes the current file (a compressed one: flushes and ends its stream),
+    /// throwing a one-line ``LineFile/Failure`` when that fails.
+    public func finish() throws {
+        do { try file.finish() } catch let f as LineFile.Failure {
+            failed = f
+            throw f
+        }
+    }
+
     /// Removes the current file (a run refused after its outputs were opened: it never rotated).
     public func discard() { file.discard() }
 }
+
+/// A file ``RotatingLineFile`` writes lines to: plain (``LineFile``) or compressed
+/// (``CompressedLineFile``).
+protocol RotatingSink: AnyObject {
+    var bytesWritten: Int64 { get }
+    var failure: LineFile.Failure? { get }
+    func write(line bytes: [UInt8]) throws
+    /// Completes and closes the file (a compressed one: ends its stream), throwing why not.
+    func finish() throws
+    func close()
+    func discard()
+}
+
+extension LineFile: RotatingSink {
+    func finish() throws { close() }
+}
+
+extension CompressedLineFile: RotatingSink {}

@@ -104,7 +104,8 @@ public final class LineFile {
 
 /// Writes a run log: the ``RunLogHeader`` line, one ``FrameRecord`` line per frame as it
 /// completes, ``ContextRecord`` lines, and the ``RunLogEnd`` line. Every line reaches the file at once (see ``LineFile``),
-/// so the log is never more than the frame in progress behind the run.
+/// so the log is never more than the frame in progress behind the run; a compressed log
+/// (`PATH.zst`, ``CompressedLineFile``) at most a second behind it.
 ///
 /// With a ``LogRotation`` the log moves to a new file at a line boundary before one would pass
 /// the size limit (see ``RotatingLineFile``): the file left behind ends with a ``LogRotated``
@@ -125,9 +126,11 @@ public final class RunLogWriter {
     /// the frames it carries.
     private var recentSessions: [SessionChange] = []
 
-    /// Creates (truncating) `path`; throws a one-line ``LineFile/Failure``.
+    /// Creates (truncating) `path`; throws a one-line ``LineFile/Failure``. A `path` ending in
+    /// `.zst` is written as a zstd stream (``CompressedLineFile``: flushed at least once a
+    /// second, before each rotation and at the end); one ending in `.gz` is refused.
     public init(path: String, rotation: LogRotation? = nil) throws {
-        file = try RotatingLineFile(path: path, rotation: rotation)
+        file = try RotatingLineFile(path: path, rotation: rotation, compression: try LogCompression.of(path: path))
         encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         file.trailer = { [unowned self] segment in
@@ -166,9 +169,11 @@ public final class RunLogWriter {
         try file.write(line: [UInt8](try encoder.encode(rateSwitch)), record: false)
     }
 
-    /// Writes a seat-session pause or resume (a `"record":"session"` line).
+    /// Writes a seat-session pause or resume (a `"record":"session"` line). A compressed log is
+    /// flushed at once: no line may come until the session resumes.
     public func write(_ session: SessionChange) throws {
         try file.write(line: [UInt8](try encoder.encode(session)), record: false)
+        try file.compressedFile?.flush()
         if file.rotation != nil { recentSessions.append(session) }
     }
 
@@ -181,6 +186,6 @@ public final class RunLogWriter {
     public func end(_ summary: RunSummary) throws {
         // Never rotated away from the frames it sums up.
         try file.write(line: [UInt8](try encoder.encode(RunLogEnd(summary: summary))), record: false, mayRotate: false)
-        file.close()
+        try file.finish()
     }
 }

@@ -193,7 +193,9 @@ struct RunLogLineDecoder {
 
 extension RunLog {
     /// Reads `path` in one pass in bounded memory (a buffer of about a megabyte, more only for
-    /// a longer line): every frame record goes to `frame` as it is read, in log order, and the
+    /// a longer line), decompressing a zstd-compressed log (`--log FILE.zst`) chunk by chunk
+    /// (a stream cut short reads up to its last flush; see `LogByteSource`): every frame record
+    /// goes to `frame` as it is read, in log order, and the
     /// log returned holds everything else (its ``records`` are empty; ``frameCount`` and
     /// ``frameSpan`` say what was read). The checks and errors are those of
     /// ``read(path:allowPartialLastLine:)``, which is this with every record kept.
@@ -208,18 +210,7 @@ extension RunLog {
     static func stream(
         path: String, allowPartialLastLine: Bool, fastFrames: Bool, frame: (FrameRecord, Bool) throws -> Void
     ) throws -> RunLog {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        func unreadable() -> Invalid {
-            var isDir: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDir) {
-                return Invalid("\(path): cannot be read\(isDir.boolValue ? " (a directory)" : "")")
-            }
-            return Invalid("\(path): no such file")
-        }
-        guard fd >= 0 else { throw unreadable() }
-        defer { close(fd) }
-        var st = stat()
-        if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR { throw unreadable() }
+        let source = try LogByteSource(path: path)
         var lines = RunLogLineDecoder(name: path, fastFrames: fastFrames)
         var capacity = 1 << 20
         var buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
@@ -241,11 +232,7 @@ extension RunLog {
                 buffer = bigger
                 capacity *= 2
             }
-            let n = Glibc.read(fd, buffer + filled, capacity - filled)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw unreadable()
-            }
+            let n = try source.read(into: buffer + filled, count: capacity - filled)
             if n == 0 { break }
             total += n
             let before = filled

@@ -11,14 +11,17 @@ import Darwin
 extension RunLog {
     /// The files of the rotated log written at `path`: `path` itself and every `path.N` beside
     /// it (all N present, gaps included, so that a missing file is noticed), in no particular order.
+    /// For a compressed log `run.jsonl.zst` they are `run.jsonl.N.zst` (``LogRotation/path(_:age:)``).
     public static func rotationFiles(of path: String) -> [String] {
         let url = URL(fileURLWithPath: path)
         let dir = url.deletingLastPathComponent().path
-        let base = url.lastPathComponent
+        let suffix = path.hasSuffix(".zst") ? ".zst" : ""
+        let base = String(url.lastPathComponent.dropLast(suffix.count))
         let prefix = (path as NSString).deletingLastPathComponent
         var out = [path]
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] where name.hasPrefix(base + ".") {
-            let n = name.dropFirst(base.count + 1)
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+        where name.hasPrefix(base + ".") && name.hasSuffix(suffix) && name.count > base.count + suffix.count + 1 {
+            let n = name.dropFirst(base.count + 1).dropLast(suffix.count)
             if !n.isEmpty, n.allSatisfy({ $0.isASCII && $0.isNumber }), Int(n) != nil {
                 out.append(prefix.isEmpty ? name : prefix + "/" + name)
             }
@@ -124,17 +127,22 @@ extension RunLog {
     }
 
     /// A file's segment in its rotated log: its continuation line's, else 1 (the first file, or
-    /// a log never rotated). Reads the file's first two lines only.
+    /// a log never rotated). Reads the file's first two lines only (decompressing as much of a
+    /// compressed one as they need).
     static func segment(of path: String) throws -> Int {
-        guard let h = FileHandle(forReadingAtPath: path) else {
+        guard let source = try? LogByteSource(path: path) else {
             return try stream(path: path, allowPartialLastLine: false) { _ in }.segment ?? 1  // its error
         }
-        defer { try? h.close() }
         var head: [UInt8] = []
         var newlines = 0
-        while newlines < 2, let chunk = try? h.read(upToCount: 1 << 16), !chunk.isEmpty {
-            newlines += chunk.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
-            head += chunk
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while newlines < 2 {
+            let n =
+                (try? chunk.withUnsafeMutableBufferPointer { try source.read(into: $0.baseAddress!, count: $0.count) })
+                ?? 0
+            if n == 0 { break }
+            newlines += chunk[0..<n].reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+            head += chunk[0..<n]
         }
         var lines = RunLogLineDecoder(name: path)
         do {

@@ -33,7 +33,9 @@ struct ReplayCommand: ParsableCommand {
     var log: String
     @Flag(help: "Print the replayed and recorded summaries, whether they are equal, the differences and divergences as one JSON object.")
     var json = false
-    @Option(name: .customLong("log-out"), help: "Write the replayed frames as a run log to FILE.")
+    @Option(
+        name: .customLong("log-out"),
+        help: "Write the replayed frames as a run log to FILE (FILE.zst: zstd-compressed).")
     var logOut: String?
     @Flag(name: .customLong("allow-partial"), help: "Replay a log whose last line was cut off (a killed run), dropping that line.")
     var allowPartial = false

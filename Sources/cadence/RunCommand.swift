@@ -114,7 +114,11 @@ struct RunCommand: ParsableCommand {
     var duration: Double?
     @Option(parsing: .unconditional, help: "Seed for the fake display's jitter.")
     var seed: UInt64 = 0
-    @Option(help: "Write one JSON record per frame to FILE (JSON lines, format version 2).")
+    @Option(
+        help: """
+            Write one JSON record per frame to FILE (JSON lines, format version 2; \
+            FILE.zst: zstd-compressed, flushed at least once a second).
+            """)
     var log: String?
     @Option(name: .customLong("inject-late"), help: "[CONNECTOR=]FRAME:K[,...]: that frame's rendering ends K-1/2 refreshes after its deadline (on CONNECTOR only, else on every output); repeat it, or name outputs in one list (DP-1=100:2,eDP-1=50:1).")
     var injectLate: [String] = []
