@@ -144,10 +144,10 @@ struct RunCommand: ParsableCommand {
         if connectors.count > 1 || connectors == ["all"] { return try executeSeveral() }
         let summary = try pace()
         try printSummary(summary)
-        if summary.endReason.hasPrefix("disconnected") {
+        if case .disconnected = summary.end {
             StandardStreams.errorLine("cadence run: the output was unplugged mid-run (\(summary.endReason))")
         }
-        if summary.endReason.hasPrefix("device-lost") || summary.endReason.hasPrefix("disconnected") { throw ExitCode(1) }
+        if summary.end.isDisplayFailure { throw ExitCode(1) }
         if let code = StandardStreams.incompleteOutputStatus(summary.incompleteOutputs) { throw ExitCode(code) }
     }
 

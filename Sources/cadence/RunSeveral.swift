@@ -22,11 +22,12 @@ extension RunCommand {
     func executeSeveral() throws {
         let results = try paceSeveral()
         try printSeveral(results)
-        let ends = results.map(\.summary.endReason)
-        for r in results where r.summary.endReason.hasPrefix("disconnected") {
-            StandardStreams.errorLine("cadence run: \(r.name) was unplugged mid-run (\(r.summary.endReason))")
+        for r in results {
+            if case .disconnected = r.summary.end {
+                StandardStreams.errorLine("cadence run: \(r.name) was unplugged mid-run (\(r.summary.endReason))")
+            }
         }
-        if ends.contains(where: { $0.hasPrefix("device-lost") || $0.hasPrefix("disconnected") }) { throw ExitCode(1) }
+        if results.contains(where: { $0.summary.end.isDisplayFailure }) { throw ExitCode(1) }
         if let code = StandardStreams.incompleteOutputStatus(results.flatMap { $0.summary.incompleteOutputs ?? [] }.nilIfEmpty) {
             throw ExitCode(code)
         }

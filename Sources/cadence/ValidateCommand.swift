@@ -193,12 +193,7 @@ struct ValidateCommand: ParsableCommand {
         var results = try judge(criteria, summary: summary, frames: keepFrames ? frames : nil,
                                 hardwareVBlank: outputs?.hardwareVBlank ?? true, measuredRefreshHz: outputs?.measuredRefreshHz,
                                 largestDropEvent: largestDropEvent, junitFile: junitFile)
-        if summary.endReason.hasPrefix("device-lost") {
-            results.append(CriterionResult(name: "device", passed: false, detail: "the device was lost mid-run (\(summary.endReason))"))
-        }
-        if summary.endReason.hasPrefix("disconnected") {
-            results.append(CriterionResult(name: "output", passed: false, detail: "the output was unplugged mid-run (\(summary.endReason))"))
-        }
+        if let failed = CriterionResult.display(summary.end) { results.append(failed) }
         results += expect.evaluate(observed)
         if let m = maxScanoutMismatches { results.append(Self.scanoutCriterion(summary.scanout, limit: m)) }
         try verdict(results, summary: summary, junitFile: junitFile, started: started)

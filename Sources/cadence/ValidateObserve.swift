@@ -89,7 +89,7 @@ extension ValidateCommand {
             let why = client.map { "no flips observed from \($0)" + (flipping.isEmpty ? "" : " (flipping: \(flipping.joined(separator: ", ")))") }
                 ?? "no flips observed"
             var empty = RunSummary(accounting: FrameAccounting(), backend: "observed", refreshHz: crtcHz, vrr: nil,
-                                   effectiveRateHz: crtcHz, latency: 0, endReason: "completed")
+                                   effectiveRateHz: crtcHz, latency: 0, end: .completed)
             empty.durationSeconds = result.durationSeconds
             empty.incompleteOutputs = incomplete
             print("observed          \(String(format: "%.1f", result.durationSeconds)) s: \(why)")

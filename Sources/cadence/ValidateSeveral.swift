@@ -73,12 +73,7 @@ extension ValidateCommand {
                                    hardwareVBlank: t.files?.hardwareVBlank ?? true, measuredRefreshHz: t.files?.measuredRefreshHz,
                                    largestDropEvent: t.largestDropEvent, junitFile: nil,
                                    note: { line in if json { note = line } else { print(line) } })
-            if r.summary.endReason.hasPrefix("device-lost") {
-                judged.append(CriterionResult(name: "device", passed: false, detail: "the device was lost mid-run (\(r.summary.endReason))"))
-            }
-            if r.summary.endReason.hasPrefix("disconnected") {
-                judged.append(CriterionResult(name: "output", passed: false, detail: "the output was unplugged mid-run (\(r.summary.endReason))"))
-            }
+            if let failed = CriterionResult.display(r.summary.end) { judged.append(failed) }
             suites.append(JUnitReport.Suite(name: "cadence.validate.\(r.name)", results: judged, summary: r.summary))
             if json {
                 objects[i]["criteria"] = judged.map { ["name": $0.name, "passed": $0.passed, "detail": $0.detail] as [String: Any] }
