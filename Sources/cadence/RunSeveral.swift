@@ -1,5 +1,6 @@
 import ArgumentParser
 import CadenceCore
+import CadenceSession
 import DRM
 import Foundation
 import KMSDisplay
@@ -45,11 +46,11 @@ extension RunCommand {
 
     /// Each output's files: `--log`, `--csv` and `--summary` with the output's name in theirs
     /// (`run.DP-1.jsonl`; `run.card1-DP-1.jsonl` across cards, when `card` is given).
-    func outputFiles(for connector: String, named name: String, card: String?) throws -> RunOutputs {
+    func outputFiles(for connector: String, named name: String, card: String?) throws -> SessionSinks {
         var o = outputs
         o.csv = o.csv.map { Self.path($0, for: name) }
         o.summary = o.summary.map { Self.path($0, for: name) }
-        let files = try RunOutputs(log: log.map { Self.path($0, for: name) }, options: o)
+        let files = try o.sinks(log: log.map { Self.path($0, for: name) })
         files.connector = connector
         files.card = card
         files.outputName = name
@@ -75,7 +76,7 @@ extension RunCommand {
     /// `onRun` sees each output's display, run and files before the runs start (`validate` hooks
     /// its frame counting there).
     func paceSeveral(source given: DeviceSource? = nil, command: String = "run",
-                     onRun: ((KMSDisplay, PacingRun, RunOutputs) -> Void)? = nil) throws -> [OutputResult] {
+                     onRun: ((KMSDisplay, PacingRun, SessionSinks) -> Void)? = nil) throws -> [OutputResult] {
         try refuseForSeveral()
         let base = try makeConfiguration()
         let plan = try injectLatePlan()
@@ -108,7 +109,7 @@ extension RunCommand {
                 StandardStreams.errorLine("cadence \(command): \(name): \(note)")
             }
         }
-        var files: [RunOutputs] = []
+        var files: [SessionSinks] = []
         var runs: [PacingRun] = []
         do {
             for (d, name) in zip(displays, names) {
@@ -120,7 +121,8 @@ extension RunCommand {
                 c.injectLate = try plan.frames(of: names[i]) { targets[$0] == i }
                 out.prepare(driver: Self.driverName(d))
                 let run = try PacingRun(backend: d, configuration: c, renderer: try makeRenderer())
-                out.attach(run, configuration: c)
+                out.attach(run)
+                StandardStreams.unblockStopSignals()
                 onRun?(d, run, out)
                 runs.append(run)
             }

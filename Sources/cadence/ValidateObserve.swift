@@ -56,7 +56,7 @@ extension ValidateCommand {
                 throw ValidationCriteria.Invalid("give at least one threshold (--max-dropped, --max-drop-events, --max-drop-event, --refresh-tolerance, --max-jitter, --min-rate)")
             }
             settings.duration = d
-            settings.logRotation = try RunOutputs.rotation(log: options.log, maxSize: options.outputs.logMaxSize, keep: options.outputs.logKeep)
+            settings.logRotation = try RunOutputOptions.rotation(log: options.log, maxSize: options.outputs.logMaxSize, keep: options.outputs.logKeep)
         } catch {
             StandardStreams.errorLine("cadence validate: \(String(describing: error))")
             throw ExitCode(2)
