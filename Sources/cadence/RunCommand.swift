@@ -184,8 +184,7 @@ struct RunCommand: ParsableCommand {
         }
         if verifying { try startVerification(display, out: out) }
         var runConfig = config
-        // Under VRR a flip starts its refresh when committed: a margin only makes frames early.
-        if let k = display as? KMSDisplay { runConfig.commitMargin = k.vrrRange == nil ? 1_000_000 : 100_000 }
+        runConfig.commitMargin = display.recommendedCommitMargin
         if let note = Self.latencyNotice(requested: config.latency, display: display) {
             FileHandle.standardError.write(Data("cadence run: \(note)\n".utf8))
         }

@@ -117,7 +117,7 @@ extension RunCommand {
             }
             for (i, (d, out)) in zip(displays, files).enumerated() {
                 var c = base
-                c.commitMargin = d.vrrRange == nil ? 1_000_000 : 100_000
+                c.commitMargin = d.recommendedCommitMargin
                 c.injectLate = try plan.frames(of: names[i]) { targets[$0] == i }
                 out.prepare(driver: Self.driverName(d))
                 let run = try PacingRun(backend: d, configuration: c, renderer: try makeRenderer())

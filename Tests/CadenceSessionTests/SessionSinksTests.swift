@@ -50,6 +50,14 @@ final class FailingSink: FrameSink {
 }
 
 @Suite struct SessionSinksTests {
+    /// A new empty directory (the caller removes it).
+    func scratchDirectory() throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cadence-session-\(UUID().uuidString)")
+            .path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
     func configuration(frames: Int) -> RunConfiguration {
         var c = RunConfiguration()
         c.frames = frames
@@ -108,9 +116,7 @@ final class FailingSink: FrameSink {
     /// The file sinks: the log reads back with every frame and the summary as its end line; the
     /// CSV has a row per frame; the summary file is the returned summary.
     @Test func filesAreWrittenAndComplete() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cadence-session-\(UUID().uuidString)")
-            .path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let dir = try scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var files = SessionOutputs()
         files.log = dir + "/run.jsonl"
@@ -135,9 +141,7 @@ final class FailingSink: FrameSink {
 
     /// An unwritable path fails before the run, and removes the files created before it.
     @Test func anUnwritablePathRemovesTheFilesBeforeIt() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cadence-session-\(UUID().uuidString)")
-            .path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let dir = try scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var files = SessionOutputs()
         files.log = dir + "/run.jsonl"
