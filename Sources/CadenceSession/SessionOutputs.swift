@@ -19,6 +19,26 @@ public struct SessionOutputs: Equatable, Sendable {
 
     /// No files, status lines shown.
     public init() {}
+
+    /// The files of one output of a run over several: each path with the output's name in it
+    /// (``path(_:for:)``: `run.jsonl` → `run.DP-1.jsonl`).
+    public func forOutput(named name: String) -> SessionOutputs {
+        var o = self
+        o.log = log.map { Self.path($0, for: name) }
+        o.csv = csv.map { Self.path($0, for: name) }
+        o.summary = summary.map { Self.path($0, for: name) }
+        return o
+    }
+
+    /// `path` for one output: `.NAME` before the extension (`run.jsonl` → `run.DP-1.jsonl`), or
+    /// at the end when the file name has none.
+    public static func path(_ path: String, for name: String) -> String {
+        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
+        if let dot = path[slash...].lastIndex(of: "."), dot > slash {
+            return String(path[..<dot]) + "." + name + String(path[dot...])
+        }
+        return path + "." + name
+    }
 }
 
 extension SessionSinks {

@@ -174,7 +174,7 @@ struct RunCommand: ParsableCommand {
         let verifying = try verifyOption()
         let staleFrame = try staleBufferFault()
         let fakeConfig = try makeFakeConfiguration(surface: sceneRenderer != nil)
-        let out = try outputs.sinks(log: log)
+        let out = try outputs.sinks(outputs.files(log: log))
 
         let display = try out.discardOnError { try openBackend(fakeConfig, source: source, purpose: purpose, rate: config.range) }
         for target in try injectLatePlan().names where !Self.drives(display, target) {

@@ -25,11 +25,9 @@ struct RunOutputOptions: ParsableArguments {
 }
 
 extension RunOutputOptions {
-    /// The outputs of one run: `--log` (rotated by `--log-max-size`/`--log-keep`), `--csv`,
-    /// `--summary`, the status line (`--quiet`) and `--metrics-*`, as ``SessionSinks`` whose files
-    /// exist when it returns. One line for a bad path or option (the files created before it are
-    /// removed). Failures later stop one output, with one stderr line, and the run goes on.
-    func sinks(log: String?) throws -> SessionSinks {
+    /// The files of one run: `--log` (rotated by `--log-max-size`/`--log-keep`; one line for a
+    /// bad size or count), `--csv`, `--summary`, `--quiet`.
+    func files(log: String?) throws -> SessionOutputs {
         var files = SessionOutputs()
         files.logRotation = try Self.rotation(log: log, maxSize: logMaxSize, keep: logKeep)
         files.log = log
@@ -37,6 +35,14 @@ extension RunOutputOptions {
         files.summary = summary
         files.quiet = quiet
         files.systemRoot = systemRoot
+        return files
+    }
+
+    /// The outputs of one run: `--log` (rotated by `--log-max-size`/`--log-keep`), `--csv`,
+    /// `--summary`, the status line (`--quiet`) and `--metrics-*`, as ``SessionSinks`` whose files
+    /// exist when it returns. One line for a bad path or option (the files created before it are
+    /// removed). Failures later stop one output, with one stderr line, and the run goes on.
+    func sinks(_ files: SessionOutputs) throws -> SessionSinks {
         let sinks = try SessionSinks(files: files, notice: StandardStreams.errorLine)
         try sinks.discardOnError {
             try metrics.checkAvailable()

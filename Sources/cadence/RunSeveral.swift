@@ -34,23 +34,10 @@ extension RunCommand {
         }
     }
 
-    /// `path` for one output: `.CONNECTOR` before the extension (`run.jsonl` → `run.DP-1.jsonl`),
-    /// or at the end when the name has none.
-    static func path(_ path: String, for connector: String) -> String {
-        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
-        if let dot = path[slash...].lastIndex(of: "."), dot > slash {
-            return String(path[..<dot]) + "." + connector + String(path[dot...])
-        }
-        return path + "." + connector
-    }
-
     /// Each output's files: `--log`, `--csv` and `--summary` with the output's name in theirs
     /// (`run.DP-1.jsonl`; `run.card1-DP-1.jsonl` across cards, when `card` is given).
     func outputFiles(for connector: String, named name: String, card: String?) throws -> SessionSinks {
-        var o = outputs
-        o.csv = o.csv.map { Self.path($0, for: name) }
-        o.summary = o.summary.map { Self.path($0, for: name) }
-        let files = try o.sinks(log: log.map { Self.path($0, for: name) })
+        let files = try outputs.sinks(try outputs.files(log: log).forOutput(named: name))
         files.connector = connector
         files.card = card
         files.outputName = name
