@@ -18,6 +18,8 @@ import PackageDescription
 ///   DRMTrace                    the kernel's DRM trace events (tracefs) as flips per client
 ///   CadenceMetrics              Prometheus exposition (swift-prometheus), textfile and /metrics
 ///                               (hummingbird, only with the MetricsHTTP trait)
+///   CadenceSession              a run with its outputs: frame sinks (log, CSV, metrics, HUD,
+///                               status line) in order, typed results
 ///
 /// Trait MetricsHTTP (on by default): `--metrics-port` serves /metrics with hummingbird. Builds
 /// that do not need it (`--disable-default-traits`: the sanitizer and fuzz builds in
@@ -38,6 +40,7 @@ let package = Package(
         .library(name: "CadenceReport", targets: ["CadenceReport"]),
         .library(name: "DRMTrace", targets: ["DRMTrace"]),
         .library(name: "CadenceMetrics", targets: ["CadenceMetrics"]),
+        .library(name: "CadenceSession", targets: ["CadenceSession"]),
     ],
     traits: [
         .trait(name: "MetricsHTTP", description: "Serve Prometheus metrics over HTTP (--metrics-port) with hummingbird."),
@@ -88,11 +91,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["MetricsHTTP"])),
             ]
         ),
+        .target(name: "CadenceSession", dependencies: ["CadenceCore", "CadenceReport", "CadenceMetrics", "Scenes"]),
         .executableTarget(
             name: "cadence",
             dependencies: [
                 "DRM", "CadenceCore", "KMSDisplay", "Raster", "Scenes", "CadenceReport", "EDID",
-                "DRMTrace", "CadenceMetrics",
+                "DRMTrace", "CadenceMetrics", "CadenceSession",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -105,7 +109,8 @@ let package = Package(
         .testTarget(name: "RasterTests", dependencies: ["Raster", "CadenceCore"]),
         .testTarget(name: "EDIDTests", dependencies: ["EDID"]),
         .testTarget(name: "ScenesTests", dependencies: ["Scenes", "Raster"]),
-        .testTarget(name: "CLITests", dependencies: ["cadence", "CadenceReport", "CadenceCore", "DRM", "KMSDisplay"]),
+        .testTarget(name: "CLITests", dependencies: ["cadence", "CadenceReport", "CadenceCore", "DRM", "KMSDisplay", "CadenceSession"]),
+        .testTarget(name: "CadenceSessionTests", dependencies: ["CadenceSession", "CadenceCore", "CadenceReport"]),
         .testTarget(
             name: "CadenceReportTests",
             dependencies: ["CadenceReport", "CadenceCore", "Raster", .product(name: "PropertyBased", package: "swift-property-based")]

@@ -150,6 +150,10 @@ public protocol DisplayBackend: AnyObject {
     /// outputs, another output's wait may have read them. ``PacingGroup`` serves such a display
     /// before it waits on any. False by default.
     var hasEventsReady: Bool { get }
+    /// How long before a frame's target vblank a run should commit it on this display
+    /// (``RunConfiguration/commitMargin``): the display's own policy, the same for one output or
+    /// several. 0 by default (the fake display commits exactly at the deadline).
+    var recommendedCommitMargin: Nanoseconds { get }
     /// Gives the display back: restores what it showed before (the console on KMS) and frees its
     /// buffers. Idempotent; a closed display accepts no more frames.
     func close() throws
@@ -161,6 +165,8 @@ public protocol DisplayBackend: AnyObject {
 extension DisplayBackend {
     /// A display of its own device never holds events another wait has read.
     public var hasEventsReady: Bool { false }
+    /// No margin: the frame is committed at its deadline.
+    public var recommendedCommitMargin: Nanoseconds { 0 }
 }
 
 package protocol WorkSimulating: DisplayBackend {

@@ -155,8 +155,8 @@ public struct RunSummary: Codable, Equatable, Sendable {
     /// Frames per drop cause.
     public var causes: [String: Int]
     public var durationSeconds: Double
-    /// "completed", "stopped" or "device-lost: …".
-    public var endReason: String
+    /// Why the run ended (JSON: `endReason`, its ``RunEnd/reason``).
+    public var end: RunEnd
     /// Output files (a program's log, CSV or summary files) that stopped early, one line each ("log
     /// run.jsonl: 812 frames, no end line (cannot write run.jsonl: No space left on device)");
     /// absent when every output is complete (and always in a log's end line).
@@ -172,7 +172,7 @@ public struct RunSummary: Codable, Equatable, Sendable {
     public var scanout: ScanoutSummary? = nil
 
     /// Builds the summary from accounting totals.
-    public init(accounting a: FrameAccounting, backend: String, refreshHz: Double, vrr: ClosedRange<Double>?, effectiveRateHz: Double, latency: Int, endReason: String) {
+    public init(accounting a: FrameAccounting, backend: String, refreshHz: Double, vrr: ClosedRange<Double>?, effectiveRateHz: Double, latency: Int, end: RunEnd) {
         self.backend = backend
         self.refreshHz = refreshHz
         vrrRangeHz = vrr.map { [$0.lowerBound, $0.upperBound] }
@@ -209,6 +209,15 @@ public struct RunSummary: Codable, Equatable, Sendable {
         self.causes = causes
         durationSeconds = Double(a.lastPresented &- a.firstPresented) / 1e9
         measuredRateHz = durationSeconds > 0 && s.count > 0 ? Double(s.count) / durationSeconds : 0
-        self.endReason = endReason
+        self.end = end
+    }
+
+    /// The JSON's names: every property's own, but ``end`` is `endReason` (its ``RunEnd/reason``).
+    enum CodingKeys: String, CodingKey {
+        case backend, refreshHz, vrrRangeHz, effectiveRateHz, measuredRateHz, latency, frames, presented, onTime, late
+        case discarded, failed, unconfirmed, droppedRefreshes, dropEvents, hitchTimeRatio, onTimeErrorUs, rateSwitches
+        case intervalMs, intervalUs, intervalRefreshes, causes, durationSeconds
+        case end = "endReason"
+        case incompleteOutputs, sessionGaps, sessionGapSeconds, scanout
     }
 }

@@ -7,25 +7,79 @@ public struct PacingResult {
     public var accounting: FrameAccounting
 }
 
-/// Why a run ended.
+/// Why a run ended. A summary carries it as ``RunSummary/end``; its JSON (`endReason`) is
+/// ``reason``, and ``init(reason:)`` is the one place that text is read back.
 public enum RunEnd: Equatable, Sendable {
-    /// The time was up or every link was invalidated.
+    /// The time was up, the frame count reached, or every link was invalidated.
     case completed
-    /// `shouldStop` returned true.
+    /// Stopped early: `shouldStop` returned true (the CLI: SIGINT, SIGTERM or SIGHUP).
     case stopped
-    /// The display went away.
+    /// The display went away (the device was lost): why.
     case deviceLost(String)
-    /// The output was unplugged (its connector reported disconnected).
+    /// The output was unplugged (its connector reported disconnected): why.
     case disconnected(String)
+    /// A log file that ends with a rotation record: the run went on in the next file.
+    case rotated
+    /// A log file that ends without an end record (the run was killed, or is still running).
+    case unfinished
+    /// An end this version does not know (a log written by another version), kept as written.
+    case other(String)
 
-    /// "completed", "stopped", "device-lost: why" or "disconnected: why" (``RunSummary/endReason``).
+    /// "completed", "stopped", "device-lost: why" or "disconnected: why" (``RunSummary/endReason``);
+    /// a log's analysis: "rotated (continued in the next file)" or "unfinished (no end record)".
     public var reason: String {
         switch self {
         case .completed: return "completed"
         case .stopped: return "stopped"
         case .deviceLost(let why): return "device-lost: \(why)"
         case .disconnected(let why): return "disconnected: \(why)"
+        case .rotated: return "rotated (continued in the next file)"
+        case .unfinished: return "unfinished (no end record)"
+        case .other(let text): return text
         }
+    }
+
+    /// Reads ``reason`` back: `RunEnd(reason: e.reason) == e` for every end (text it does not
+    /// know is ``other(_:)``).
+    public init(reason: String) {
+        switch reason {
+        case "completed": self = .completed
+        case "stopped": self = .stopped
+        case RunEnd.rotated.reason: self = .rotated
+        case RunEnd.unfinished.reason: self = .unfinished
+        default:
+            guard let colon = reason.firstIndex(of: ":") else { self = .other(reason); return }
+            let after = reason[reason.index(after: colon)...]
+            guard after.first == " " else { self = .other(reason); return }
+            let why = String(after.dropFirst())
+            switch reason[..<colon] {
+            case "device-lost": self = .deviceLost(why)
+            case "disconnected": self = .disconnected(why)
+            default: self = .other(reason)
+            }
+        }
+    }
+
+    /// True when the display failed under the run: the device was lost or the output unplugged
+    /// (`cadence run` exits 1).
+    public var isDisplayFailure: Bool {
+        switch self {
+        case .deviceLost, .disconnected: return true
+        case .completed, .stopped, .rotated, .unfinished, .other: return false
+        }
+    }
+}
+
+extension RunEnd: Codable {
+    /// Decodes ``reason`` (a JSON string).
+    public init(from decoder: any Decoder) throws {
+        self.init(reason: try decoder.singleValueContainer().decode(String.self))
+    }
+
+    /// Encodes ``reason`` (a JSON string).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(reason)
     }
 }
 
@@ -65,7 +119,7 @@ extension FramePacer {
         let link = first
         let summary = RunSummary(accounting: accounting, backend: backend.name, refreshHz: 1e9 / refreshInterval,
                                  vrr: vrrRange, effectiveRateHz: link?.effectiveRate.hz ?? 1e9 / refreshInterval,
-                                 latency: link?.plannedLatency ?? 1, endReason: end.reason)
+                                 latency: link?.plannedLatency ?? 1, end: end)
         return PacingResult(summary: summary, accounting: accounting)
     }
 

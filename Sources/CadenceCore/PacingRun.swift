@@ -294,9 +294,15 @@ public final class PacingRun {
         let deadline = startDrain()
         let remaining = Swift.max(0, maxLoopTurns - turns)
         if try pacer.drain(until: Swift.max(deadline, backend.now()), maxTurns: remaining) >= remaining { stalled = true }
-        let reason: String
-        if let why = pacer.outputDisconnected { reason = RunEnd.disconnected(why).reason } else if let why = pacer.deviceLost { reason = "device-lost: \(why)" } else if stopped { reason = "stopped" } else { reason = "completed" }
-        return summary(endReason: reason)
+        let end: RunEnd
+        if let why = pacer.outputDisconnected {
+            end = .disconnected(why)
+        } else if let why = pacer.deviceLost {
+            end = .deviceLost(why)
+        } else {
+            end = stopped ? .stopped : .completed
+        }
+        return summary(end: end)
     }
 
     /// Invalidates the link and fixes the drain's deadline, once; returns it.
@@ -312,9 +318,9 @@ public final class PacingRun {
     }
 
     /// The summary of what has completed so far.
-    public func summary(endReason: String) -> RunSummary {
+    public func summary(end: RunEnd) -> RunSummary {
         var s = RunSummary(accounting: accounting, backend: backend.name, refreshHz: 1e9 / pacer.refreshInterval,
-                           vrr: pacer.vrrRange, effectiveRateHz: intendedRateHz, latency: effectiveLatency, endReason: endReason)
+                           vrr: pacer.vrrRange, effectiveRateHz: intendedRateHz, latency: effectiveLatency, end: end)
         if adapter != nil { s.rateSwitches = rateSwitches.count }
         var gaps = sessionGaps, total = sessionGapTotal
         if let since = pacer.sessionPausedAt {

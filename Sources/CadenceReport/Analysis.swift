@@ -148,7 +148,7 @@ public enum LogAnalysis {
     public static func differences(_ a: RunSummary, _ b: RunSummary) -> [String] {
         var x = a, y = b
         x.backend = ""; y.backend = ""
-        x.endReason = ""; y.endReason = ""
+        x.end = .completed; y.end = .completed
         if x == y { return [] }
         let enc = JSONEncoder()
         enc.outputFormatting = [.sortedKeys]
@@ -214,11 +214,10 @@ public struct LogSummaryBuilder {
         let refreshHz = refreshHz(log)
         let vrr = log.header?.vrrRangeHz.flatMap { $0.count == 2 ? $0[0]...$0[1] : nil }
         let effective = log.end?.summary.effectiveRateHz ?? LogAnalysis.intendedRateHz(log, lastRateHz: lastRateHz, refreshHz: refreshHz)
-        let endReason = log.end?.summary.endReason
-            ?? (log.rotated != nil ? "rotated (continued in the next file)" : "unfinished (no end record)")
+        let end = log.end?.summary.end ?? (log.rotated != nil ? .rotated : .unfinished)
         var s = RunSummary(accounting: accounting, backend: log.header?.backend ?? "unknown", refreshHz: refreshHz, vrr: vrr,
                            effectiveRateHz: effective, latency: log.header?.latency ?? (firstLatency ?? 1),
-                           endReason: endReason)
+                           end: end)
         if log.header?.adapt == true { s.rateSwitches = log.rateSwitches.count }
         if let (gaps, seconds) = LogAnalysis.sessionGaps(of: log, lastTime: lastTime) {
             s.sessionGaps = gaps

@@ -145,6 +145,19 @@ public struct CriterionResult: Equatable, Sendable {
         if name == "min-rate" { return value < other.value }
         return value > other.value
     }
+
+    /// The failed criterion a run's end adds when the display failed under it: "device" (the
+    /// device was lost) or "output" (the output was unplugged); nil for any other end.
+    public static func display(_ end: RunEnd) -> CriterionResult? {
+        switch end {
+        case .deviceLost:
+            return CriterionResult(name: "device", passed: false, detail: "the device was lost mid-run (\(end.reason))")
+        case .disconnected:
+            let detail = "the output was unplugged mid-run (\(end.reason))"
+            return CriterionResult(name: "output", passed: false, detail: detail)
+        case .completed, .stopped, .rotated, .unfinished, .other: return nil
+        }
+    }
 }
 
 /// JUnit XML for CI systems: one test suite "cadence.validate" (one per output when a run drives

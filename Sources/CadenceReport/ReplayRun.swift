@@ -115,7 +115,7 @@ public enum Replay {
             records = own
         }
         let recorded = log.end?.summary ?? LogAnalysis.summary(of: log)
-        replayed.endReason = recorded.endReason == "stopped" && replayed.endReason == "completed" ? "stopped" : replayed.endReason
+        if recorded.end == .stopped && replayed.end == .completed { replayed.end = .stopped }
         var differences = LogAnalysis.replayDifferences(replayed, recorded)
         if run.stalled {
             differences.insert("the replay stalled after \(records.count) of \(log.records.count) frames (the replay display cannot follow this log)", at: 0)

@@ -49,19 +49,19 @@ public struct ValidationWindows {
         public var vrr: ClosedRange<Double>?
         public var effectiveRateHz: Double
         public var latency: Int
-        public var endReason: String
+        public var end: RunEnd
         /// False on drivers without a vblank interrupt (synthetic sequences): no refresh fit.
         public var hardwareVBlank: Bool
         /// True when the run had seat-session gaps: the overall rate is then 1 / mean interval.
         public var sessionGaps: Bool
         public init(backend: String, refreshHz: Double, vrr: ClosedRange<Double>?, effectiveRateHz: Double, latency: Int,
-                    endReason: String, hardwareVBlank: Bool, sessionGaps: Bool = false) {
+                    end: RunEnd, hardwareVBlank: Bool, sessionGaps: Bool = false) {
             self.backend = backend
             self.refreshHz = refreshHz
             self.vrr = vrr
             self.effectiveRateHz = effectiveRateHz
             self.latency = latency
-            self.endReason = endReason
+            self.end = end
             self.hardwareVBlank = hardwareVBlank
             self.sessionGaps = sessionGaps
         }
@@ -70,7 +70,7 @@ public struct ValidationWindows {
         public init(_ s: RunSummary, hardwareVBlank: Bool) {
             self.init(backend: s.backend, refreshHz: s.refreshHz,
                       vrr: s.vrrRangeHz.flatMap { $0.count == 2 ? $0[0]...$0[1] : nil },
-                      effectiveRateHz: s.effectiveRateHz, latency: s.latency, endReason: s.endReason,
+                      effectiveRateHz: s.effectiveRateHz, latency: s.latency, end: s.end,
                       hardwareVBlank: hardwareVBlank, sessionGaps: (s.sessionGaps ?? 0) > 0)
         }
     }
@@ -137,7 +137,7 @@ public struct ValidationWindows {
             }
         }
         var s = RunSummary(accounting: acc, backend: info.backend, refreshHz: info.refreshHz, vrr: info.vrr,
-                           effectiveRateHz: info.effectiveRateHz, latency: info.latency, endReason: info.endReason)
+                           effectiveRateHz: info.effectiveRateHz, latency: info.latency, end: info.end)
         if rateFromIntervals {
             s.measuredRateHz = s.intervalMs.count > 0 && s.intervalMs.mean > 0 ? 1000 / s.intervalMs.mean : 0
         } else if inside != s.intervalMs.count {

@@ -121,6 +121,11 @@ struct VRRRepeats {
 }
 
 extension KMSDisplay {
+    /// 1 ms before the target vblank on fixed refresh (the commit must reach the hardware
+    /// before the vblank it aims at); 0.1 ms under VRR, where a flip starts its refresh when
+    /// committed, so that a larger margin only makes frames early.
+    public var recommendedCommitMargin: Nanoseconds { vrrRange == nil ? 1_000_000 : 100_000 }
+
     /// Tags a repeat flip's user data (never a frame id, never a vblank request).
     static let repeatTag: UInt64 = 1 << 62
 

@@ -76,7 +76,7 @@ struct ObserveCommand: ParsableCommand {
             o.fromTrace = fromTrace
             o.tracefs = tracefs
             o.saveTrace = saveTrace
-            o.logRotation = try RunOutputs.rotation(log: log, maxSize: logMaxSize, keep: logKeep)
+            o.logRotation = try RunOutputOptions.rotation(log: log, maxSize: logMaxSize, keep: logKeep)
             o.statusLine = !quiet
             let (result, source, _) = try o.run()
             if json {

@@ -64,8 +64,8 @@ struct ObserveResult: Codable {
             if c.master == true { about.append("DRM master") }
             let who = about.isEmpty ? c.client : "\(c.client) (\(about.joined(separator: ", ")))"
             lines.append("client \(who) on crtc \(c.crtc): \(s.presented) flips, expected every \(c.expectedRefreshes) refresh\(c.expectedRefreshes == 1 ? "" : "es") (\(String(format: "%.4f", s.effectiveRateHz)) Hz), measured rate \(String(format: "%.4f", s.measuredRateHz)) Hz")
-            lines.append("  dropped refreshes \(s.droppedRefreshes), drop events \(s.dropEvents), hitch \(String(format: "%.2f", s.hitchTimeRatio)) ms/s" + (s.causes.isEmpty ? "" : ", causes " + s.causes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")))
-            let units = s.intervalRefreshes.sorted { (Int($0.key.filter(\.isNumber)) ?? 0) < (Int($1.key.filter(\.isNumber)) ?? 0) }.map { "\($0.key)×\($0.value)" }.joined(separator: " ")
+            lines.append("  dropped refreshes \(s.droppedRefreshes), drop events \(s.dropEvents), hitch \(String(format: "%.2f", s.hitchTimeRatio)) ms/s" + (s.causesByName.isEmpty ? "" : ", causes " + s.causesByName.map { "\($0.cause.rawValue) \($0.frames)" }.joined(separator: ", ")))
+            let units = s.intervalRefreshCounts.map { "\($0.key)×\($0.intervals)" }.joined(separator: " ")
             lines.append("  intervals (refreshes) \(units.isEmpty ? "none" : units); ms mean \(String(format: "%.3f", s.intervalMs.mean)) p99 \(String(format: "%.3f", s.intervalMs.p99)) max \(String(format: "%.3f", s.intervalMs.max))")
         }
         var cost = "trace: \(traceLines) lines, \(lostEvents) lost events, \(inexactFlips) flips without their vblank event, \(requestDeliveries) request deliveries, \(typedDeliveries) deliveries typed by the kernel\(sendProbeMismatch ? " (send probe disagreed with the deliveries: ignored)" : ""); cpu \(String(format: "%.3f", cpuSeconds)) s"

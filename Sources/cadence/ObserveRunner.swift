@@ -1,6 +1,7 @@
 import CadenceCore
 import CadenceMetrics
 import CadenceReport
+import CadenceSession
 import DRMTrace
 import Foundation
 import KMSDisplay
@@ -68,7 +69,7 @@ struct ObserveSettings {
             defer { try? copy?.close() }
             if statusLine {
                 session.statusClient = statusClient
-                session.onStatus = { StandardStreams.errorLine(RunOutputs.statusLine($0)) }
+                session.onStatus = { StandardStreams.errorLine(StatusSink.statusLine($0)) }
             }
             try session.observe(instance, seconds: duration, copy: copy, stop: { stop.isRequested })
             source = "\(instance.root) (instance \(instance.name); kprobes \(instance.kprobes ? "on" : "off"), event types \(instance.sendProbe ? "traced" : "inferred"))"

@@ -284,7 +284,7 @@ final class ObserveSession {
             let hz = 1e9 / period
             metrics.setRefresh(hz, expectedInterval: c.expectedInterval, labels: labels(key))
             let s = RunSummary(accounting: c.accounting, backend: "observed", refreshHz: hz, vrr: nil,
-                               effectiveRateHz: hz / Double(c.expectedInterval), latency: 0, endReason: "completed")
+                               effectiveRateHz: hz / Double(c.expectedInterval), latency: 0, end: .completed)
             let task = stream.tracker.tasks[key.file]
             let id = identity(key.file)
             result.clients.append(.init(crtc: Int(key.crtc), connector: displays.connector(key.crtc), client: clientName(key.file),

@@ -83,7 +83,7 @@ struct ReplayCommand: ParsableCommand {
             print("frames            \(s.frames)  presented \(s.presented) (on time \(s.onTime), late \(s.late))  discarded \(s.discarded)")
             print("dropped           \(s.droppedRefreshes) refreshes in \(s.dropEvents) events  hitch \(f(s.hitchTimeRatio)) ms/s")
             print("interval ms       mean \(f(s.intervalMs.mean))  p50 \(f(s.intervalMs.p50))  p99 \(f(s.intervalMs.p99))  max \(f(s.intervalMs.max))")
-            if !s.causes.isEmpty { print("causes            " + s.causes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: "  ")) }
+            if !s.causesByName.isEmpty { print("causes            " + s.causesByName.map { "\($0.cause.rawValue) \($0.frames)" }.joined(separator: "  ")) }
             print(equal ? "summary           equals the recorded one" : "summary           DIFFERS from the recorded one: " + result.differences.joined(separator: "; "))
             if result.divergences > 0 { print("divergences       \(result.divergences) frames could not follow the recording") }
         }

@@ -1,4 +1,5 @@
 import CadenceCore
+import CadenceSession
 import Foundation
 import KMSDisplay
 
@@ -26,7 +27,7 @@ extension RunCommand {
     }
 
     /// Starts `--verify crc` on the display: one line and exit 2 when it cannot.
-    func startVerification(_ display: any DisplayBackend, out: RunOutputs) throws {
+    func startVerification(_ display: any DisplayBackend, out: SessionSinks) throws {
         guard let k = display as? KMSDisplay else {
             try? display.close()
             out.discard()

@@ -32,16 +32,13 @@ extension RunCommand {
         print(
             "interval ms       mean \(f(s.intervalMs.mean))  stddev \(f(s.intervalMs.stddev))  p50 \(f(s.intervalMs.p50))  p99 \(f(s.intervalMs.p99))  max \(f(s.intervalMs.max))"
         )
-        let units = s.intervalRefreshes.sorted {
-            (Int($0.key.filter(\.isNumber)) ?? 0) < (Int($1.key.filter(\.isNumber)) ?? 0)
-        }
+        let units = s.intervalRefreshCounts
         // Under VRR a "refresh" here is the range's shortest interval (1/maximum), not a vblank.
         let unit = s.vrrRangeHz == nil ? "" : "(of \(String(format: "%.3f", 1000 / s.refreshHz)) ms) "
-        print("interval refr.    " + unit + units.map { "\($0.key)×: \($0.value)" }.joined(separator: "  "))
-        if !s.causes.isEmpty {
-            print(
-                "causes            "
-                    + s.causes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: "  "))
+        print("interval refr.    " + unit + units.map { "\($0.key)×: \($0.intervals)" }.joined(separator: "  "))
+        let causes = s.causesByName
+        if !causes.isEmpty {
+            print("causes            " + causes.map { "\($0.cause.rawValue) \($0.frames)" }.joined(separator: "  "))
         }
         if let n = s.sessionGaps, let t = s.sessionGapSeconds {
             print("session gaps      \(n)  (\(f(t)) s away; no drops counted inside)")

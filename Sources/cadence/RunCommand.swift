@@ -2,6 +2,7 @@ import ArgumentParser
 import CadenceCore
 import CadenceMetrics
 import CadenceReport
+import CadenceSession
 import DRM
 import Foundation
 import KMSDisplay
@@ -148,17 +149,17 @@ struct RunCommand: ParsableCommand {
         if connectors.count > 1 || connectors == ["all"] { return try executeSeveral() }
         let summary = try pace()
         try printSummary(summary)
-        if summary.endReason.hasPrefix("disconnected") {
+        if case .disconnected = summary.end {
             StandardStreams.errorLine("cadence run: the output was unplugged mid-run (\(summary.endReason))")
         }
-        if summary.endReason.hasPrefix("device-lost") || summary.endReason.hasPrefix("disconnected") { throw ExitCode(1) }
+        if summary.end.isDisplayFailure { throw ExitCode(1) }
         if let code = StandardStreams.incompleteOutputStatus(summary.incompleteOutputs) { throw ExitCode(code) }
     }
 
     /// Runs to the end (or SIGINT/SIGTERM/SIGHUP) and returns the summary; outputs are complete and the
     /// display is closed (CRTC restored) when it returns. `validate` runs this too.
     func pace(source: DeviceSource? = nil, purpose: BackendChoice.Purpose = .run,
-              onRun: ((PacingRun, RunOutputs) -> Void)? = nil) throws -> RunSummary {
+              onRun: ((PacingRun, SessionSinks) -> Void)? = nil) throws -> RunSummary {
         let config = try makeConfiguration()
         let source = try source ?? sessionOptions.source(command: purpose == .validate ? "validate" : "run")
         let sceneRenderer: SceneRenderer?
@@ -171,13 +172,13 @@ struct RunCommand: ParsableCommand {
             }
             sceneRenderer = SceneRenderer(scene: s)
         }
-        // One HUD state per run: created at the first frame (rates known), updated by every
-        // completed frame, drawn over each rendered frame.
-        let hudState: HUDState? = hud ? HUDState() : nil
+        // One HUD per run: its figures start at the first frame (rates known), every completed
+        // frame updates them, and they are drawn over each rendered frame.
+        let hudSink: HUDSink? = hud ? HUDSink() : nil
         let verifying = try verifyOption()
         let staleFrame = try staleBufferFault()
         let fakeConfig = try makeFakeConfiguration(surface: sceneRenderer != nil)
-        let out = try RunOutputs(log: log, options: outputs)
+        let out = try outputs.sinks(outputs.files(log: log))
 
         let display = try out.discardOnError { try openBackend(fakeConfig, source: source, purpose: purpose, rate: config.range) }
         for target in try injectLatePlan().names where !Self.drives(display, target) {
@@ -187,8 +188,7 @@ struct RunCommand: ParsableCommand {
         }
         if verifying { try startVerification(display, out: out) }
         var runConfig = config
-        // Under VRR a flip starts its refresh when committed: a margin only makes frames early.
-        if let k = display as? KMSDisplay { runConfig.commitMargin = k.vrrRange == nil ? 1_000_000 : 100_000 }
+        runConfig.commitMargin = display.recommendedCommitMargin
         if let note = Self.latencyNotice(requested: config.latency, display: display) {
             FileHandle.standardError.write(Data("cadence run: \(note)\n".utf8))
         }
@@ -207,12 +207,12 @@ struct RunCommand: ParsableCommand {
                 // The stale-buffer fault draws the previous frame again.
                 let index = ctx.frameIndex == staleFrame && ctx.frameIndex > 0 ? ctx.frameIndex - 1 : ctx.frameIndex
                 let c = Scenes.FrameContext(frameIndex: index, time: ctx.time, refreshHz: ctx.refreshHz, effectiveRateHz: ctx.effectiveRateHz)
-                if let h = hudState {
+                if let h = hudSink {
                     if h.stats == nil { h.stats = HUDStats(refreshHz: ctx.refreshHz, effectiveRateHz: ctx.effectiveRateHz) }
                     h.stats!.effectiveRateHz = ctx.effectiveRateHz
                 }
                 sr.render(base: surface.base, width: surface.width, height: surface.height, stride: surface.stride, context: c,
-                          hud: hudState?.stats, identity: verifying)
+                          hud: hudSink?.stats, identity: verifying)
             }
         } else {
             let colours: [UInt32] = [0x00C0_3030, 0x0030_C030, 0x0030_30C0, 0x00C0_C030]
@@ -225,33 +225,21 @@ struct RunCommand: ParsableCommand {
             }
         }
         out.prepare(driver: Self.driverName(display))
-        let run = try out.discardOnError { try PacingRun(backend: display, configuration: runConfig, renderer: renderer) }
-        out.attach(run, configuration: runConfig)
+        let session = try RunSession(display: display, configuration: runConfig, renderer: renderer, sinks: out)
+        StandardStreams.unblockStopSignals()
         try out.discardOnError { try out.startMetrics(labels: Self.metricsLabels(display)) }
-        if let h = hudState {
-            let logFrame = run.onFrame
-            run.onFrame = { r in
-                logFrame?(r)
-                h.frame(r)
-            }
-        }
+        if let h = hudSink { out.add(h) }
         // Frame ids to frame indexes, for the stale frames the verification names.
-        var indexes: [FrameID: Int] = [:]
-        if verifying {
-            let previous = run.onFrame
-            run.onFrame = { r in
-                previous?(r)
-                indexes[r.id] = r.frameIndex
+        let indexes: FrameIndexes? = verifying ? FrameIndexes() : nil
+        if let i = indexes { out.add(i) }
+        onRun?(session.run, out)
+        // An output file that fails stops being written; the display keeps running.
+        return try session.run(shouldStop: { stop.isRequested }) { summary in
+            if let indexes, let k = display as? KMSDisplay, var scanout = k.finishScanoutVerification() {
+                scanout.staleFrames = scanout.staleFrames.map { FrameID(indexes.indexes[$0] ?? Int($0)) }
+                summary.scanout = scanout
             }
         }
-        onRun?(run, out)
-        var summary = try run.run(shouldStop: { stop.isRequested })
-        if verifying, let k = display as? KMSDisplay, var scanout = k.finishScanoutVerification() {
-            scanout.staleFrames = scanout.staleFrames.map { FrameID(indexes[$0] ?? Int($0)) }
-            summary.scanout = scanout
-        }
-        // An output file that fails stops being written; the display keeps running.
-        return out.finish(summary)
     }
 
     func makeConfiguration() throws -> RunConfiguration {
@@ -323,16 +311,4 @@ struct RunCommand: ParsableCommand {
         return display
     }
 
-}
-
-/// The HUD figures of one `cadence run --hud`, shared by the renderer and the frame hook.
-final class HUDState {
-    var stats: HUDStats?
-
-    /// Adds a completed frame: its dropped refreshes and, when shown, its interval.
-    func frame(_ r: FrameReport) {
-        guard stats != nil else { return }
-        stats!.droppedRefreshes += r.droppedRefreshes
-        if r.wasPresented && r.interval > 0 { stats!.recordFrame(intervalMs: Double(r.interval) / 1e6) }
-    }
 }

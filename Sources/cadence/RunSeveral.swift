@@ -1,5 +1,6 @@
 import ArgumentParser
 import CadenceCore
+import CadenceSession
 import DRM
 import Foundation
 import KMSDisplay
@@ -22,33 +23,21 @@ extension RunCommand {
     func executeSeveral() throws {
         let results = try paceSeveral()
         try printSeveral(results)
-        let ends = results.map(\.summary.endReason)
-        for r in results where r.summary.endReason.hasPrefix("disconnected") {
-            StandardStreams.errorLine("cadence run: \(r.name) was unplugged mid-run (\(r.summary.endReason))")
+        for r in results {
+            if case .disconnected = r.summary.end {
+                StandardStreams.errorLine("cadence run: \(r.name) was unplugged mid-run (\(r.summary.endReason))")
+            }
         }
-        if ends.contains(where: { $0.hasPrefix("device-lost") || $0.hasPrefix("disconnected") }) { throw ExitCode(1) }
+        if results.contains(where: { $0.summary.end.isDisplayFailure }) { throw ExitCode(1) }
         if let code = StandardStreams.incompleteOutputStatus(results.flatMap { $0.summary.incompleteOutputs ?? [] }.nilIfEmpty) {
             throw ExitCode(code)
         }
     }
 
-    /// `path` for one output: `.CONNECTOR` before the extension (`run.jsonl` → `run.DP-1.jsonl`),
-    /// or at the end when the name has none.
-    static func path(_ path: String, for connector: String) -> String {
-        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
-        if let dot = path[slash...].lastIndex(of: "."), dot > slash {
-            return String(path[..<dot]) + "." + connector + String(path[dot...])
-        }
-        return path + "." + connector
-    }
-
     /// Each output's files: `--log`, `--csv` and `--summary` with the output's name in theirs
     /// (`run.DP-1.jsonl`; `run.card1-DP-1.jsonl` across cards, when `card` is given).
-    func outputFiles(for connector: String, named name: String, card: String?) throws -> RunOutputs {
-        var o = outputs
-        o.csv = o.csv.map { Self.path($0, for: name) }
-        o.summary = o.summary.map { Self.path($0, for: name) }
-        let files = try RunOutputs(log: log.map { Self.path($0, for: name) }, options: o)
+    func outputFiles(for connector: String, named name: String, card: String?) throws -> SessionSinks {
+        let files = try outputs.sinks(try outputs.files(log: log).forOutput(named: name))
         files.connector = connector
         files.card = card
         files.outputName = name
@@ -74,7 +63,7 @@ extension RunCommand {
     /// `onRun` sees each output's display, run and files before the runs start (`validate` hooks
     /// its frame counting there).
     func paceSeveral(source given: DeviceSource? = nil, command: String = "run",
-                     onRun: ((KMSDisplay, PacingRun, RunOutputs) -> Void)? = nil) throws -> [OutputResult] {
+                     onRun: ((KMSDisplay, PacingRun, SessionSinks) -> Void)? = nil) throws -> [OutputResult] {
         try refuseForSeveral()
         let base = try makeConfiguration()
         let plan = try injectLatePlan()
@@ -107,7 +96,7 @@ extension RunCommand {
                 StandardStreams.errorLine("cadence \(command): \(name): \(note)")
             }
         }
-        var files: [RunOutputs] = []
+        var files: [SessionSinks] = []
         var runs: [PacingRun] = []
         do {
             for (d, name) in zip(displays, names) {
@@ -115,11 +104,12 @@ extension RunCommand {
             }
             for (i, (d, out)) in zip(displays, files).enumerated() {
                 var c = base
-                c.commitMargin = d.vrrRange == nil ? 1_000_000 : 100_000
+                c.commitMargin = d.recommendedCommitMargin
                 c.injectLate = try plan.frames(of: names[i]) { targets[$0] == i }
                 out.prepare(driver: Self.driverName(d))
                 let run = try PacingRun(backend: d, configuration: c, renderer: try makeRenderer())
-                out.attach(run, configuration: c)
+                out.attach(run)
+                StandardStreams.unblockStopSignals()
                 onRun?(d, run, out)
                 runs.append(run)
             }

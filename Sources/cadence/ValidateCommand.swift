@@ -1,6 +1,7 @@
 import ArgumentParser
 import CadenceCore
 import CadenceReport
+import CadenceSession
 import DRM
 import Foundation
 
@@ -152,11 +153,10 @@ struct ValidateCommand: ParsableCommand {
     /// `onRun` sees the run before it starts (tests script faults there).
     func execute(source: DeviceSource?, onRun: ((PacingRun) -> Void)? = nil) throws {
         let junitFile: LineFile?
-        var outputs: RunOutputs? = nil
+        var outputs: SessionSinks? = nil
         var observed = PanelExpectations.Observed()
-        var frames: [FrameReport] = []
-        var largestDropEvent = 0
         let keepFrames = warmup != nil || window != nil
+        let tally = FrameTally(keepFrames: keepFrames)
         let summary: RunSummary
         let criteria: ValidationCriteria
         let started = Date()
@@ -171,13 +171,8 @@ struct ValidateCommand: ParsableCommand {
                 summary = try options.pace(source: source, purpose: .validate, onRun: { run, out in
                     outputs = out
                     observed = expect.observe(run.backend)
+                    out.add(tally)
                     onRun?(run)
-                    let logFrame = run.onFrame
-                    run.onFrame = { r in
-                        logFrame?(r)
-                        if r.wasPresented { largestDropEvent = max(largestDropEvent, r.droppedRefreshes) }
-                        if keepFrames { frames.append(r) }
-                    }
                 })
             } catch {
                 junitFile?.discard()
@@ -190,15 +185,10 @@ struct ValidateCommand: ParsableCommand {
             throw ExitCode(2)
         }
         try options.printSummary(summary)
-        var results = try judge(criteria, summary: summary, frames: keepFrames ? frames : nil,
+        var results = try judge(criteria, summary: summary, frames: keepFrames ? tally.frames : nil,
                                 hardwareVBlank: outputs?.hardwareVBlank ?? true, measuredRefreshHz: outputs?.measuredRefreshHz,
-                                largestDropEvent: largestDropEvent, junitFile: junitFile)
-        if summary.endReason.hasPrefix("device-lost") {
-            results.append(CriterionResult(name: "device", passed: false, detail: "the device was lost mid-run (\(summary.endReason))"))
-        }
-        if summary.endReason.hasPrefix("disconnected") {
-            results.append(CriterionResult(name: "output", passed: false, detail: "the output was unplugged mid-run (\(summary.endReason))"))
-        }
+                                largestDropEvent: tally.largestDropEvent, junitFile: junitFile)
+        if let failed = CriterionResult.display(summary.end) { results.append(failed) }
         results += expect.evaluate(observed)
         if let m = maxScanoutMismatches { results.append(Self.scanoutCriterion(summary.scanout, limit: m)) }
         try verdict(results, summary: summary, junitFile: junitFile, started: started)

@@ -56,7 +56,7 @@ extension ValidateCommand {
                 throw ValidationCriteria.Invalid("give at least one threshold (--max-dropped, --max-drop-events, --max-drop-event, --refresh-tolerance, --max-jitter, --min-rate)")
             }
             settings.duration = d
-            settings.logRotation = try RunOutputs.rotation(log: options.log, maxSize: options.outputs.logMaxSize, keep: options.outputs.logKeep)
+            settings.logRotation = try RunOutputOptions.rotation(log: options.log, maxSize: options.outputs.logMaxSize, keep: options.outputs.logKeep)
         } catch {
             StandardStreams.errorLine("cadence validate: \(String(describing: error))")
             throw ExitCode(2)
@@ -89,7 +89,7 @@ extension ValidateCommand {
             let why = client.map { "no flips observed from \($0)" + (flipping.isEmpty ? "" : " (flipping: \(flipping.joined(separator: ", ")))") }
                 ?? "no flips observed"
             var empty = RunSummary(accounting: FrameAccounting(), backend: "observed", refreshHz: crtcHz, vrr: nil,
-                                   effectiveRateHz: crtcHz, latency: 0, endReason: "completed")
+                                   effectiveRateHz: crtcHz, latency: 0, end: .completed)
             empty.durationSeconds = result.durationSeconds
             empty.incompleteOutputs = incomplete
             print("observed          \(String(format: "%.1f", result.durationSeconds)) s: \(why)")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CadenceCore
 import CadenceReport
+import CadenceSession
 import DRM
 import Foundation
 import KMSDisplay
@@ -12,17 +13,10 @@ extension ValidateCommand {
     /// True when the options ask for several outputs.
     var severalOutputs: Bool { options.connectors.count > 1 || options.connectors == ["all"] }
 
-    /// Frames and the largest drop event of one output, counted while it runs.
-    final class OutputTally {
-        var frames: [FrameReport] = []
-        var largestDropEvent = 0
-        var files: RunOutputs?
-    }
-
     func executeSeveral(source: DeviceSource?) throws {
         let criteria: ValidationCriteria
         let results: [RunCommand.OutputResult]
-        var tallies: [OutputTally] = []
+        var tallies: [(tally: FrameTally, files: SessionSinks)] = []
         let keepFrames = warmup != nil || window != nil
         let started = Date()
         let junitFile: LineFile?
@@ -36,16 +30,10 @@ extension ValidateCommand {
             }
             junitFile = try junit.map { try LineFile(path: $0) }
             do {
-                results = try options.paceSeveral(source: source, command: "validate") { _, run, out in
-                    let t = OutputTally()
-                    t.files = out
-                    tallies.append(t)
-                    let logFrame = run.onFrame
-                    run.onFrame = { r in
-                        logFrame?(r)
-                        if r.wasPresented { t.largestDropEvent = max(t.largestDropEvent, r.droppedRefreshes) }
-                        if keepFrames { t.frames.append(r) }
-                    }
+                results = try options.paceSeveral(source: source, command: "validate") { _, _, out in
+                    let t = FrameTally(keepFrames: keepFrames)
+                    out.add(t)
+                    tallies.append((t, out))
                 }
             } catch {
                 junitFile?.discard()
@@ -69,16 +57,11 @@ extension ValidateCommand {
                 try options.printSummary(r.summary)
             }
             var note: String? = nil
-            var judged = try judge(criteria, summary: r.summary, frames: keepFrames ? t.frames : nil,
-                                   hardwareVBlank: t.files?.hardwareVBlank ?? true, measuredRefreshHz: t.files?.measuredRefreshHz,
-                                   largestDropEvent: t.largestDropEvent, junitFile: nil,
+            var judged = try judge(criteria, summary: r.summary, frames: keepFrames ? t.tally.frames : nil,
+                                   hardwareVBlank: t.files.hardwareVBlank, measuredRefreshHz: t.files.measuredRefreshHz,
+                                   largestDropEvent: t.tally.largestDropEvent, junitFile: nil,
                                    note: { line in if json { note = line } else { print(line) } })
-            if r.summary.endReason.hasPrefix("device-lost") {
-                judged.append(CriterionResult(name: "device", passed: false, detail: "the device was lost mid-run (\(r.summary.endReason))"))
-            }
-            if r.summary.endReason.hasPrefix("disconnected") {
-                judged.append(CriterionResult(name: "output", passed: false, detail: "the output was unplugged mid-run (\(r.summary.endReason))"))
-            }
+            if let failed = CriterionResult.display(r.summary.end) { judged.append(failed) }
             suites.append(JUnitReport.Suite(name: "cadence.validate.\(r.name)", results: judged, summary: r.summary))
             if json {
                 objects[i]["criteria"] = judged.map { ["name": $0.name, "passed": $0.passed, "detail": $0.detail] as [String: Any] }

@@ -1,4 +1,5 @@
 import CadenceCore
+import CadenceSession
 import Foundation
 import Raster
 import Scenes
@@ -45,7 +46,7 @@ import Testing
     }
 
     @Test func hudStateCountsDropsAndIntervals() throws {
-        let h = HUDState()
+        let h = HUDSink()
         var r = FrameReport()
         h.frame(r)  // before the first render: ignored
         #expect(h.stats == nil)

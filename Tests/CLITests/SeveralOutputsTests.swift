@@ -1,5 +1,6 @@
 import CadenceCore
 import CadenceReport
+import CadenceSession
 import DRM
 import Foundation
 import KMSDisplay
@@ -267,8 +268,8 @@ import Testing
     @Test func logsOneFilePerOutputWithConnectorAndCRTCOnEveryFrame() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        #expect(RunCommand.path("run.jsonl", for: "DP-1") == "run.DP-1.jsonl")
-        #expect(RunCommand.path("a.b/run", for: "DP-1") == "a.b/run.DP-1")
+        #expect(SessionOutputs.path("run.jsonl", for: "DP-1") == "run.DP-1.jsonl")
+        #expect(SessionOutputs.path("a.b/run", for: "DP-1") == "a.b/run.DP-1")
         let r = try cadence(["run", "--backend", "fake-drm:two-crtc", "--connector", "eDP-1", "--connector", "DP-1", "--scene", "solid",
                              "--frames", "90", "--inject-late", "DP-1=40:1", "--log", "run.jsonl", "--csv", "run.csv", "--quiet"], in: dir)
         #expect(r.status == 0, "\(r.err)")

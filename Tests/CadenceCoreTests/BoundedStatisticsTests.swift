@@ -93,7 +93,7 @@ import Testing
         }
         #expect(acc.intervals.count == 199_999)
         #expect(acc.intervals.distinctValues <= acc.intervals.capacity)
-        let s = RunSummary(accounting: acc, backend: "fake", refreshHz: 60, vrr: nil, effectiveRateHz: 60, latency: 1, endReason: "completed")
+        let s = RunSummary(accounting: acc, backend: "fake", refreshHz: 60, vrr: nil, effectiveRateHz: 60, latency: 1, end: .completed)
         #expect(abs(s.intervalMs.mean - 16.666667) < 0.01)
         #expect(s.intervalMs.count == 199_999)
     }

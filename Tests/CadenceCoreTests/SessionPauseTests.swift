@@ -21,7 +21,7 @@ import Testing
         c.latency = latency
         if let rate { c.range = try FrameRateRange(parsing: rate) }
         let run = try PacingRun(backend: FakeDisplay(f), configuration: c)
-        var out = Outcome(summary: run.summary(endReason: ""), frames: [], changes: [])
+        var out = Outcome(summary: run.summary(end: .completed), frames: [], changes: [])
         run.onFrame = { out.frames.append($0) }
         run.onSessionChange = { out.changes.append($0) }
         out.summary = try run.run()

@@ -120,7 +120,7 @@ import Testing
         later.intervalRefreshes = 299
         later.droppedRefreshes = 298
         let s = RunSummary(accounting: FrameAccounting(), backend: "fake", refreshHz: 60, vrr: nil, effectiveRateHz: 60, latency: 1,
-                           endReason: "completed")
+                           end: .completed)
         let w = ValidationWindows(frames: [r, later], info: .init(s, hardwareVBlank: true), warmupNs: 0, windowNs: 1_000_000_000)
         #expect(w.windows.count == 5)
         #expect(w.windows[1].summary.frames == 0 && w.windows[1].summary.measuredRateHz == 0)

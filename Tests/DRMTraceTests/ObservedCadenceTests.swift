@@ -125,7 +125,7 @@ import Testing
         #expect(text.contains("cadence_frame_interval_refreshes_count\(l) 6"))
         #expect(text.contains(#"cadence_drop_events_total{connector="Virtual-1",crtc="0",client="app",cause="unknown"} 2"#))
         #expect(text.contains("cadence_refresh_hz\(l) 60"))
-        let s = RunSummary(accounting: c.accounting, backend: "observed", refreshHz: 60, vrr: nil, effectiveRateHz: 60, latency: 0, endReason: "completed")
+        let s = RunSummary(accounting: c.accounting, backend: "observed", refreshHz: 60, vrr: nil, effectiveRateHz: 60, latency: 0, end: .completed)
         #expect(s.droppedRefreshes == 4 && s.dropEvents == 2 && s.presented == 7)
     }
 
