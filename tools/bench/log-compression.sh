@@ -43,17 +43,7 @@ timed() {
     shift
     /usr/bin/time -v "$@" >"$dir/$name.out" 2>"$dir/$name.time" || {
         echo "log-compression.sh: $name failed:" >&2; cat "$dir/$name.time" >&2; exit 1; }
-    python3 - "$dir/$name.time" <<'EOF'
-import re, sys
-t = open(sys.argv[1]).read()
-def field(k):
-    return re.search(re.escape(k) + r": (.*)", t).group(1).strip()
-parts = [float(p) for p in field("Elapsed (wall clock) time (h:mm:ss or m:ss)").split(":")]
-wall = sum(p * 60 ** i for i, p in enumerate(reversed(parts)))
-cpu = float(field("User time (seconds)")) + float(field("System time (seconds)"))
-rss = int(field("Maximum resident set size (kbytes)")) / 1024
-print(f"{wall:.2f} {cpu:.2f} {rss:.0f}")
-EOF
+    python3 tools/bench/parse-time.py "$dir/$name.time"
 }
 
 status=0
