@@ -43,7 +43,8 @@ struct ObserveCommand: ParsableCommand {
     @Option(help: "Only the CRTC driving this connector (needs --device).") var connector: String?
     @Option(help: "Seconds to observe; 0 = until SIGINT/SIGTERM.") var duration: Double = 10
     @Option(help: "The rate the clients are meant to flip at (Hz); default: each client's dominant interval.") var expectRate: Double?
-    @Option(help: "Write one JSON line per observed flip (kind \"observed\").") var log: String?
+    @Option(help: "Write one JSON line per observed flip (kind \"observed\"); FILE.zst: zstd, as a run log.")
+    var log: String?
     @Option(help: "Write one CSV row per observed flip.") var csv: String?
     @Option(name: .customLong("log-max-size"), help: "Rotate the --log file before it grows past SIZE (10M, 512K, 1G or bytes; at least 64K): FILE, FILE.1, …") var logMaxSize: String?
     @Option(name: .customLong("log-keep"), parsing: .unconditional, help: "With --log-max-size: keep N earlier files (default 5, 0 = only the current one).") var logKeep: Int?

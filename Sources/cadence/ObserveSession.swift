@@ -49,7 +49,9 @@ final class ObserveSession {
         self.expectRate = expectRate
         self.displays = displays
         textfile = metricsTextfile
-        log = try logPath.map { try RotatingLineFile(path: $0, rotation: logRotation) }
+        log = try logPath.map { path in
+            try RotatingLineFile(path: path, rotation: logRotation, compression: try LogCompression.of(path: path))
+        }
         csv = try csvPath.map { try LineFile(path: $0) }
         write(&csv, "csv", "crtc,client,pid,sequence,flip_ns,commit_ns,interval_refreshes,dropped_refreshes,hitch_ns,cause,exact")
         // A rotated log's every file starts with the header and a continuation record and the

@@ -127,21 +127,16 @@ struct ReportCommand: ParsableCommand {
 
     /// Whether the file starts with an observe log's first line (false when it cannot be read:
     /// the run-log reader says why).
-    private func isObserveLog(_ log: String) -> Bool {
-        guard let f = FileHandle(forReadingAtPath: log) else { return false }
-        defer { try? f.close() }
-        let head = (try? f.read(upToCount: 256)) ?? nil
-        return head.map(ObservedLog.isObserveLog) ?? false
-    }
+    private func isObserveLog(_ log: String) -> Bool { ObservedLog.isObserveLog(path: log) }
 
     /// The run log, or for an observe log the chosen client's flips as a run log (printing
     /// one line per client and which one is drawn).
     private func readLog(_ log: String) throws -> RunLog {
-        guard isObserveLog(log), let data = FileManager.default.contents(atPath: log) else {
+        guard isObserveLog(log) else {
             if client != nil { throw CLIFailure("--client is for observe logs; \(log) is a run log") }
             return try RunLog.read(path: log, allowPartialLastLine: allowPartial)
         }
-        let observed = try ObservedLog.parse(data, name: log, allowPartialLastLine: allowPartial)
+        let observed = try ObservedLog.read(path: log, allowPartialLastLine: allowPartial)
         guard let chosen = observed.mostFlips(command: client) else {
             throw CLIFailure("\(log): no client named '\(client ?? "")' (clients: \(Set(observed.clients.map(\.client)).sorted().joined(separator: ", ")))")
         }

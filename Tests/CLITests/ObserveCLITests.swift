@@ -130,6 +130,16 @@ import Testing
             "wrote o.csv (\(try FileManager.default.attributesOfItem(atPath: dir + "/o.csv")[.size] as! Int) bytes)",
             "62 frames, 4 dropped refreshes in 2 events, 2 frames marked",
         ])
+        // The same log compressed (FILE.zst) reports the same.
+        let zst = try cadence(["observe", "--from-trace", Self.trace, "--log", "o.jsonl.zst", "--quiet"], in: dir)
+        #expect(zst.status == 0, "\(zst.err)")
+        let magic = try #require(FileManager.default.contents(atPath: dir + "/o.jsonl.zst")).prefix(4)
+        #expect(Array(magic) == [0x28, 0xB5, 0x2F, 0xFD])
+        let rz = try cadence(["report", "o.jsonl.zst", "--output", "oz.png"], in: dir)
+        #expect(rz.status == 0, "\(rz.err)")
+        #expect(lines(rz.out).filter { !$0.hasPrefix("wrote") } == lines(r.out).filter { !$0.hasPrefix("wrote") })
+        let file = { (name: String) in FileManager.default.contents(atPath: dir + "/" + name) }
+        #expect(file("oz.png") == file("o.png"))
         // A saved trace names clients from the trace only (debugfs is this machine's, not the trace's).
         let json = try cadence(["observe", "--from-trace", Self.trace, "--json"], in: dir)
         let obj = try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any]
