@@ -38,7 +38,7 @@ public enum LogCompression: Sendable, Equatable {
 /// ``close()``. A process killed with SIGKILL leaves a stream that reads up to its last flush:
 /// every complete frame logged more than a second before the kill.
 ///
-/// ``bytesWritten`` counts compressed bytes in the file; ``pendingBound`` bounds what the lines
+/// ``bytesWritten`` counts compressed bytes in the file; ``sizeBound(adding:)`` bounds what the lines
 /// not yet flushed can add. A failed write ends the file as ``LineFile``'s does: the bytes
 /// of the flush it was writing are cut off again, the file keeps what earlier flushes wrote.
 public final class CompressedLineFile {
