@@ -16,7 +16,7 @@ public enum PNGReport {
 
         let titleScale = BitmapFont.width(of: chart.title, scale: 2) <= chart.width - 24 ? 2 : 1
         c.drawText(chart.title, x: 12, y: titleScale == 2 ? 10 : 16, scale: titleScale, text)
-        c.drawText("frame interval (ms) by frame; gridlines every refresh (\(String(format: "%.3f", chart.refreshMs)) ms)", x: Int(tl.x), y: Int(tl.y) - 14, scale: 1, axis)
+        c.drawText("frame interval in refreshes by frame (1 refresh = \(String(format: "%.3f", chart.refreshMs)) ms)", x: Int(tl.x), y: Int(tl.y) - 14, scale: 1, axis)
 
         // Refresh gridlines with labels.
         for k in 0...chart.yMaxRefreshes {
@@ -142,7 +142,7 @@ public enum SVGReport {
         var s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(chart.width)\" height=\"\(chart.height)\" viewBox=\"0 0 \(chart.width) \(chart.height)\" font-family=\"monospace\" font-size=\"11\">\n"
         s += "<rect width=\"100%\" height=\"100%\" fill=\"\(hex(ReportChart.background))\"/>\n"
         s += "<text class=\"title\" x=\"12\" y=\"24\" font-size=\"15\">\(JUnitReport.escape(chart.title))</text>\n"
-        s += "<text x=\"\(f(tl.x))\" y=\"\(f(tl.y - 6))\" fill=\"\(hex(ReportChart.axisColor))\">frame interval (ms) by frame; gridlines every refresh (\(String(format: "%.3f", chart.refreshMs)) ms)</text>\n"
+        s += "<text x=\"\(f(tl.x))\" y=\"\(f(tl.y - 6))\" fill=\"\(hex(ReportChart.axisColor))\">frame interval in refreshes by frame (1 refresh = \(String(format: "%.3f", chart.refreshMs)) ms)</text>\n"
         s += "<g class=\"grid\">\n"
         for k in 0...chart.yMaxRefreshes {
             let y = chart.y(intervalMs: Double(k) * chart.refreshMs)

@@ -267,6 +267,11 @@ func px(_ c: Canvas, x: Int, y: Int) -> UInt32 { c.pixel(x: x, y: y).map { $0 & 
         // FoundationXML reads attributes of namespaced elements poorly: check the same text without it.
         let doc = try XMLDocument(xmlString: svg.replacingOccurrences(of: " xmlns=\"http://www.w3.org/2000/svg\"", with: ""))
         #expect(doc.rootElement()?.attribute(forName: "width")?.stringValue == "1000")
+        // The timeline's axis is in refreshes (1×, 2×, …), and its caption says so (it said
+        // "frame interval (ms)"); the histogram's too.
+        let captions = elements(doc.rootElement()!, "text").compactMap(\.stringValue)
+        #expect(captions.contains("frame interval in refreshes by frame (1 refresh = 16.667 ms)"))
+        #expect(captions.contains("intervals in refresh units") && !captions.contains { $0.contains("(ms)") })
         let drops = elements(doc.rootElement()!, "circle").filter { $0.attribute(forName: "data-frame") != nil }
         #expect(drops.map { $0.attribute(forName: "data-frame")!.stringValue! } == ["100", "250"])
         for d in drops {
