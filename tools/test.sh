@@ -74,7 +74,7 @@ echo "== unit tests under AddressSanitizer and ThreadSanitizer"
 # each); the tests of the build without HTTP (`--metrics-port` refused in one line) run here.
 export LSAN_OPTIONS="suppressions=$PWD/tools/sanitizers/lsan.supp:print_suppressions=0"
 # The long single-threaded known-answer runs (10 minutes of virtual time per drift/jitter cell)
-# and the reference-model properties (27,250 random configurations) run in the plain step above;
+# and the reference-model properties (25,750 random configurations) run in the plain step above;
 # under the sanitizers they would add 10-20 minutes of the same pure arithmetic, so they are
 # skipped there.
 san_skip='ContentRateTiesTests|contentOnADriftingJitteryPanelDropsNothing|PacingPropertyTests|KMSPacingPropertyTests|LogPacingPropertyTests|ReferenceModelTests'
