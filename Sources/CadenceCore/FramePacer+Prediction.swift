@@ -48,7 +48,7 @@ extension FramePacer {
         let e = timestampUncertainty
         let settling = uncertainty.observations < TimestampUncertainty.settledObservations
         guard settling, vrrRange == nil, backend.hasHardwareVBlank else { return e }
-        let cap = Nanoseconds((refreshInterval * TimestampUncertainty.capFraction).rounded(.down))
+        let cap = TimestampUncertainty.cap(refreshInterval: refreshInterval)
         return Swift.max(e, Swift.min(uncertainty.measuredJitter &* 4, cap))
     }
 
@@ -79,14 +79,15 @@ extension FramePacer {
 
     private func predictedSequence(at t: Nanoseconds, nearest: Bool) -> UInt64 {
         let (anchor, period) = predictionAnchor()
+        let tolerance = nearest ? 0 : tieTolerance
         let steps: Double
         if nearest {
             steps = (Double(t &- anchor) / period + 0.5).rounded(.down)
         } else {
-            steps = (Double(t &- tieTolerance &- anchor) / period).rounded(.up)
+            steps = (Double(t &- tolerance &- anchor) / period).rounded(.up)
         }
         var s = Int64(bitPattern: lastVBlank.sequence) &+ Int64(steps)
-        if !nearest && t &- tieTolerance > lastVBlank.timestamp {
+        if !nearest && t &- tolerance > lastVBlank.timestamp {
             s = Swift.max(s, Int64(bitPattern: lastVBlank.sequence &+ 1))
         }
         return UInt64(Swift.max(0, s))

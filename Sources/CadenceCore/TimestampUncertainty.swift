@@ -63,8 +63,13 @@ public struct TimestampUncertainty: Sendable {
 
     /// ε for a display refreshing every `refreshInterval` ns.
     public func epsilon(refreshInterval: Double) -> Nanoseconds {
-        let cap = Nanoseconds((refreshInterval * Self.capFraction).rounded(.down))
+        let cap = Self.cap(refreshInterval: refreshInterval)
         return Swift.min(Swift.max(measuredJitter, Self.resolution), Swift.max(cap, Self.resolution))
+    }
+
+    /// The cap of ε on a display refreshing every `refreshInterval` ns: ``capFraction`` of it.
+    public static func cap(refreshInterval: Double) -> Nanoseconds {
+        Nanoseconds((refreshInterval * capFraction).rounded(.down))
     }
 
     /// Fixed refresh: the refreshes a frame presented with a minimum duration `d` waits after the

@@ -146,6 +146,12 @@ public enum LogAnalysis {
     /// (a replay or a re-analysis runs on another backend and ends on its own), and fields one
     /// side does not have (a summary written before they existed). Empty = equal.
     public static func differences(_ a: RunSummary, _ b: RunSummary) -> [String] {
+        differences(a, b, tolerance: [:])
+    }
+
+    /// ``differences(_:_:)``, a field named in `tolerance` counting as equal when every number
+    /// in it is within (absolute, relative) of the other side's.
+    static func differences(_ a: RunSummary, _ b: RunSummary, tolerance: [String: (Double, Double)]) -> [String] {
         var x = a, y = b
         x.backend = ""; y.backend = ""
         x.end = .completed; y.end = .completed
@@ -165,16 +171,22 @@ public enum LogAnalysis {
         }
         var out: [String] = []
         var skipped = false
+        var tolerated = false
         for k in Set(ox.keys).union(oy.keys).sorted() {
-            if ox[k] == nil || oy[k] == nil {
+            guard let a = ox[k], let b = oy[k] else {
                 skipped = true
                 continue
             }
-            let vx = text(ox[k])
-            let vy = text(oy[k])
-            if vx != vy { out.append("\(k): \(vx) vs \(vy)") }
+            let vx = text(a)
+            let vy = text(b)
+            if vx == vy { continue }
+            if let t = tolerance[k], withinTolerance(a, b, t) {
+                tolerated = true
+            } else {
+                out.append("\(k): \(vx) vs \(vy)")
+            }
         }
-        return out.isEmpty && !skipped ? ["(rounding)"] : out
+        return out.isEmpty && !skipped && !tolerated ? ["(rounding)"] : out
     }
 }
 

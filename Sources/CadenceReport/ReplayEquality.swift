@@ -12,19 +12,7 @@ extension LogAnalysis {
     /// a relative 10⁻⁶ (1 ns of hitch a drop event over a run of a second or more); kernel
     /// timestamps carry microseconds. Every count, cause and vblank compares exactly.
     public static func replayDifferences(_ replayed: RunSummary, _ recorded: RunSummary) -> [String] {
-        let all = differences(replayed, recorded)
-        guard !all.isEmpty, all != ["(rounding)"] else { return all }
-        let enc = JSONEncoder()
-        guard let dx = try? enc.encode(replayed), let dy = try? enc.encode(recorded),
-            let ox = try? JSONSerialization.jsonObject(with: dx) as? [String: Any],
-            let oy = try? JSONSerialization.jsonObject(with: dy) as? [String: Any]
-        else { return all }
-        return all.filter { line in
-            guard let key = line.split(separator: ":", maxSplits: 1).first.map(String.init),
-                let tolerance = nanosecondTolerance[key], let a = ox[key], let b = oy[key]
-            else { return true }
-            return !withinTolerance(a, b, tolerance)
-        }
+        differences(replayed, recorded, tolerance: nanosecondTolerance)
     }
 
     /// Per summary field: (absolute, relative) tolerance of a nanosecond a frame.
@@ -32,7 +20,7 @@ extension LogAnalysis {
         "onTimeErrorUs": (0.001, 0), "intervalUs": (0.001, 0), "intervalMs": (1e-6, 0), "hitchTimeRatio": (0, 1e-6)
     ]
 
-    private static func withinTolerance(_ a: Any, _ b: Any, _ t: (Double, Double)) -> Bool {
+    static func withinTolerance(_ a: Any, _ b: Any, _ t: (Double, Double)) -> Bool {
         if let x = a as? [String: Any], let y = b as? [String: Any] {
             return Set(x.keys) == Set(y.keys) && x.keys.allSatisfy { withinTolerance(x[$0]!, y[$0]!, t) }
         }
