@@ -4,22 +4,6 @@ import Testing
 
 /// Content faster than the panel's real rate: 60 fps content on a 60 Hz panel that runs slow.
 @Suite struct ContentDriftTests {
-    /// Runs `frames` content frames at `rate` on a 60 Hz fake display drifting `ppm` at
-    /// `latency`; returns the reports.
-    func run(rate: Double, ppm: Double, latency: Int, frames: Int) throws -> [FrameReport] {
-        var f = FakeDisplayConfiguration(refreshHz: 60)
-        f.driftPPM = ppm
-        var c = RunConfiguration()
-        c.frames = frames
-        c.latency = latency
-        c.contentRate = rate
-        let run = try PacingRun(backend: FakeDisplay(f), configuration: c)
-        var reports: [FrameReport] = []
-        run.onFrame = { reports.append($0) }
-        _ = try run.run()
-        return reports
-    }
-
     /// A content frame reported on time is shown within a refresh of its time: on a panel at
     /// +500 ppm, 60 fps content gains 8.3 µs a frame on the vblanks, and a frame that has fallen
     /// a whole refresh behind its time is late, or an older one is discarded to catch up. Found
@@ -33,7 +17,9 @@ import Testing
             "bug: content faster than the panel's real rate falls behind its times while reported on time (never discarded at latency 1; at latency 3 discarded late, blamed flip-late)"
         ), arguments: [1, 3])
     func contentAheadOfASlowPanelIsNeverSilentlyLate(latency: Int) throws {
-        let reports = try run(rate: 60, ppm: 500, latency: latency, frames: 7_200)
+        var s = PacingScenario(refreshHz: 60, latency: latency, frames: 7_200, mode: .content(60))
+        s.driftPPM = 500
+        let (_, reports) = try runOnFakeDisplay(s)
         let period = 1e9 / 60 * (1 + 500e-6)
         let behind = reports.filter { r in
             guard r.outcome == .onTime, case .at(let t, _) = r.intent else { return false }
