@@ -34,7 +34,7 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     private var timeline: ReplayTimeline
     private var flipsOnly: ReplayTimeline
     private var callbackPinned: Set<UInt64> = []
-    private var byID: [FrameID: FrameRecord] = [:]
+    private var byID: [FrameID: Recorded] = [:]
     private var renderEndByFrame: [Int: Nanoseconds] = [:]
     private var busyLeft: [FrameID: Int] = [:]
     /// Flip receipts (sorted) and render spans of the records read.
@@ -80,9 +80,9 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     private var latestEarliest: Nanoseconds = .min
     private var maxLoadedID: FrameID = 0
     private var maxLoadedFrame = Int.min
-    private var awaitingPin: [(record: FrameRecord, earliest: Nanoseconds, latest: Nanoseconds)] = []
+    private var awaitingPin: [Recorded] = []
     private var awaitingPinHead = 0
-    private var awaitingDerive: [(record: FrameRecord, earliest: Nanoseconds, latest: Nanoseconds)] = []
+    private var awaitingDerive: [Recorded] = []
     private var awaitingDeriveHead = 0
     private var loaded: [(id: FrameID, frame: Int, latest: Nanoseconds)] = []
     private var loadedHead = 0
@@ -239,7 +239,9 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
             exhausted = true
             return false
         }
-        byID[r.id] = r
+        let (earliest, latest) = ReplaySurvey.span(r)
+        let rec = Recorded(r, earliest: earliest, latest: latest)
+        byID[r.id] = rec
         maxLoadedID = Swift.max(maxLoadedID, r.id)
         maxLoadedFrame = Swift.max(maxLoadedFrame, r.frame)
         if r.renderEndNs > 0 { renderEndByFrame[r.frame] = r.renderEndNs }
@@ -257,13 +259,12 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
         for e in r.lateVBlankEvents ?? [] where e.count == 2 && e[0] >= 0 {
             lateVBlankEventAt[UInt64(e[0])] = Swift.max(lateVBlankEventAt[UInt64(e[0])] ?? 0, e[1])
         }
-        let (earliest, latest) = ReplaySurvey.span(r)
         if earliest != 0 { latestEarliest = Swift.max(latestEarliest, earliest) }
         loaded.append((r.id, r.frame, latest))
         if modelsEarlyEvents && r.callbackNs > 0 {
-            awaitingPin.append((r, earliest, latest))
+            awaitingPin.append(rec)
         } else {
-            awaitingDerive.append((r, earliest, latest))
+            awaitingDerive.append(rec)
         }
         maxWindow = Swift.max(maxWindow, loaded.count - loadedHead)
         sinceEviction += 1
@@ -275,7 +276,7 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     /// vblank queries and events, which carry nanoseconds, while flip events carry
     /// microseconds: queries and vblank events replay the nanosecond value, flip completions
     /// keep their own (recorded) timestamp.
-    private func pin(_ r: FrameRecord) {
+    private func pin(_ r: Recorded) {
         let s = flipsOnly.sequence(near: r.callbackNs)
         if abs(flipsOnly.time(of: s) &- r.callbackNs) < clampedNanoseconds(refreshInterval / 4) {
             timeline.set(s, r.callbackNs)
@@ -284,7 +285,7 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     }
 
     /// The wakes, early and late events a record tells of.
-    private func derive(_ r: FrameRecord) {
+    private func derive(_ r: Recorded) {
         // A callback that ran late is replayed late, unless a flip completion arriving just then
         // (within 50 µs) is what woke it: that lateness is the flip's, and replays by itself.
         if r.callbackNs > 0 && r.wakeNs > r.callbackNs {
@@ -296,8 +297,8 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
                 wakeAt[r.callbackNs] = Swift.max(wakeAt[r.callbackNs] ?? 0, r.wakeNs)
             }
         }
-        if let d = r.schedulerDelayNs, d > 0 {
-            let planned = r.wakeNs &- d
+        if r.schedulerDelayNs > 0 {
+            let planned = r.wakeNs &- r.schedulerDelayNs
             // Not when the wake is explained by work the replay reproduces anyway: a frame being
             // drawn until then, or a flip completion received just then.
             let drawn = renders.contains(where: {
@@ -345,15 +346,15 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
                 let pinnedPast = pinning ? awaitingPin[awaitingPinHead].earliest &- disorderNs : Nanoseconds.max
                 let after = d.latest &+ near
                 if whole ? (exhausted && !pinning) : (pinnedPast > after && unread > after) {
-                    derive(d.record)
+                    derive(d)
                     awaitingDeriveHead += 1
                     continue
                 }
             }
             if pinning {
                 let p = awaitingPin[awaitingPinHead]
-                if exhausted || (flipsOnly.lastStamp ?? .min) > p.record.callbackNs &+ near {
-                    pin(p.record)
+                if exhausted || (flipsOnly.lastStamp ?? .min) > p.callbackNs &+ near {
+                    pin(p)
                     awaitingDerive.append(p)
                     awaitingPinHead += 1
                     continue
@@ -410,7 +411,7 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     }
 
     /// The recorded record of frame `id` (read up to it).
-    private func record(_ id: FrameID) throws -> FrameRecord? {
+    private func record(_ id: FrameID) throws -> Recorded? {
         while id > maxLoadedID, try load() {}
         return byID[id]
     }
@@ -440,7 +441,7 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
 
     /// The recorded run finished keeping the frame's pixels (its copy) at `copyEndNs`: so does the replay.
     public func finish(frame: FrameID) throws {
-        if let r = try record(frame), let c = r.copyEndNs, c > clock { clock = c }
+        if let r = try record(frame), r.copyEndNs > clock { clock = r.copyEndNs }
     }
 
     public func submit(frame: FrameID) throws {
@@ -475,7 +476,7 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
                 } else {
                     divergences += 1
                 }
-            case .discarded where r.cause == .sessionPaused: kind = 3
+            case .discarded where r.sessionPaused: kind = 3
             case .discarded: kind = 1
             case .failed: kind = 2
             case .unconfirmed: kind = 3
@@ -556,5 +557,44 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
         var i = outbox.count
         while i > 0 && (outbox[i - 1].at > at || (outbox[i - 1].at == at && outbox[i - 1].order > order)) { i -= 1 }
         outbox.insert((at, order, e), at: i)
+    }
+}
+
+/// What a replay display keeps of a recorded frame.
+struct Recorded {
+    var id: FrameID
+    var frame: Int
+    var callbackNs: Nanoseconds
+    var wakeNs: Nanoseconds
+    /// 0 when not logged.
+    var schedulerDelayNs: Nanoseconds
+    var commitNs: Nanoseconds
+    /// 0 when not logged.
+    var copyEndNs: Nanoseconds
+    var flipNs: Nanoseconds
+    var sequence: UInt64
+    var receivedNs: Nanoseconds
+    var outcome: FrameOutcome
+    /// Discarded because the seat session paused.
+    var sessionPaused: Bool
+    /// The earliest and latest times of the record (``ReplaySurvey/span(_:)``).
+    var earliest: Nanoseconds
+    var latest: Nanoseconds
+
+    init(_ r: FrameRecord, earliest: Nanoseconds, latest: Nanoseconds) {
+        id = r.id
+        frame = r.frame
+        callbackNs = r.callbackNs
+        wakeNs = r.wakeNs
+        schedulerDelayNs = r.schedulerDelayNs ?? 0
+        commitNs = r.commitNs
+        copyEndNs = r.copyEndNs ?? 0
+        flipNs = r.flipNs
+        sequence = r.sequence
+        receivedNs = r.receivedNs
+        outcome = r.outcome
+        sessionPaused = r.cause == .sessionPaused
+        self.earliest = earliest
+        self.latest = latest
     }
 }

@@ -223,9 +223,14 @@ public enum Replay {
         var count = 0
         var lowest: FrameRecord? = nil
         var failure: Error? = nil
+        let needsRecords = continues || keep || out != nil
         run.onFrame = { report in
+            if lowest == nil || report.id < lowest!.id { lowest = FrameRecord(report) }
+            guard needsRecords else {
+                count += 1
+                return
+            }
             let r = FrameRecord(report)
-            if lowest == nil || r.id < lowest!.id { lowest = r }
             if continues {
                 guard r.frame <= maxFrame else { return }
                 own.add(r)
