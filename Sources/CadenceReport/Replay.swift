@@ -29,13 +29,17 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     var pastTheLogAfter: FrameID? = nil
 
     private var clock: Nanoseconds
-    private(set) var seqs: [UInt64]
-    private(set) var stamps: [Nanoseconds]
-    // Pins with nanosecond precision (timestamps not a whole microsecond).
-    private(set) var nsSeqs: [UInt64] = []
-    private(set) var nsStamps: [Nanoseconds] = []
-    private let byID: [FrameID: FrameRecord]
+    /// The merged timeline (flips and callbacks) the replay runs on, and the flips alone
+    /// (callbacks are pinned on it).
+    private var timeline: ReplayTimeline
+    private var flipsOnly: ReplayTimeline
+    private var callbackPinned: Set<UInt64> = []
+    private var byID: [FrameID: Recorded] = [:]
+    private var renderEndByFrame: [Int: Nanoseconds] = [:]
     private var busyLeft: [FrameID: Int] = [:]
+    /// Flip receipts (sorted) and render spans of the records read.
+    private var receipts: [Nanoseconds] = []
+    private var renders: [(start: Nanoseconds, end: Nanoseconds)] = []
     /// Vblank timestamp → when the recorded run woke for it (its callbacks' wake times).
     private var wakeAt: [Nanoseconds: Nanoseconds] = [:]
     /// Vblank sequence → when the recorded run woke for a callback planned at it (logs with
@@ -54,127 +58,119 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     /// Events before their timestamps are replayed (`knownEarly`, flip receipts) only on a
     /// fixed-refresh display with a hardware vblank counter, where sequences and timestamps
     /// form a grid; elsewhere nothing is replayed before its timestamp.
-    private var modelsEarlyEvents: Bool { hasHardwareVBlank && vrrRange == nil }
-    private var loggedDelays = false
+    private let modelsEarlyEvents: Bool
+    private let loggedDelays: Bool
     private var pending: (id: FrameID, at: VBlank, received: Nanoseconds, kind: Int)? = nil
     private var requests: [UInt64] = []
     private var outbox: [(at: Nanoseconds, order: Int, event: BackendEvent)] = []
-    private var startSequence: UInt64
+    private var startSequence: UInt64 = 0
     private var lastFlipSequence: UInt64 = 0
     private var pixel = [UInt32](repeating: 0, count: 1)
     private let pixelBase: UnsafeMutableRawPointer
+
+    // Reading the log: records come from `nextRecord` in log order; each is read (its flip,
+    // receipt, render, busy retries), then pinned (its callback on the flips' timeline), then
+    // derived (wakes, early and late events): each stage once everything near its times is in.
+    private let nextRecord: () throws -> FrameRecord?
+    private var exhausted = false
+    /// All records at once, in the order of the whole-log replay (no window).
+    private let whole: Bool
+    private let near: Nanoseconds
+    private let disorderNs: Nanoseconds
+    private var latestEarliest: Nanoseconds = .min
+    private var maxLoadedID: FrameID = 0
+    private var maxLoadedFrame = Int.min
+    private var awaitingPin: [Recorded] = []
+    private var awaitingPinHead = 0
+    private var awaitingDerive: [Recorded] = []
+    private var awaitingDeriveHead = 0
+    private var loaded: [(id: FrameID, frame: Int, latest: Nanoseconds)] = []
+    private var loadedHead = 0
+    private var sinceEviction = 0
+    /// Everything before this time is read and derived.
+    private var ready: Nanoseconds = .min
+    /// The largest number of records held at once (read and not yet dropped).
+    private(set) var maxWindow = 0
+    /// The error reading the log ended with, if it did.
+    private(set) var readError: Error? = nil
 
     /// Why a log cannot be replayed.
     public struct Unreplayable: Error, CustomStringConvertible {
         public var description: String
     }
 
+    /// How much earlier than an earlier record's earliest time a record's may be for the log to
+    /// be read record by record (a run writes frames in completion order).
+    static func disorder(_ refreshInterval: Double) -> Nanoseconds {
+        Swift.max(1_000_000_000, clampedNanoseconds(64 * refreshInterval))
+    }
+
     /// A display playing back `log`. The log does not say where between two vblanks the run
     /// started: `startBetweenVBlanks` starts the clock half a refresh before the first callback's
     /// vblank (the first callback waits for it), otherwise at that callback's wake.
     public convenience init(log: RunLog, startBetweenVBlanks: Bool = false) throws {
-        try self.init(log: log, startBetweenVBlanks: startBetweenVBlanks, refreshesEarlier: 0)
+        let survey = ReplaySurvey(log)
+        var i = 0
+        let records = log.records
+        try self.init(
+            log: log, survey: survey,
+            records: {
+                guard i < records.count else { return nil }
+                i += 1
+                return records[i - 1]
+            }, whole: !survey.streamable, startBetweenVBlanks: startBetweenVBlanks, refreshesEarlier: 0)
     }
 
-    /// `refreshesEarlier`: start that many vblanks before the first callback's (a later file of
-    /// a rotated log whose link was held back: its fresh link then aims at the recorded target).
-    init(log: RunLog, startBetweenVBlanks: Bool, refreshesEarlier: UInt64) throws {
-        let recs = log.records
-        refreshInterval = LogAnalysis.refreshIntervalNs(log)
+    /// A display playing back the records `records` returns in log order (nil after the last),
+    /// surveyed in `survey`; `log` holds the rest of the log (header, sessions). `whole` reads
+    /// them all first. `refreshesEarlier`: start that many vblanks before the first callback's
+    /// (a later file of a rotated log whose link was held back: its fresh link then aims at the
+    /// recorded target).
+    init(
+        log: RunLog, survey: ReplaySurvey, records: @escaping () throws -> FrameRecord?, whole: Bool,
+        startBetweenVBlanks: Bool, refreshesEarlier: UInt64
+    ) throws {
+        refreshInterval = survey.refreshInterval
         vrrRange = log.header?.vrrRangeHz.flatMap { $0.count == 2 ? $0[0]...$0[1] : nil }
         hasHardwareVBlank = log.header?.hasHardwareVBlank ?? true
         queueCapacity = log.header?.queueCapacity ?? 2
-        crtcID = recs.first?.crtc ?? 0
-        var pairs: [UInt64: Nanoseconds] = [:]
-        for r in recs where r.flipNs > 0 && (r.outcome == .onTime || r.outcome == .late) { pairs[r.sequence] = r.flipNs }
-        guard !pairs.isEmpty else { throw Unreplayable(description: "no frame in the log reached the screen; nothing to replay") }
-        seqs = pairs.keys.sorted()
-        stamps = seqs.map { pairs[$0]! }
-        var m: [FrameID: FrameRecord] = [:]
-        for r in recs {
-            m[r.id] = r
-            if r.busyRetries > 0 { busyLeft[r.id] = r.busyRetries }
+        crtcID = survey.firstInLog?.crtc ?? 0
+        guard survey.anyFlip, let first = survey.first else {
+            throw Unreplayable(description: "no frame in the log reached the screen; nothing to replay")
         }
-        // A callback that ran late is replayed late, unless a flip completion arriving just then
-        // (within 50 µs) is what woke it: that lateness is the flip's, and replays by itself.
-        let receipts = recs.map(\.receivedNs).filter { $0 > 0 }.sorted()
-        for r in recs where r.callbackNs > 0 && r.wakeNs > r.callbackNs {
-            var lo = 0, hi = receipts.count
-            while lo < hi { let mid = (lo + hi) / 2; if receipts[mid] < r.wakeNs &- 50_000 { lo = mid + 1 } else { hi = mid } }
-            if lo < receipts.count && receipts[lo] <= r.wakeNs { continue }
-            wakeAt[r.callbackNs] = Swift.max(wakeAt[r.callbackNs] ?? 0, r.wakeNs)
-        }
-        byID = m
-        pixelBase = UnsafeMutableRawPointer.allocate(byteCount: 4, alignment: 4)
-        surface = PixelSurface(base: pixelBase, width: 1, height: 1, stride: 4)
-        clock = 0
-        startSequence = 0
-        // Display-link callbacks ran at vblanks no frame was shown at, too: their timestamps
-        // (`callbackNs`) are kernel vblank timestamps; pin them on the timeline. They come from
-        // vblank queries and events, which carry nanoseconds, while flip events carry
-        // microseconds: queries and vblank events replay the nanosecond value, flip completions
-        // keep their own (recorded) timestamp.
+        modelsEarlyEvents = hasHardwareVBlank && vrrRange == nil
+        loggedDelays = survey.loggedDelays
+        timeline = ReplayTimeline(refreshInterval: refreshInterval)
+        flipsOnly = ReplayTimeline(refreshInterval: refreshInterval)
         // The grid refinement is only for kernel flip events, which carry whole microseconds (the
         // fake display's carry nanoseconds); the pins themselves also give a jittery fake display's
         // unshown vblanks their recorded timestamps, from which the run predicted its targets.
-        let microsecondFlips = stamps.allSatisfy { $0 % 1000 == 0 }
-        if hasHardwareVBlank && vrrRange == nil {
-            for r in recs where r.callbackNs > 0 {
-                let s = sequence(near: r.callbackNs)
-                if abs(time(of: s) &- r.callbackNs) < clampedNanoseconds(refreshInterval / 4) { pairs[s] = r.callbackNs }
-            }
-            seqs = pairs.keys.sorted()
-            stamps = seqs.map { pairs[$0]! }
-            if microsecondFlips {
-                nsSeqs = seqs.filter { pairs[$0]! % 1000 != 0 }
-                nsStamps = nsSeqs.map { pairs[$0]! }
-            }
-        } else if let first = recs.min(by: { $0.id < $1.id }), first.callbackNs > 0 {
+        timeline.usesGrid = modelsEarlyEvents && survey.microsecondFlips
+        nextRecord = records
+        self.whole = whole
+        near = ReplayDisplay.disorder(refreshInterval)
+        disorderNs = near
+        pixelBase = UnsafeMutableRawPointer.allocate(byteCount: 4, alignment: 4)
+        surface = PixelSurface(base: pixelBase, width: 1, height: 1, stride: 4)
+        clock = 0
+        if whole {
+            while try load() {}
+        }
+        if !modelsEarlyEvents && first.callbackNs > 0 {
             // VRR: the link started at a vblank (the display's last one when the run began), which
             // the frames' minimum durations count from; no flip marks it: pin the first callback.
             // Without a vblank interrupt (bochs, virtio-gpu) likewise: the first callback's vblank
             // is the one the run queried, from which it predicted the first frame's target; the
             // flips after it are commit-completion times, a commit latency later.
-            let s = sequence(near: first.callbackNs)
-            if pairs[s] == nil && s < seqs[0] {
-                pairs[s] = first.callbackNs
-                seqs = pairs.keys.sorted()
-                stamps = seqs.map { pairs[$0]! }
+            while !exhausted && (timeline.lastStamp ?? .min) <= first.callbackNs &+ near { _ = try load() }
+            let s = timeline.sequence(near: first.callbackNs)
+            if let s0 = survey.firstFlipSequence, timeline.pin(at: s) == nil && s < s0 {
+                timeline.set(s, first.callbackNs)
             }
         }
-        loggedDelays = recs.contains { $0.schedulerDelayNs != nil }
-        let renders = recs.filter { $0.renderEndNs > $0.renderStartNs }.map { (start: $0.renderStartNs, end: $0.renderEndNs) }
-        for r in recs {
-            guard let d = r.schedulerDelayNs, d > 0 else { continue }
-            let planned = r.wakeNs &- d
-            // Not when the wake is explained by work the replay reproduces anyway: a frame being
-            // drawn until then, or a flip completion received just then.
-            if renders.contains(where: { $0.start <= planned && $0.end >= r.wakeNs &- 50_000 && $0.end <= r.wakeNs }) { continue }
-            if receipts.contains(where: { $0 >= r.wakeNs &- 50_000 && $0 <= r.wakeNs }) { continue }
-            let s = sequence(near: planned)
-            if abs(time(of: s) &- planned) < clampedNanoseconds(refreshInterval / 4) {
-                wakeAtSequence[s] = Swift.max(wakeAtSequence[s] ?? 0, r.wakeNs)
-            }
-        }
-        for r in recs {
-            for e in r.lateVBlankEvents ?? [] where e.count == 2 && e[0] >= 0 {
-                lateVBlankEventAt[UInt64(e[0])] = Swift.max(lateVBlankEventAt[UInt64(e[0])] ?? 0, e[1])
-            }
-        }
-        // Vblanks the recorded run knew of before their timestamps (see `knownEarly`).
-        if modelsEarlyEvents {
-            func early(_ s: UInt64, _ at: Nanoseconds) { knownEarly[s] = Swift.min(knownEarly[s] ?? at, at) }
-            for r in recs where r.callbackNs > 0 && r.wakeNs > 0 && r.wakeNs < r.callbackNs {
-                let s = sequence(near: r.callbackNs)
-                if time(of: s) == r.callbackNs { early(s, r.wakeNs) }
-            }
-            for r in recs where (r.outcome == .onTime || r.outcome == .late) && r.receivedNs > 0 && r.receivedNs < r.flipNs {
-                early(r.sequence, r.receivedNs)
-            }
-        }
+        try fill(until: first.callbackNs &+ 2 &* near)
         // Start where the recorded run started: its first callback's vblank, woken when it woke.
-        let first = recs.min { $0.id < $1.id }!
-        startSequence = sequence(near: first.callbackNs)
+        startSequence = timeline.sequence(near: first.callbackNs)
         if startBetweenVBlanks && startSequence > 0 {
             startSequence -= 1
             clock = first.callbackNs &- clampedNanoseconds(refreshInterval / 2)
@@ -190,7 +186,9 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
             let latency = Swift.max(1, Swift.min(log.header?.latency ?? first.latency, 1 + queueCapacity))
             let lead = Nanoseconds(latency) &* clampedNanoseconds(rate.frameInterval.rounded())
             let aim = first.intent.targetTimeNs &- lead
-            if rate.isVariable && first.intent.targetTimeNs > 0 && aim < clock && clock &- aim < clampedNanoseconds(rate.frameInterval) {
+            if rate.isVariable && first.intent.targetTimeNs > 0 && aim < clock
+                && clock &- aim < clampedNanoseconds(rate.frameInterval)
+            {
                 clock = aim
             }
             while startSequence > 0 && time(of: startSequence) > clock { startSequence -= 1 }
@@ -201,7 +199,8 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
             clock = Swift.max(first.wakeNs, time(of: startSequence))
         }
         outbox.reserveCapacity(16)
-        // Seat-session gaps (`{"record":"session"}` lines) are replayed where they were.
+        // Seat-session gaps (`{"record":"session"}` lines) are replayed where they were (a
+        // resume's vblank is found when it is delivered).
         var pausedAt: Nanoseconds? = nil
         for c in log.sessions {
             switch c.event {
@@ -217,41 +216,249 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
                     continue
                 }
                 pausedAt = nil
-                enqueue(.sessionResumed(at: c.timeNs, vblank: vblank(atOrBefore: c.timeNs)), at: c.timeNs, order: 2)
+                enqueue(
+                    .sessionResumed(at: c.timeNs, vblank: VBlank(sequence: 0, timestamp: 0)), at: c.timeNs, order: 2)
+            }
+        }
+        try fill(until: clock &+ 2 &* near)
+    }
+
+    // MARK: Reading the log
+
+    /// Reads the next record (false after the last).
+    private func load() throws -> Bool {
+        guard !exhausted else { return false }
+        let next: FrameRecord?
+        do { next = try nextRecord() } catch {
+            // Kept for the replay to throw (the pacer would take it for the display's).
+            readError = readError ?? error
+            exhausted = true
+            throw error
+        }
+        guard let r = next else {
+            exhausted = true
+            return false
+        }
+        let (earliest, latest) = ReplaySurvey.span(r)
+        let rec = Recorded(r, earliest: earliest, latest: latest)
+        byID[r.id] = rec
+        maxLoadedID = Swift.max(maxLoadedID, r.id)
+        maxLoadedFrame = Swift.max(maxLoadedFrame, r.frame)
+        if r.renderEndNs > 0 { renderEndByFrame[r.frame] = r.renderEndNs }
+        if r.busyRetries > 0 { busyLeft[r.id] = r.busyRetries }
+        if r.flipNs > 0 && (r.outcome == .onTime || r.outcome == .late) {
+            flipsOnly.set(r.sequence, r.flipNs)
+            if !callbackPinned.contains(r.sequence) { timeline.set(r.sequence, r.flipNs) }
+        }
+        if r.receivedNs > 0 {
+            var i = receipts.count
+            while i > 0 && receipts[i - 1] > r.receivedNs { i -= 1 }
+            receipts.insert(r.receivedNs, at: i)
+        }
+        if loggedDelays && r.renderEndNs > r.renderStartNs { renders.append((r.renderStartNs, r.renderEndNs)) }
+        for e in r.lateVBlankEvents ?? [] where e.count == 2 && e[0] >= 0 {
+            lateVBlankEventAt[UInt64(e[0])] = Swift.max(lateVBlankEventAt[UInt64(e[0])] ?? 0, e[1])
+        }
+        if earliest != 0 { latestEarliest = Swift.max(latestEarliest, earliest) }
+        loaded.append((r.id, r.frame, latest))
+        if modelsEarlyEvents && r.callbackNs > 0 {
+            awaitingPin.append(rec)
+        } else {
+            awaitingDerive.append(rec)
+        }
+        maxWindow = Swift.max(maxWindow, loaded.count - loadedHead)
+        sinceEviction += 1
+        return true
+    }
+
+    /// Display-link callbacks ran at vblanks no frame was shown at, too: their timestamps
+    /// (`callbackNs`) are kernel vblank timestamps; pin them on the timeline. They come from
+    /// vblank queries and events, which carry nanoseconds, while flip events carry
+    /// microseconds: queries and vblank events replay the nanosecond value, flip completions
+    /// keep their own (recorded) timestamp.
+    private func pin(_ r: Recorded) {
+        let s = flipsOnly.sequence(near: r.callbackNs)
+        if abs(flipsOnly.time(of: s) &- r.callbackNs) < clampedNanoseconds(refreshInterval / 4) {
+            timeline.set(s, r.callbackNs)
+            callbackPinned.insert(s)
+        }
+    }
+
+    /// The wakes, early and late events a record tells of.
+    private func derive(_ r: Recorded) {
+        // A callback that ran late is replayed late, unless a flip completion arriving just then
+        // (within 50 µs) is what woke it: that lateness is the flip's, and replays by itself.
+        if r.callbackNs > 0 && r.wakeNs > r.callbackNs {
+            var lo = 0, hi = receipts.count
+            while lo < hi {
+                let mid = (lo + hi) / 2; if receipts[mid] < r.wakeNs &- 50_000 { lo = mid + 1 } else { hi = mid }
+            }
+            if !(lo < receipts.count && receipts[lo] <= r.wakeNs) {
+                wakeAt[r.callbackNs] = Swift.max(wakeAt[r.callbackNs] ?? 0, r.wakeNs)
+            }
+        }
+        if r.schedulerDelayNs > 0 {
+            let planned = r.wakeNs &- r.schedulerDelayNs
+            // Not when the wake is explained by work the replay reproduces anyway: a frame being
+            // drawn until then, or a flip completion received just then.
+            let drawn = renders.contains(where: {
+                $0.start <= planned && $0.end >= r.wakeNs &- 50_000 && $0.end <= r.wakeNs
+            })
+            if !drawn && !receipts.contains(where: { $0 >= r.wakeNs &- 50_000 && $0 <= r.wakeNs }) {
+                let s = timeline.sequence(near: planned)
+                if abs(time(of: s) &- planned) < clampedNanoseconds(refreshInterval / 4) {
+                    wakeAtSequence[s] = Swift.max(wakeAtSequence[s] ?? 0, r.wakeNs)
+                }
+            }
+        }
+        // Vblanks the recorded run knew of before their timestamps (see `knownEarly`).
+        if modelsEarlyEvents {
+            func early(_ s: UInt64, _ at: Nanoseconds) { knownEarly[s] = Swift.min(knownEarly[s] ?? at, at) }
+            if r.callbackNs > 0 && r.wakeNs > 0 && r.wakeNs < r.callbackNs {
+                let s = timeline.sequence(near: r.callbackNs)
+                if time(of: s) == r.callbackNs { early(s, r.wakeNs) }
+            }
+            if (r.outcome == .onTime || r.outcome == .late) && r.receivedNs > 0 && r.receivedNs < r.flipNs {
+                early(r.sequence, r.receivedNs)
             }
         }
     }
+
+    /// Reads, pins and derives until everything before `t` is in (or the log has ended).
+    @inline(__always) private func fill(until t: Nanoseconds) throws {
+        if ready <= t { try fillSlow(until: t) }
+    }
+
+    private func fillSlow(until t: Nanoseconds) throws {
+        // Every record not read yet has all its times after this.
+        var unread: Nanoseconds { exhausted ? .max : latestEarliest == .min ? .min : latestEarliest &- disorderNs }
+        while true {
+            let pinning = awaitingPinHead < awaitingPin.count
+            let deriving = awaitingDeriveHead < awaitingDerive.count
+            // Everything before `ready` is read, pinned and derived.
+            var bound = unread
+            if pinning { bound = Swift.min(bound, awaitingPin[awaitingPinHead].earliest &- disorderNs) }
+            if deriving { bound = Swift.min(bound, awaitingDerive[awaitingDeriveHead].earliest &- disorderNs) }
+            ready = bound
+            if ready > t || (exhausted && !pinning && !deriving) { break }
+            if deriving {
+                let d = awaitingDerive[awaitingDeriveHead]
+                let pinnedPast = pinning ? awaitingPin[awaitingPinHead].earliest &- disorderNs : Nanoseconds.max
+                let after = d.latest &+ near
+                if whole ? (exhausted && !pinning) : (pinnedPast > after && unread > after) {
+                    derive(d)
+                    awaitingDeriveHead += 1
+                    continue
+                }
+            }
+            if pinning {
+                let p = awaitingPin[awaitingPinHead]
+                if exhausted || (flipsOnly.lastStamp ?? .min) > p.callbackNs &+ near {
+                    pin(p)
+                    awaitingDerive.append(p)
+                    awaitingPinHead += 1
+                    continue
+                }
+            }
+            if try !load() && !pinning && !deriving { break }
+        }
+        compact()
+    }
+
+    /// Drops what the replay is past (not in a whole-log replay).
+    private func compact() {
+        if awaitingPinHead > 1024 && awaitingPinHead * 2 > awaitingPin.count {
+            awaitingPin.removeFirst(awaitingPinHead)
+            awaitingPinHead = 0
+        }
+        if awaitingDeriveHead > 1024 && awaitingDeriveHead * 2 > awaitingDerive.count {
+            awaitingDerive.removeFirst(awaitingDeriveHead)
+            awaitingDeriveHead = 0
+        }
+        guard !whole, sinceEviction >= 256 else { return }
+        sinceEviction = 0
+        var before = clock &- 2 &* near
+        if awaitingPinHead < awaitingPin.count {
+            before = Swift.min(before, awaitingPin[awaitingPinHead].earliest &- near)
+        }
+        if awaitingDeriveHead < awaitingDerive.count {
+            before = Swift.min(before, awaitingDerive[awaitingDeriveHead].earliest &- near)
+        }
+        while loadedHead < loaded.count && loaded[loadedHead].latest < before {
+            let l = loaded[loadedHead]
+            byID[l.id] = nil
+            busyLeft[l.id] = nil
+            renderEndByFrame[l.frame] = nil
+            loadedHead += 1
+        }
+        if loadedHead > 1024 && loadedHead * 2 > loaded.count {
+            loaded.removeFirst(loadedHead)
+            loadedHead = 0
+        }
+        var n = 0
+        while n < receipts.count && receipts[n] < before { n += 1 }
+        receipts.removeFirst(n)
+        renders.removeAll { $0.end < before }
+        guard !timeline.isEmpty, let first = timeline.firstSequence, time(of: first) < before else { return }
+        let s = timeline.vblank(atOrBefore: before).sequence
+        wakeAt = wakeAt.filter { $0.key >= before }
+        wakeAtSequence = wakeAtSequence.filter { $0.key >= s }
+        knownEarly = knownEarly.filter { $0.key >= s }
+        lateVBlankEventAt = lateVBlankEventAt.filter { $0.key >= s }
+        callbackPinned = callbackPinned.filter { $0 >= s }
+        timeline.evict(below: s)
+        flipsOnly.evict(below: s)
+    }
+
+    /// The recorded record of frame `id` (read up to it).
+    private func record(_ id: FrameID) throws -> Recorded? {
+        while id > maxLoadedID, try load() {}
+        return byID[id]
+    }
+
+    /// When the recorded run finished rendering frame `frame` (0: not recorded).
+    func renderEnd(frame: Int) throws -> Nanoseconds {
+        while frame > maxLoadedFrame, try load() {}
+        return renderEndByFrame[frame] ?? 0
+    }
+
+    /// Kernel timestamp of vblank `s` (recorded, else interpolated by sequence, else extrapolated).
+    public func time(of s: UInt64) -> Nanoseconds { timeline.time(of: s) }
 
     deinit { pixelBase.deallocate() }
 
     public func now() -> Nanoseconds { clock }
 
     public func lastVBlank() throws -> VBlank {
-        var vb = vblank(atOrBefore: clock)
+        try fill(until: clock &+ near)
+        var vb = timeline.vblank(atOrBefore: clock)
         // The next vblank, when the recorded run already knew of it (before its timestamp).
-        if let k = knownEarly[vb.sequence &+ 1], k <= clock { vb = VBlank(sequence: vb.sequence &+ 1, timestamp: time(of: vb.sequence &+ 1)) }
+        if let k = knownEarly[vb.sequence &+ 1], k <= clock {
+            vb = VBlank(sequence: vb.sequence &+ 1, timestamp: time(of: vb.sequence &+ 1))
+        }
         return vb.sequence < startSequence ? VBlank(sequence: startSequence, timestamp: time(of: startSequence)) : vb
     }
 
     /// The recorded run finished keeping the frame's pixels (its copy) at `copyEndNs`: so does the replay.
     public func finish(frame: FrameID) throws {
-        if let r = byID[frame], let c = r.copyEndNs, c > clock { clock = c }
+        if let r = try record(frame), r.copyEndNs > clock { clock = r.copyEndNs }
     }
 
     public func submit(frame: FrameID) throws {
         if pending != nil { throw BackendFailure.busy }
+        let recorded = try record(frame)
         if let n = busyLeft[frame], n > 0 {
             busyLeft[frame] = n - 1
             throw BackendFailure.busy
         }
         let next = try lastVBlank().sequence &+ 1
         // The recorded run committed at commitNs (after copying the frame, say): so does the replay.
-        if let r = byID[frame], r.commitNs > clock { clock = r.commitNs }
+        if let r = recorded, r.commitNs > clock { clock = r.commitNs }
         var target = VBlank(sequence: next, timestamp: time(of: next))
         var received = target.timestamp
         var deliver = received
-        var kind = 0 // 0 presented, 1 discarded, 2 failed, 3 never confirmed
-        if let r = byID[frame] {
+        var kind = 0  // 0 presented, 1 discarded, 2 failed, 3 never confirmed
+        if let r = recorded {
             switch r.outcome {
             case .onTime, .late:
                 // A vkms-style timer that fires late latches a flip committed just after the
@@ -269,7 +476,7 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
                 } else {
                     divergences += 1
                 }
-            case .discarded where r.cause == .sessionPaused: kind = 3
+            case .discarded where r.sessionPaused: kind = 3
             case .discarded: kind = 1
             case .failed: kind = 2
             case .unconfirmed: kind = 3
@@ -304,6 +511,7 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     }
 
     public func waitForEvents(until deadline: Nanoseconds, into events: inout [BackendEvent]) throws {
+        try fill(until: clock &+ near)
         // Events already due are delivered even when `deadline` has passed (as a kernel's are).
         if outbox.isEmpty || outbox[0].at > Swift.max(deadline, clock) {
             // A never-confirmed flip stops occupying the display at its vblank.
@@ -312,9 +520,13 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
             return
         }
         clock = Swift.max(clock, outbox[0].at)
+        try fill(until: clock &+ near)
         var n = 0
         while n < outbox.count && outbox[n].at <= clock {
-            let e = outbox[n].event
+            var e = outbox[n].event
+            if case .sessionResumed(let at, _) = e {
+                e = .sessionResumed(at: at, vblank: timeline.vblank(atOrBefore: at))
+            }
             switch e {
             case .presented(let id, _, _), .discarded(let id):
                 if pending?.id == id { pending = nil }
@@ -345,5 +557,44 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
         var i = outbox.count
         while i > 0 && (outbox[i - 1].at > at || (outbox[i - 1].at == at && outbox[i - 1].order > order)) { i -= 1 }
         outbox.insert((at, order, e), at: i)
+    }
+}
+
+/// What a replay display keeps of a recorded frame.
+struct Recorded {
+    var id: FrameID
+    var frame: Int
+    var callbackNs: Nanoseconds
+    var wakeNs: Nanoseconds
+    /// 0 when not logged.
+    var schedulerDelayNs: Nanoseconds
+    var commitNs: Nanoseconds
+    /// 0 when not logged.
+    var copyEndNs: Nanoseconds
+    var flipNs: Nanoseconds
+    var sequence: UInt64
+    var receivedNs: Nanoseconds
+    var outcome: FrameOutcome
+    /// Discarded because the seat session paused.
+    var sessionPaused: Bool
+    /// The earliest and latest times of the record (``ReplaySurvey/span(_:)``).
+    var earliest: Nanoseconds
+    var latest: Nanoseconds
+
+    init(_ r: FrameRecord, earliest: Nanoseconds, latest: Nanoseconds) {
+        id = r.id
+        frame = r.frame
+        callbackNs = r.callbackNs
+        wakeNs = r.wakeNs
+        schedulerDelayNs = r.schedulerDelayNs ?? 0
+        commitNs = r.commitNs
+        copyEndNs = r.copyEndNs ?? 0
+        flipNs = r.flipNs
+        sequence = r.sequence
+        receivedNs = r.receivedNs
+        outcome = r.outcome
+        sessionPaused = r.cause == .sessionPaused
+        self.earliest = earliest
+        self.latest = latest
     }
 }

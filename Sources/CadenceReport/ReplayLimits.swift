@@ -14,9 +14,10 @@ enum ReplayLimits {
     /// How far from the flips any other time of a record may be: 60 s.
     static let nearFlips: Int64 = 60_000_000_000
 
-    static func check(_ log: RunLog) throws {
-        func refuse(_ why: String) -> ReplayDisplay.Unreplayable { .init(description: "cannot replay: \(why)") }
-        guard let h = log.header else { return }
+    static func refuse(_ why: String) -> ReplayDisplay.Unreplayable { .init(description: "cannot replay: \(why)") }
+
+    /// The checks of the header alone (the first of ``check(_:)``'s).
+    static func check(header h: RunLogHeader) throws {
         guard h.refreshIntervalNs.isFinite, (100_000...10_000_000_000).contains(h.refreshIntervalNs) else {
             throw refuse("the header's refresh interval \(h.refreshIntervalNs) ns is not 0.1 ms to 10 s")
         }
@@ -30,6 +31,11 @@ enum ReplayLimits {
             throw refuse("commitMarginNs \(h.commitMarginNs) is not 0 to 1 s")
         }
         do { try h.configuration.validate() } catch { throw refuse("the header's configuration: \(error)") }
+    }
+
+    static func check(_ log: RunLog) throws {
+        guard let h = log.header else { return }
+        try check(header: h)
         let n = log.records.count
         var flips: [UInt64: Int64] = [:]
         for r in log.records {

@@ -23,7 +23,7 @@ import Foundation
 /// file, can differ by microseconds too: the on-time error statistics of such a file may then
 /// differ while every frame's vblank, outcome and dropped refreshes are the same.
 enum ReplaySegment {
-    static func run(_ log: RunLog, continuation c: LogContinuation) throws -> ReplayResult {
+    static func run(_ log: RunLog, continuation c: LogContinuation, forceWhole: Bool = false) throws -> ReplayResult {
         guard var header = log.header, let firstOwn = log.records.min(by: { $0.frame < $1.frame }) else {
             throw ReplayDisplay.Unreplayable(description: "the log has no run header or no frames")
         }
@@ -37,7 +37,8 @@ enum ReplaySegment {
         header.renderCost = header.renderCost.map {
             $0.compactMap { rc -> RenderCost? in
                 if let l = rc.last, l < base { return nil }
-                return RenderCost(first: Swift.max(0, rc.first - base), last: rc.last.map { $0 - base }, costNs: rc.costNs)
+                return RenderCost(
+                    first: Swift.max(0, rc.first - base), last: rc.last.map { $0 - base }, costNs: rc.costNs)
             }
         }
         header.frames = header.frames.map { Swift.max(1, $0 - base) }
@@ -62,8 +63,10 @@ enum ReplaySegment {
         // up at the first carried frame (t0 from its requested time, exactly as the run computed it).
         var clock: ContentClock? = nil
         if let rate = header.contentRateHz, start.intent.kind == "at" || start.intent.kind == "at-nearest",
-           let requested = start.intent.requestedTimeNs, Double(base) * 1e9 / rate < Double(ReplayLimits.maxTime) {
-            clock = ContentClock(start: requested &- clampedNanoseconds((Double(base) * 1e9 / rate).rounded()), firstFrame: base)
+            let requested = start.intent.requestedTimeNs, Double(base) * 1e9 / rate < Double(ReplayLimits.maxTime)
+        {
+            clock = ContentClock(
+                start: requested &- clampedNanoseconds((Double(base) * 1e9 / rate).rounded()), firstFrame: base)
         }
         let held = heldBack(start, header: header)
         var result: ReplayResult
@@ -72,9 +75,12 @@ enum ReplaySegment {
             // callback aims its first frame at the recorded target, and the pipeline, as it
             // fills, holds it back the same way.
             try ReplayLimits.check(fresh)
-            result = try Replay.run(fresh, startBetweenVBlanks: false, adjust: { $0.contentClock = clock }, refreshesEarlier: held)
+            result = try Replay.once(
+                Replay.source(fresh, forceWhole: forceWhole), startBetweenVBlanks: false,
+                adjust: { $0.contentClock = clock }, refreshesEarlier: held, keep: true, out: nil
+            ).0
         } else {
-            result = try Replay.run(fresh, adjust: { $0.contentClock = clock })
+            result = try Replay.run(fresh, forceWhole: forceWhole, adjust: { $0.contentClock = clock })
         }
         // Back to the run's numbering (for --log-out), this file's frames only.
         result.records = result.records.compactMap { r in
@@ -88,7 +94,8 @@ enum ReplaySegment {
         let replayedByFrame = Dictionary(result.records.map { ($0.frame, $0) }, uniquingKeysWith: { a, _ in a })
         let differing = log.records.filter { r in
             guard let p = replayedByFrame[r.frame] else { return true }
-            return p.sequence != r.sequence || p.flipNs != r.flipNs || p.outcome != r.outcome || p.droppedRefreshes != r.droppedRefreshes
+            return p.sequence != r.sequence || p.flipNs != r.flipNs || p.outcome != r.outcome
+                || p.droppedRefreshes != r.droppedRefreshes
         }
         if let f = differing.first {
             differences.append("\(differing.count) of \(log.records.count) frames differ (the first: frame \(f.frame))")
@@ -101,12 +108,18 @@ enum ReplaySegment {
         if header.contentRateHz != nil && clock == nil { stateful.append("--content-rate") }
         if header.adapt == true { stateful.append("--adapt") }
         var how = ""
-        if held > 0 { how = "; its display link was held back \(held) refresh\(held == 1 ? "" : "es") by an earlier late frame, so the replay starts that much earlier" }
+        if held > 0 {
+            how =
+                "; its display link was held back \(held) refresh\(held == 1 ? "" : "es") by an earlier late frame, so the replay starts that much earlier"
+        }
         let last = log.records.map(\.frame).max() ?? firstOwn.frame
-        var note = "segment \(c.segment) of a rotated log (frames \(firstOwn.frame)–\(last)): replayed from frame \(base), "
-            + "the \(carried.count) frames before it carried from the previous file to rebuild the pacer's state at the cut" + how
+        var note =
+            "segment \(c.segment) of a rotated log (frames \(firstOwn.frame)–\(last)): replayed from frame \(base), "
+            + "the \(carried.count) frames before it carried from the previous file to rebuild the pacer's state at the cut"
+            + how
         if !stateful.isEmpty {
-            note += "; with \(stateful.joined(separator: " and ")) that state is not all in the log, so frames may differ"
+            note +=
+                "; with \(stateful.joined(separator: " and ")) that state is not all in the log, so frames may differ"
         }
         result.note = note
         return result
@@ -119,7 +132,8 @@ enum ReplaySegment {
     /// frame at the recorded target.
     static func heldBack(_ r: FrameRecord, header: RunLogHeader) -> UInt64 {
         guard header.vrrRangeHz == nil, r.latency >= 2, r.callbackNs > 0, r.intent.targetTimeNs > r.callbackNs,
-              r.effectiveRateHz > 0 else { return 0 }
+            r.effectiveRateHz > 0
+        else { return 0 }
         let refreshes = (Double(r.intent.targetTimeNs &- r.callbackNs) / header.refreshIntervalNs).rounded()
         let perFrame = Swift.max(1, (header.refreshHz / r.effectiveRateHz).rounded())
         let ahead = Double(r.latency) * perFrame

@@ -20,6 +20,8 @@ struct RunLogLineDecoder {
     /// Lines read, and frame records among them.
     var lineNo = 0
     var frames = 0
+    /// Whether context records are kept in ``log`` (they are checked either way).
+    var keepsContext = true
 
     init(name: String, fastFrames: Bool = true) {
         self.name = name
@@ -44,6 +46,13 @@ struct RunLogLineDecoder {
             start = end + 1
         }
         return count - start
+    }
+
+    /// Decodes the next complete line (without its newline); a frame record is returned.
+    mutating func line(_ line: UnsafeBufferPointer<UInt8>) throws -> FrameRecord? {
+        lineNo += 1
+        if line.isEmpty { throw Invalid("\(name): line \(lineNo) is empty; not a Cadence run log") }
+        return try decode(line, number: lineNo)
     }
 
     /// A last line without newline: complete JSON is accepted, a cut-off record is not (unless
@@ -118,7 +127,10 @@ struct RunLogLineDecoder {
                 if log.end != nil || log.rotated != nil {
                     throw Invalid("\(name): line \(number): context record after the end record")
                 }
-                do { log.context.append(try decoder.decode(ContextRecord.self, from: d)) } catch {
+                do {
+                    let c = try decoder.decode(ContextRecord.self, from: d)
+                    if keepsContext { log.context.append(c) }
+                } catch {
                     throw Invalid("\(name): line \(number): malformed context record")
                 }
             case "continuation":
@@ -255,5 +267,101 @@ extension RunLog {
         log.frameCount = lines.frames
         log.frameSpan = minFrame...maxFrame
         return log
+    }
+}
+
+/// A run log read record by record on demand (``RunLog/stream(path:allowPartialLastLine:frame:)``
+/// turned around: the reader asks for the next record): the same buffer, checks and errors.
+/// ``log`` holds what has been read besides the frame records.
+final class RunLogCursor {
+    private let path: String
+    private let allowPartialLastLine: Bool
+    private let source: LogByteSource
+    private var lines: RunLogLineDecoder
+    private var capacity = 1 << 20
+    private var buffer: UnsafeMutablePointer<UInt8>
+    private var start = 0
+    private var filled = 0
+    private var total = 0
+    private var atEnd = false
+    private var finished = false
+    private var minFrame = Int.max, maxFrame = Int.min
+
+    /// Opens `path` (its errors as ``RunLog/stream(path:allowPartialLastLine:frame:)``'s);
+    /// `keepsContext` false skips keeping context records (they are still checked).
+    init(path: String, allowPartialLastLine: Bool, keepsContext: Bool = true) throws {
+        self.path = path
+        self.allowPartialLastLine = allowPartialLastLine
+        source = try LogByteSource(path: path)
+        lines = RunLogLineDecoder(name: path)
+        lines.keepsContext = keepsContext
+        buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// What has been read besides frame records (all of it once ``next()`` returned nil).
+    var log: RunLog {
+        var l = lines.log
+        l.frameCount = lines.frames
+        if minFrame <= maxFrame { l.frameSpan = minFrame...maxFrame }
+        return l
+    }
+
+    /// The next frame record, nil after the last (then the log's end is checked as a stream's).
+    func next() throws -> FrameRecord? {
+        while true {
+            // A complete line in the buffer.
+            if start < filled, let nl = memchr(buffer + start, 0x0A, filled - start) {
+                let end = buffer.distance(to: nl.assumingMemoryBound(to: UInt8.self))
+                let from = start
+                start = end + 1
+                if let r = try lines.line(UnsafeBufferPointer(start: buffer + from, count: end - from)) {
+                    return seen(r)
+                }
+                continue
+            }
+            if atEnd {
+                if finished { return nil }
+                finished = true
+                if total == 0 { throw RunLog.Invalid("\(path): empty file, not a Cadence run log") }
+                var last: FrameRecord? = nil
+                if filled > start {
+                    last = try lines.lastLine(
+                        UnsafeBufferPointer(start: buffer + start, count: filled - start),
+                        allowPartialLastLine: allowPartialLastLine)
+                    start = filled
+                }
+                if let r = last { return seen(r) }
+                if lines.frames == 0 { throw RunLog.Invalid("\(path): no frame records") }
+                return nil
+            }
+            // Keep the partial line, then read more.
+            if start > 0 {
+                if filled > start { memmove(buffer, buffer + start, filled - start) }
+                filled -= start
+                start = 0
+            }
+            if filled == capacity {
+                let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity * 2)
+                bigger.update(from: buffer, count: filled)
+                buffer.deallocate()
+                buffer = bigger
+                capacity *= 2
+            }
+            let n = try source.read(into: buffer + filled, count: capacity - filled)
+            if n == 0 {
+                atEnd = true
+            } else {
+                total += n
+                filled += n
+            }
+        }
+    }
+
+    private func seen(_ r: FrameRecord) -> FrameRecord {
+        minFrame = Swift.min(minFrame, r.frame)
+        maxFrame = Swift.max(maxFrame, r.frame)
+        return r
     }
 }

@@ -31,13 +31,18 @@ struct ReplayCommand: ParsableCommand {
 
     @Argument(help: "A run log written by `cadence run --log`.")
     var log: String
-    @Flag(help: "Print the replayed and recorded summaries, whether they are equal, the differences and divergences as one JSON object.")
+    @Flag(
+        help:
+            "Print the replayed and recorded summaries, whether they are equal, the differences and divergences as one JSON object."
+    )
     var json = false
     @Option(
         name: .customLong("log-out"),
         help: "Write the replayed frames as a run log to FILE (FILE.zst: zstd-compressed).")
     var logOut: String?
-    @Flag(name: .customLong("allow-partial"), help: "Replay a log whose last line was cut off (a killed run), dropping that line.")
+    @Flag(
+        name: .customLong("allow-partial"),
+        help: "Replay a log whose last line was cut off (a killed run), dropping that line.")
     var allowPartial = false
 
     struct Output: Encodable {
@@ -52,41 +57,87 @@ struct ReplayCommand: ParsableCommand {
 
     func run() throws {
         let result: ReplayResult
-        let runLog: RunLog
         do {
-            runLog = try RunLog.read(path: log, allowPartialLastLine: allowPartial)
-            result = try Replay.run(runLog)
-            if let p = logOut {
+            // The replayed frames wait in a plain file beside FILE: the log's rate switches,
+            // known at the end, come before them.
+            let framesPath = logOut.map { $0 + ".frames.tmp" }
+            var frames: LineFile? = nil
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let out = framesPath.map { path in
+                Replay.ReplayedFrames(
+                    restart: { frames = try LineFile(path: path) },
+                    frame: { try frames!.write(line: [UInt8](try encoder.encode($0))) })
+            }
+            defer { if let p = framesPath { unlink(p) } }
+            result = try Replay.run(path: log, allowPartialLastLine: allowPartial, replayedFrames: out)
+            if let p = logOut, let framesPath {
+                frames?.close()
                 let w = try RunLogWriter(path: p)
-                var header = runLog.header!
+                var header = result.log!.header!
                 header.backend = "replay"
                 try w.begin(header)
                 for s in result.rateSwitches { try w.write(s) }
-                for r in result.records { try w.write(r) }
+                try Self.eachLine(of: framesPath) { try w.file.write(line: $0) }
                 try w.end(result.replayed)
             }
         } catch {
             StandardStreams.errorLine("cadence replay: \(String(describing: error))")
             throw ExitCode(2)
         }
+        let runLog = result.log!
         let equal = result.differences.isEmpty
         if json {
             let enc = JSONEncoder()
             enc.outputFormatting = [.sortedKeys]
-            let o = Output(replayed: result.replayed, recorded: result.recorded, equal: equal, differences: result.differences, divergences: result.divergences, note: result.note)
+            let o = Output(
+                replayed: result.replayed, recorded: result.recorded, equal: equal, differences: result.differences,
+                divergences: result.divergences, note: result.note)
             print(String(decoding: try enc.encode(o), as: UTF8.self))
         } else {
             let s = result.replayed
             let f = { (v: Double) in String(format: "%.3f", v) }
-            print("replayed          \(runLog.records.count) logged frames of a \(runLog.header?.backend ?? "?") run at \(f(s.refreshHz)) Hz")
+            print(
+                "replayed          \(runLog.frameCount) logged frames of a \(runLog.header?.backend ?? "?") run at \(f(s.refreshHz)) Hz"
+            )
             if let n = result.note { print("file              \(n)") }
-            print("frames            \(s.frames)  presented \(s.presented) (on time \(s.onTime), late \(s.late))  discarded \(s.discarded)")
-            print("dropped           \(s.droppedRefreshes) refreshes in \(s.dropEvents) events  hitch \(f(s.hitchTimeRatio)) ms/s")
-            print("interval ms       mean \(f(s.intervalMs.mean))  p50 \(f(s.intervalMs.p50))  p99 \(f(s.intervalMs.p99))  max \(f(s.intervalMs.max))")
-            if !s.causesByName.isEmpty { print("causes            " + s.causesByName.map { "\($0.cause.rawValue) \($0.frames)" }.joined(separator: "  ")) }
-            print(equal ? "summary           equals the recorded one" : "summary           DIFFERS from the recorded one: " + result.differences.joined(separator: "; "))
-            if result.divergences > 0 { print("divergences       \(result.divergences) frames could not follow the recording") }
+            print(
+                "frames            \(s.frames)  presented \(s.presented) (on time \(s.onTime), late \(s.late))  discarded \(s.discarded)"
+            )
+            print(
+                "dropped           \(s.droppedRefreshes) refreshes in \(s.dropEvents) events  hitch \(f(s.hitchTimeRatio)) ms/s"
+            )
+            print(
+                "interval ms       mean \(f(s.intervalMs.mean))  p50 \(f(s.intervalMs.p50))  p99 \(f(s.intervalMs.p99))  max \(f(s.intervalMs.max))"
+            )
+            if !s.causesByName.isEmpty {
+                print(
+                    "causes            "
+                        + s.causesByName.map { "\($0.cause.rawValue) \($0.frames)" }.joined(separator: "  "))
+            }
+            print(
+                equal
+                    ? "summary           equals the recorded one"
+                    : "summary           DIFFERS from the recorded one: " + result.differences.joined(separator: "; "))
+            if result.divergences > 0 {
+                print("divergences       \(result.divergences) frames could not follow the recording")
+            }
         }
         if !equal { throw ExitCode(1) }
+    }
+
+    /// Each line of the file at `path` (without its newline).
+    static func eachLine(of path: String, _ body: ([UInt8]) throws -> Void) throws {
+        guard let f = fopen(path, "r") else { throw LineFile.Failure("cannot read \(path)") }
+        defer { fclose(f) }
+        var line: UnsafeMutablePointer<CChar>? = nil
+        var capacity = 0
+        defer { free(line) }
+        while true {
+            let n = getline(&line, &capacity, f)
+            if n <= 0 { break }
+            let count = line![n - 1] == 0x0A ? n - 1 : n
+            try body([UInt8](UnsafeRawBufferPointer(start: line, count: count)))
+        }
     }
 }

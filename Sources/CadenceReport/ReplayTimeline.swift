@@ -3,11 +3,83 @@ import CadenceCore
 /// The recorded run's vblank timeline: each vblank's kernel timestamp (pinned by the log's flips
 /// and callbacks, interpolated between them, refined by nanosecond pins) and the vblank nearest
 /// or before a time.
-extension ReplayDisplay {
+///
+/// A replay reading its log record by record holds only the pins of a window around the
+/// replay's clock (``evict(below:)``): every answer near the clock depends only on the pins
+/// around it (the two either side of a vblank, and the nearest nanosecond pins), so it is the
+/// answer the whole timeline gives.
+struct ReplayTimeline {
+    let refreshInterval: Double
+    /// Pins sorted by sequence.
+    private(set) var seqs: [UInt64] = []
+    private(set) var stamps: [Nanoseconds] = []
+    /// Pins with nanosecond precision (timestamps not a whole microsecond), when the grid is used.
+    private(set) var nsSeqs: [UInt64] = []
+    private(set) var nsStamps: [Nanoseconds] = []
+    /// Whether nanosecond pins refine the timeline (flips carry whole microseconds).
+    var usesGrid = false
+
+    init(refreshInterval: Double) { self.refreshInterval = refreshInterval }
+
+    var isEmpty: Bool { seqs.isEmpty }
+    var count: Int { seqs.count }
+    var firstSequence: UInt64? { seqs.first }
+    var lastStamp: Nanoseconds? { stamps.last }
+    func pin(at s: UInt64) -> Nanoseconds? {
+        let i = index(s, in: seqs)
+        return i < seqs.count && seqs[i] == s ? stamps[i] : nil
+    }
+
+    private func index(_ s: UInt64, in a: [UInt64]) -> Int {
+        // Pins come mostly in order: look at the end first.
+        if let last = a.last, last < s { return a.count }
+        var lo = 0, hi = a.count
+        while lo < hi { let mid = (lo &+ hi) >> 1; if a[mid] < s { lo = mid &+ 1 } else { hi = mid } }
+        return lo
+    }
+
+    /// Pins vblank `s` at `t` (replacing a pin there).
+    mutating func set(_ s: UInt64, _ t: Nanoseconds) {
+        let i = index(s, in: seqs)
+        if i < seqs.count && seqs[i] == s {
+            stamps[i] = t
+        } else {
+            seqs.insert(s, at: i)
+            stamps.insert(t, at: i)
+        }
+        guard usesGrid else { return }
+        let j = index(s, in: nsSeqs)
+        let has = j < nsSeqs.count && nsSeqs[j] == s
+        if t % 1000 != 0 {
+            if has {
+                nsStamps[j] = t
+            } else {
+                nsSeqs.insert(s, at: j)
+                nsStamps.insert(t, at: j)
+            }
+        } else if has {
+            nsSeqs.remove(at: j)
+            nsStamps.remove(at: j)
+        }
+    }
+
+    /// Drops the pins before vblank `s`, keeping at least `keep` of them.
+    mutating func evict(below s: UInt64, keep: Int = 8) {
+        let n = Swift.min(index(s, in: seqs), Swift.max(0, seqs.count - keep))
+        if n > 0 {
+            seqs.removeFirst(n)
+            stamps.removeFirst(n)
+        }
+        let m = Swift.min(index(s, in: nsSeqs), Swift.max(0, nsSeqs.count - keep))
+        if m > 0 {
+            nsSeqs.removeFirst(m)
+            nsStamps.removeFirst(m)
+        }
+    }
+
     /// Kernel timestamp of vblank `s` (recorded, else interpolated by sequence, else extrapolated).
-    public func time(of s: UInt64) -> Nanoseconds {
-        var lo = 0, hi = seqs.count
-        while lo < hi { let mid = (lo + hi) / 2; if seqs[mid] < s { lo = mid + 1 } else { hi = mid } }
+    func time(of s: UInt64) -> Nanoseconds {
+        let lo = index(s, in: seqs)
         if lo < seqs.count && seqs[lo] == s {
             // A flip event's microseconds, refined by the nanosecond grid when it truncates to it.
             if stamps[lo] % 1000 == 0, let g = gridEstimate(s), g >= stamps[lo] && g &- stamps[lo] < 1000 { return g }
@@ -34,16 +106,19 @@ extension ReplayDisplay {
     /// (nil when there is none; the caller checks it against the flip timestamps around `s`).
     private func gridEstimate(_ s: UInt64) -> Nanoseconds? {
         guard !nsSeqs.isEmpty else { return nil }
-        var lo = 0, hi = nsSeqs.count
-        while lo < hi { let mid = (lo + hi) / 2; if nsSeqs[mid] < s { lo = mid + 1 } else { hi = mid } }
-        var best: Int? = nil
+        let lo = index(s, in: nsSeqs)
+        var best = -1
+        var bestDistance: UInt64 = 0
         for i in [lo - 1, lo] where i >= 0 && i < nsSeqs.count {
             let d = nsSeqs[i] > s ? nsSeqs[i] - s : s - nsSeqs[i]
-            if best == nil || d < (nsSeqs[best!] > s ? nsSeqs[best!] - s : s - nsSeqs[best!]) { best = i }
+            if best < 0 || d < bestDistance {
+                best = i
+                bestDistance = d
+            }
         }
-        guard let b = best else { return nil }
-        let d = Int64(bitPattern: s &- nsSeqs[b])
-        return nsStamps[b] &+ clampedNanoseconds((Double(d) * refreshInterval).rounded())
+        guard best >= 0 else { return nil }
+        let d = Int64(bitPattern: s &- nsSeqs[best])
+        return nsStamps[best] &+ clampedNanoseconds((Double(d) * refreshInterval).rounded())
     }
 
     /// The vblank sequence whose time is nearest to `t`.
