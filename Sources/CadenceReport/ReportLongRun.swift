@@ -80,6 +80,20 @@ public struct LongRun: Equatable, Sendable {
     /// Context records per bin (only bins with a record).
     public let context: [ContextBin]
 
+    /// The bins with shown frames' times, in order (for ``framePosition(timeNs:)``).
+    let timed: [Int]
+
+    init(maxBins: Int, origin: Int, binWidth: Int, bins: [Bin], causeCounts: [Int], worst: [Event], context: [ContextBin]) {
+        self.maxBins = maxBins
+        self.origin = origin
+        self.binWidth = binWidth
+        self.bins = bins
+        self.causeCounts = causeCounts
+        self.worst = worst
+        self.context = context
+        timed = bins.indices.filter { bins[$0].minTimeNs <= bins[$0].maxTimeNs }
+    }
+
     /// The number of causes (the stride of ``causeCounts``).
     public static var causes: Int { DropCause.allCases.count }
 
@@ -103,7 +117,6 @@ public struct LongRun: Equatable, Sendable {
     /// Fractional frame position of kernel time `t` (ns), from the bins' time ranges (clamped to
     /// the first and last shown frame's time; nil without shown frames).
     public func framePosition(timeNs t: Int64) -> Double? {
-        let timed = bins.indices.filter { bins[$0].minTimeNs <= bins[$0].maxTimeNs }
         guard let first = timed.first, let last = timed.last else { return nil }
         if t <= bins[first].minTimeNs { return Double(firstFrame(bin: first)) }
         if t >= bins[last].maxTimeNs { return Double(firstFrame(bin: last) &+ binWidth) }
