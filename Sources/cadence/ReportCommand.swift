@@ -32,7 +32,7 @@ struct ReportCommand: ParsableCommand {
             (run.jsonl*, in any order) or --all with the newest (run.jsonl), and they
             are read in segment order as the run unrotated. A segment missing between
             two given is named in one line and nothing is drawn. The log is read in one
-            pass without keeping its frames (except with --csv).
+            pass without keeping its frames (--csv reads it a second time).
 
             Exit status:
               0  written
@@ -84,14 +84,9 @@ struct ReportCommand: ParsableCommand {
         let chart: ReportChart
         if files.count > 1 {
             if client != nil || files.contains(where: isObserveLog) { throw CLIFailure("several files are the files of one rotated run log; observe logs are read one at a time") }
-            if csv != nil {
-                runLog = try RunLog.read(paths: files, allowPartialLastLine: allowPartial)
-                chart = ReportChart(log: runLog, width: w, height: h)
-            } else {
-                (chart, runLog) = try ReportChart.read(paths: files, allowPartialLastLine: allowPartial, width: w, height: h)
-            }
-        } else if csv == nil, !isObserveLog(log) {
-            // One pass over the file, without keeping the frame records (the CSV needs them all).
+            (chart, runLog) = try ReportChart.read(paths: files, allowPartialLastLine: allowPartial, width: w, height: h)
+        } else if !isObserveLog(log) {
+            // One pass over the file, without keeping the frame records (the CSV is a second pass).
             if client != nil { throw CLIFailure("--client is for observe logs; \(log) is a run log") }
             (chart, runLog) = try ReportChart.read(path: log, allowPartialLastLine: allowPartial, width: w, height: h)
         } else {
@@ -107,15 +102,21 @@ struct ReportCommand: ParsableCommand {
             default: outputs.append((path, Array(HTMLReport.html(chart, log: runLog, source: files.count > 1 ? files.sorted().joined(separator: " ") : log).utf8)))
             }
         }
-        if let c = csv { outputs.append((c, Array(CSVExport.csv(runLog.records).utf8))) }
+        let observed = files.count == 1 && isObserveLog(log)
+        if let c = csv, observed { outputs.append((c, Array(CSVExport.csv(runLog.records).utf8))) }
         for (path, bytes) in outputs {
             guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
                 throw CLIFailure("cannot write \(path): \(String(cString: strerror(errno)))")
             }
         }
+        var written = outputs.map { ($0.0, $0.1.count) }
+        if let c = csv, !observed {
+            // A run log's frames go to the CSV as they are read again, in frame order.
+            written.append((c, try CSVExport.write(logs: files, allowPartialLastLine: allowPartial, to: c)))
+        }
         let s = chart.summary
-        for (path, bytes) in outputs {
-            print("wrote \(path) (\(bytes.count) bytes)")
+        for (path, count) in written {
+            print("wrote \(path) (\(count) bytes)")
         }
         var note = runLog.segmentDescription.map { " (\($0))" } ?? (runLog.end == nil ? " (log has no end line: the run did not finish)" : "")
         if files.count > 1 {

@@ -207,3 +207,110 @@ import Testing
         #expect(records == (try RunLog.parse(try Data(contentsOf: URL(fileURLWithPath: path)), name: path)).records)
     }
 }
+
+/// `report --csv` without keeping the log: `CSVExport.write(logs:…)` streams the records through
+/// a window that puts them in frame order, and writes the bytes `CSVExport.csv` writes.
+@Suite struct StreamedCSVTests {
+    func whole(_ paths: [String], partial: Bool = false) throws -> String {
+        CSVExport.csv(try RunLog.read(paths: paths, allowPartialLastLine: partial).records)
+    }
+
+    func streamed(
+        _ paths: [String], partial: Bool = false, window: Int = CSVExport.reorderWindow, in dir: String
+    ) throws -> (text: String, inOrder: Bool, highWater: Int) {
+        let out = dir + "/out.csv"
+        let r = try CSVExport.write(logs: paths, allowPartialLastLine: partial, to: out, window: window)
+        let text = try String(contentsOfFile: out, encoding: .utf8)
+        #expect(r.bytes == text.utf8.count)
+        #expect(!FileManager.default.fileExists(atPath: out + ".partial"))
+        return (text, r.inOrder, r.highWater)
+    }
+
+    @Test func everyLogShapeGivesTheWholeReadsCSV() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for (name, path) in try StreamedLogTests().logs(dir) {
+            let partial = name == "cut"
+            let s = try streamed([path], partial: partial, in: dir)
+            let same = s.text == (try whole([path], partial: partial))
+            #expect(same, "\(name)")
+            #expect(s.inOrder, "\(name)")
+            #expect(s.highWater <= CSVExport.reorderWindow + 1, "\(name)")
+        }
+    }
+
+    /// The frame lines of a log, permuted by `permute`; header and end line stay where they are.
+    func permuted(_ path: String, to out: String, _ permute: ([Substring]) -> [Substring]) throws {
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        let isFrame = { (l: Substring) in l.contains("\"intervalNs\":") }
+        let frames = lines.filter(isFrame)
+        #expect(frames.count > 100)
+        var next = permute(frames).makeIterator()
+        let text = lines.map { isFrame($0) ? next.next()! : $0 }.joined(separator: "\n") + "\n"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: out))
+    }
+
+    @Test func framesOutOfOrderWithinTheWindowAreSortedInOnePass() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (path, _) = try recordRun(config(frames: 600, latency: 3, injectLate: [100: 2, 300: 1]), in: dir)
+        let swapped = dir + "/swapped.jsonl"
+        // Pairs swapped: every record one place out of frame order.
+        try permuted(path, to: swapped) { f in
+            var f = f
+            for i in stride(from: 0, to: f.count - 1, by: 2) { f.swapAt(i, i + 1) }
+            return f
+        }
+        let s = try streamed([swapped], window: 4, in: dir)
+        #expect(s.inOrder)
+        #expect(s.highWater == 5)
+        let sameAsLog = s.text == (try whole([path]))
+        let sameAsSwapped = s.text == (try whole([swapped]))
+        #expect(sameAsLog && sameAsSwapped)
+    }
+
+    @Test func framesFurtherOutOfOrderThanTheWindowAreReadAgainWhole() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (path, _) = try recordRun(config(frames: 300, injectLate: [100: 2]), in: dir)
+        let reversed = dir + "/reversed.jsonl"
+        try permuted(path, to: reversed) { $0.reversed() }
+        let s = try streamed([reversed], window: 16, in: dir)
+        #expect(!s.inOrder)
+        let same = s.text == (try whole([path]))
+        #expect(same)
+        // The default window holds the whole of this log, reversed: one pass.
+        let t = try streamed([reversed], in: dir)
+        #expect(t.inOrder)
+        #expect(t.highWater == 300)
+        let again = t.text == s.text
+        #expect(again)
+    }
+
+    @Test func aRotatedLogIsOneCSV() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let c = config(frames: 900, latency: 2, injectLate: [100: 1, 800: 2])
+        let (plain, rotated, _) = try RotationSetTests().record(dir, c)
+        let files = RunLog.rotationFiles(of: rotated)
+        #expect(files.count == 3)
+        let s = try streamed(files.reversed(), in: dir)
+        let same = s.text == (try whole([plain]))
+        #expect(same)
+    }
+
+    @Test func anUnwritableCSVFailsInOneLineAndLeavesNothing() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (path, _) = try recordRun(config(frames: 60), in: dir)
+        #expect(throws: LineFile.Failure.self) {
+            _ = try CSVExport.write(logs: [path], to: dir + "/no-such-dir/out.csv")
+        }
+        // A log that does not read: its error, and no CSV or partial file left behind.
+        let bad = dir + "/bad.jsonl"
+        try Data("not a log\n".utf8).write(to: URL(fileURLWithPath: bad))
+        #expect(throws: RunLog.Invalid.self) { _ = try CSVExport.write(logs: [bad], to: dir + "/bad.csv") }
+        #expect(!FileManager.default.fileExists(atPath: dir + "/bad.csv"))
+        #expect(!FileManager.default.fileExists(atPath: dir + "/bad.csv.partial"))
+    }
+}
