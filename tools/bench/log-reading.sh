@@ -73,7 +73,7 @@ for n in $frames; do
         "$new" run --backend fake --frames "$n" --quiet --log "$log" >/dev/null
         touch "$log.done"
     fi
-    bytes=$(stat -c %s "$log")
+    bytes=$(stat -L -c %s "$log")
     for command in "${commands[@]}"; do
         for which in old new; do
             bin=$old; [ "$which" = new ] && bin=$new
