@@ -5,8 +5,9 @@ import Foundation
 /// (``ReportChart/perFrameLimit(width:)``): what ``ReportChart`` keeps instead of a point per
 /// shown frame. Built while reading, in memory that does not grow with the log: at most
 /// ``maxBins`` bins of consecutive frame numbers (their width doubles, merging pairs, when the
-/// run outgrows them) and the ``worstCount`` worst drop events, each with ``neighbourhood``
-/// shown frames on either side.
+/// run outgrows them) and the ``worstCount`` worst drop events more than ``neighbourhood``
+/// frames apart (of the ``candidateCount`` worst), each with ``neighbourhood`` shown frames on
+/// either side.
 public struct LongRun: Equatable, Sendable {
     /// What one bin of frames (frame numbers `origin + index·binWidth ..< origin + (index+1)·binWidth`) holds.
     public struct Bin: Equatable, Sendable {
@@ -63,6 +64,10 @@ public struct LongRun: Equatable, Sendable {
 
     /// How many worst events are kept.
     public static let worstCount = 6
+    /// How many of the worst events are kept while reading, to choose ``worstCount`` apart
+    /// from them: each in turn, worst first, unless it is within ``neighbourhood`` frames of one
+    /// chosen (then the rest, worst first, when fewer are apart).
+    public static let candidateCount = 64
     /// Shown frames kept on either side of a worst event.
     public static let neighbourhood = 60
 
@@ -83,7 +88,9 @@ public struct LongRun: Equatable, Sendable {
     /// The bins with shown frames' times, in order (for ``framePosition(timeNs:)``).
     let timed: [Int]
 
-    init(maxBins: Int, origin: Int, binWidth: Int, bins: [Bin], causeCounts: [Int], worst: [Event], context: [ContextBin]) {
+    init(
+        maxBins: Int, origin: Int, binWidth: Int, bins: [Bin], causeCounts: [Int], worst: [Event], context: [ContextBin]
+    ) {
         self.maxBins = maxBins
         self.origin = origin
         self.binWidth = binWidth
@@ -150,6 +157,8 @@ struct LongRunBuilder {
     /// The last ``LongRun/neighbourhood`` shown frames (log order), a ring.
     var ring: [ReportChart.Point] = []
     var ringNext = 0
+    /// The kept events still taking points after them.
+    var pending = 0
     /// The histogram (as ``ReportChart/histogram``) of frames that give their interval in refreshes.
     var histogram = [Int](repeating: 0, count: 2)
     /// Intervals of frames that do not (`intervalRefreshes` 0), by 0.1 ms: placed at the end.
@@ -234,9 +243,12 @@ struct LongRunBuilder {
                     unplaced[Swift.min(r.intervalNs / 100_000, 1_000_000), default: 0] &+= 1
                 }
                 let p = ReportChart.Point(frame: r.frame, intervalMs: Double(r.intervalNs) / 1e6)
-                for j in worst.indices where worst[j].after > 0 {
-                    worst[j].event.points.append(p)
-                    worst[j].after -= 1
+                if pending > 0 {
+                    for j in worst.indices where worst[j].after > 0 {
+                        worst[j].event.points.append(p)
+                        worst[j].after -= 1
+                        if worst[j].after == 0 { pending -= 1 }
+                    }
                 }
                 if ring.count < LongRun.neighbourhood + 1 {
                     ring.append(p)
@@ -263,7 +275,7 @@ struct LongRunBuilder {
         let d = ReportChart.Drop(
             frame: r.frame, cause: c, outcome: r.outcome, droppedRefreshes: r.droppedRefreshes,
             lateRefreshes: r.lateRefreshes)
-        if worst.count == LongRun.worstCount, let last = worst.last,
+        if worst.count == LongRun.candidateCount, let last = worst.last,
             !Self.worse(d, r.id, than: last.event.drop, last.id)
         {
             return
@@ -280,7 +292,19 @@ struct LongRunBuilder {
         let e = (event: LongRun.Event(drop: d, points: before), id: r.id, after: LongRun.neighbourhood)
         let at = worst.firstIndex { Self.worse(d, r.id, than: $0.event.drop, $0.id) } ?? worst.count
         worst.insert(e, at: at)
-        if worst.count > LongRun.worstCount { worst.removeLast() }
+        pending += 1
+        if worst.count > LongRun.candidateCount, let gone = worst.popLast(), gone.after > 0 { pending -= 1 }
+    }
+
+    /// The ``LongRun/worstCount`` events of `candidates` (worst first) chosen to be apart.
+    static func apart(_ candidates: [LongRun.Event]) -> [LongRun.Event] {
+        var chosen: [Int] = []
+        for (i, e) in candidates.enumerated() where chosen.count < LongRun.worstCount {
+            let far = chosen.allSatisfy { abs(candidates[$0].drop.frame - e.drop.frame) > LongRun.neighbourhood }
+            if far { chosen.append(i) }
+        }
+        for i in candidates.indices where chosen.count < LongRun.worstCount && !chosen.contains(i) { chosen.append(i) }
+        return chosen.sorted().map { candidates[$0] }
     }
 
     /// The histogram with the frames that gave no interval in refreshes placed by `refreshMs`.
@@ -299,7 +323,7 @@ struct LongRunBuilder {
 
     /// The long run with the context records placed in the bins.
     func longRun(context: [ContextRecord]) -> LongRun {
-        var events = worst.map(\.event)
+        var events = Self.apart(worst.map(\.event))
         for i in events.indices { events[i].points.sort { $0.frame < $1.frame } }
         let partial = LongRun(
             maxBins: maxBins, origin: origin ?? 0, binWidth: width, bins: bins, causeCounts: causeCounts, worst: events,

@@ -115,7 +115,7 @@ extension PNGReport {
         // The worst events, each with its neighbourhood.
         if let first = layout.events.first {
             c.drawText(
-                "the \(lr.worst.count) worst drop events of \(chart.markedFrames) frames with a drop cause, +-\(LongRun.neighbourhood) shown frames, interval in refreshes",
+                "the \(lr.worst.count) worst drop events (over \(LongRun.neighbourhood) frames apart) of \(chart.markedFrames) frames with a drop cause, +-\(LongRun.neighbourhood) shown frames, interval in refreshes",
                 x: Int(first.x), y: Int(first.y) - 44, scale: 1, axis)
         }
         for (i, e) in lr.worst.enumerated() {
@@ -244,7 +244,7 @@ extension SVGReport {
         s += "<g class=\"worst-events\">\n"
         if let first = layout.events.first {
             s +=
-                "<text x=\"\(f(first.x))\" y=\"\(f(first.y - 36))\" fill=\"\(axis)\">the \(lr.worst.count) worst drop events of \(chart.markedFrames) frames with a drop cause, ±\(LongRun.neighbourhood) shown frames, interval in refreshes</text>\n"
+                "<text x=\"\(f(first.x))\" y=\"\(f(first.y - 36))\" fill=\"\(axis)\">the \(lr.worst.count) worst drop events (over \(LongRun.neighbourhood) frames apart) of \(chart.markedFrames) frames with a drop cause, ±\(LongRun.neighbourhood) shown frames, interval in refreshes</text>\n"
         }
         for (i, e) in lr.worst.enumerated() {
             let b = layout.events[i]
