@@ -15,9 +15,9 @@ public struct LongRun: Equatable, Sendable {
         public var frames = 0
         /// Shown frames (on time or late).
         public var shown = 0
-        /// Dropped refreshes of the shown frames (as ``RunSummary/droppedRefreshes``).
+        /// Dropped refreshes of the shown frames (as `RunSummary.droppedRefreshes`).
         public var droppedRefreshes = 0
-        /// Shown frames with dropped refreshes (as ``RunSummary/dropEvents``).
+        /// Shown frames with dropped refreshes (as `RunSummary.dropEvents`).
         public var dropEvents = 0
         /// Shown frames with an interval (> 0).
         public var intervals = 0
@@ -49,8 +49,8 @@ public struct LongRun: Equatable, Sendable {
     /// One of the worst drop events with the shown frames around it (by frame).
     public struct Event: Equatable, Sendable {
         public var drop: ReportChart.Drop
-        /// The shown frames around it: up to ``neighbourhood`` before (and the frame itself
-        /// when shown), up to ``neighbourhood`` after, in frame order.
+        /// The shown frames around it: up to ``LongRun/neighbourhood`` before (and the frame itself
+        /// when shown), up to ``LongRun/neighbourhood`` after, in frame order.
         public var points: [ReportChart.Point]
     }
 
