@@ -40,7 +40,7 @@ done
 
 # The programs the scripts call: every `command -v NAME` in tools/, and these, which the VM and
 # check scripts run by name or put into the guest.
-programs="drm_info modetest promtool edid-decode seatd setfacl systemd-analyze qemu-system-x86_64 busybox gcc-12 make patch xz depmod pkg-config"
+programs="chromium drm_info modetest promtool edid-decode seatd setfacl systemd-analyze qemu-system-x86_64 busybox gcc-12 make patch xz depmod pkg-config"
 scanned=$(grep -rhoE 'command -v "?[A-Za-z0-9_.+-]+' tools --include='*.sh' --exclude=check-install-lists.sh | awk '{print $3}' | tr -d '"' | grep -vE '^(cc|gcc|\$.*)$' || true)
 checked=0
 for prog in $(printf '%s\n' $programs $scanned | sort -u); do

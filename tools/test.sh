@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set-up command 2 of 2 (and what CI runs): installs every apt package the tests need,
-# builds, runs the unit tests, checks `cadence render` PNGs with Pillow, compares `cadence edid`
+# builds, runs the unit tests, checks `cadence render` PNGs with Pillow, the HTML report's zoom in
+# headless Chromium (tools/check-html-report.py), compares `cadence edid`
 # with edid-decode on the EDID corpus (tools/edid), checks that the CLI uses public API only,
 # lints with swift-format (tools/check-format.py: only new violations fail),
 # generates the DocC documentation of every library (no warnings allowed), builds and tests the
@@ -92,6 +93,12 @@ echo "== PNG check with Pillow (cadence render)"
 python3 -c "import PIL" 2>/dev/null || python3 -m pip install -q pillow >/dev/null
 python3 tools/bench/check_png.py "$(swift build --show-bin-path)/cadence"
 took "PNG check"
+
+echo "== HTML report zoom in headless Chromium (tools/check-html-report.py)"
+# One line when it passes; every check's line when one fails.
+if ! html_out=$(python3 tools/check-html-report.py "$(swift build --show-bin-path)/cadence" 2>&1); then echo "$html_out"; exit 1; fi
+echo "$html_out" | tail -n 1
+took "HTML report check"
 
 echo "== EDID corpus: cadence edid vs edid-decode, field by field (tools/edid)"
 tools/edid/corpus.sh

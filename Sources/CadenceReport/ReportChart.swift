@@ -69,10 +69,35 @@ public struct ReportChart {
     /// The CPU frequency range recorded (mean over CPUs per record), MHz; nil without cpufreq.
     public let frequencyRangeMHz: ClosedRange<Double>?
     public let title: String
+    /// The long-run picture's data, for a log of more than ``perFrameLimit(width:)`` frame
+    /// records (then ``points`` is empty and ``drops`` are the worst events); nil: the per-frame picture.
+    public let longRun: LongRun?
+    /// Where the long-run picture's panels are (nil: the per-frame picture).
+    public let longRunLayout: LongRunLayout?
+    /// Frames with a drop cause (``drops``' count in the per-frame picture).
+    public let markedFrames: Int
+
+    /// The boxes of the long-run picture (``timeline`` is its top panel, dropped refreshes per bin).
+    public struct LongRunLayout: Equatable, Sendable {
+        /// The interval envelope per bin (min to max, and the mean), under the top panel.
+        public var envelope: Box
+        /// The temperature and frequency strip (nil: the log has no context records with either).
+        public var context: Box?
+        /// The small timelines of the worst events, worst first.
+        public var events: [Box]
+    }
+
+    /// The most frame records drawn one point per shown frame for a picture `width` pixels wide:
+    /// 8 points per pixel column of the timeline, at least 10,000; a longer log gets the
+    /// long-run picture (``longRun``).
+    public static func perFrameLimit(width: Int) -> Int { Swift.max(10_000, 8 * (Swift.max(480, width) - 88)) }
+
+    /// The long-run picture's bins at most, for a picture `width` pixels wide: 2 per pixel column.
+    static func maxBins(width: Int) -> Int { 2 * (Swift.max(480, width) - 88) }
 
     /// Builds the chart of `log` at the given picture size (at least 480×320).
     public init(log: RunLog, width: Int = 1200, height: Int = 720) {
-        var b = Builder(estimatesRefresh: log.header == nil)
+        var b = Builder(estimatesRefresh: log.header == nil, width: width)
         for r in log.records { b.add(r) }
         self.init(consume b, log: log, width: width, height: height)
     }
@@ -103,13 +128,36 @@ public struct ReportChart {
         var drops: [(frame: Int, id: UInt64, drop: Drop)] = []
         var minFrame: Int? = nil
         var maxFrame: Int? = nil
+        /// Frame records added, and those with a drop cause.
+        var records = 0
+        var marked = 0
+        /// Past this many records, `shown` and `drops` are let go: the long-run picture.
+        let perFrameLimit: Int
+        var long: LongRunBuilder
 
-        init(estimatesRefresh: Bool) { summary = LogSummaryBuilder(estimatesRefresh: estimatesRefresh) }
+        init(estimatesRefresh: Bool, width: Int = 1200) {
+            summary = LogSummaryBuilder(estimatesRefresh: estimatesRefresh)
+            perFrameLimit = ReportChart.perFrameLimit(width: width)
+            long = LongRunBuilder(maxBins: ReportChart.maxBins(width: width))
+        }
+
+        /// Whether the chart is the long-run picture.
+        var isLongRun: Bool { records > perFrameLimit }
 
         mutating func add(_ r: FrameRecord) {
             summary.add(r)
             minFrame = Swift.min(minFrame ?? r.frame, r.frame)
             maxFrame = Swift.max(maxFrame ?? r.frame, r.frame)
+            records &+= 1
+            if r.cause != nil { marked &+= 1 }
+            long.add(r)
+            if records > perFrameLimit {
+                if !shown.isEmpty || !drops.isEmpty {
+                    shown = []
+                    drops = []
+                }
+                return
+            }
             if r.outcome == .onTime || r.outcome == .late {
                 shown.append(Shown(frame: r.frame, id: r.id, intervalNs: r.intervalNs, flipNs: r.flipNs, intervalRefreshes: r.intervalRefreshes))
             }
@@ -120,6 +168,18 @@ public struct ReportChart {
     }
 
     init(_ b: consuming Builder, log: RunLog, width: Int, height: Int) {
+        if b.isLongRun {
+            self.init(longRun: b, log: log, width: width, height: height)
+        } else {
+            self.init(perFrame: b, log: log, width: width, height: height)
+        }
+    }
+
+    /// The per-frame picture.
+    private init(perFrame b: consuming Builder, log: RunLog, width: Int, height: Int) {
+        longRun = nil
+        longRunLayout = nil
+        markedFrames = b.marked
         self.width = Swift.max(480, width)
         self.height = Swift.max(320, height)
         summary = b.summary.summary(of: log)
@@ -172,9 +232,15 @@ public struct ReportChart {
             hy = tb.maxY + 40
         }
         histogramBox = Box(x: 64, y: hy, width: W - 64 - 24, height: H - hy - 28)
+        title = Self.title(summary)
+    }
+
+    /// The title line: the summary in one line.
+    static func title(_ s: RunSummary) -> String {
         let f = { (v: Double) in String(format: "%.2f", v) }
-        let s = summary
-        title = "\(s.backend) \(f(s.refreshHz)) Hz, effective \(f(s.effectiveRateHz)) Hz: \(s.frames) frames, \(s.presented) shown, \(s.droppedRefreshes) dropped refreshes in \(s.dropEvents) events, hitch \(f(s.hitchTimeRatio)) ms/s"
+        return "\(s.backend) \(f(s.refreshHz)) Hz, effective \(f(s.effectiveRateHz)) Hz: \(s.frames) frames, "
+            + "\(s.presented) shown, \(s.droppedRefreshes) dropped refreshes in \(s.dropEvents) events, "
+            + "hitch \(f(s.hitchTimeRatio)) ms/s"
     }
 
     /// Places each context record's CPU temperature at the frame shown at its time: linear
@@ -259,19 +325,40 @@ public struct ReportChart {
         let kinds = Swift.max(1, histogram.count - 1)
         let slot = histogramBox.width / Double(kinds)
         let top = Double(histogram.max() ?? 1)
+        let logScale = histogramLogScale
         var out: [(Int, Int, Box)] = []
         for k in 1..<histogram.count {
             let n = histogram[k]
             // Non-empty bars are at least 2 px tall so that a single interval stays visible.
-            let h = top > 0 && n > 0 ? Swift.max(2, Double(n) / top * (histogramBox.height - 16)) : 0
+            let share =
+                logScale ? (log10(Double(Swift.max(1, n))) + 1) / (log10(top) + 1) : Double(n) / top
+            let h = top > 0 && n > 0 ? Swift.max(2, share * (histogramBox.height - 16)) : 0
             let bx = histogramBox.x + Double(k - 1) * slot + slot * 0.15
             out.append((k, n, Box(x: bx, y: histogramBox.maxY - h, width: slot * 0.7, height: h)))
         }
         return out
     }
 
+    /// Whether the histogram's counts are drawn on a log scale: when the largest count is more
+    /// than 1,000 times the smallest non-zero one (the few drops of a long run are then visible
+    /// beside the millions of on-time intervals; a picture of up to ``perFrameLimit(width:)``
+    /// frames with a handful of drops keeps the linear scale).
+    public var histogramLogScale: Bool {
+        let counts = histogram.dropFirst().filter { $0 > 0 }
+        guard let lo = counts.min(), let hi = counts.max() else { return false }
+        return Double(hi) > 1000 * Double(lo)
+    }
+
+    /// The histogram's caption.
+    public var histogramCaption: String { "intervals in refresh units" + (histogramLogScale ? " (count: log scale)" : "") }
+
     /// The causes present, in `DropCause.allCases` order.
-    public var causesPresent: [DropCause] { DropCause.allCases.filter { c in drops.contains { $0.cause == c } } }
+    public var causesPresent: [DropCause] {
+        if let lr = longRun {
+            return DropCause.allCases.filter { c in lr.bins.indices.contains { lr.count(bin: $0, cause: c) > 0 } }
+        }
+        return DropCause.allCases.filter { c in drops.contains { $0.cause == c } }
+    }
 
     /// The colour of each cause (RGB), distinct and readable on white.
     public static func color(_ c: DropCause) -> UInt32 {
@@ -297,5 +384,7 @@ public struct ReportChart {
     public static let axisColor: UInt32 = 0x404040
     public static let barColor: UInt32 = 0x546E7A
     public static let temperatureColor: UInt32 = 0xC2185B
+    /// The CPU frequency line of the long-run picture.
+    public static let frequencyColor: UInt32 = 0x1565C0
     public static let background: UInt32 = 0xFFFFFF
 }

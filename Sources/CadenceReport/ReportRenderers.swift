@@ -6,6 +6,7 @@ import Raster
 public enum PNGReport {
     /// Renders the chart into a new bitmap.
     public static func render(_ chart: ReportChart) -> Bitmap {
+        if chart.longRun != nil { return renderLongRun(chart) }
         let bmp = Bitmap(width: chart.width, height: chart.height)
         let c = bmp.canvas
         c.clear(Color(rgb: ReportChart.background))
@@ -63,14 +64,7 @@ public enum PNGReport {
             while y < Int(tl.maxY) { c.fillRect(x: x, y: y, width: 1, height: 4, sw); y += 7 }
             c.drawText(ReportChart.label(r, ascii: true), x: x + 3, y: Int(tl.y) + 20, scale: 1, sw)
         }
-        // Legend.
-        var lx = Int(tl.maxX)
-        for cause in chart.causesPresent.reversed() {
-            let label = cause.rawValue
-            lx -= BitmapFont.width(of: label) + 26
-            c.fillCircle(center: Raster.Point(Double(lx + 6), tl.y - 10), radius: 5, Color(rgb: ReportChart.color(cause)))
-            c.drawText(label, x: lx + 14, y: Int(tl.y) - 14, scale: 1, text)
-        }
+        legend(chart, c)
 
         // CPU temperature under the timeline, on the same frame axis.
         if let tb = chart.temperatureBox {
@@ -94,9 +88,29 @@ public enum PNGReport {
             }
         }
 
-        // Histogram in refresh units.
+        histogram(chart, c)
+        return bmp
+    }
+
+    /// The legend of the causes present, right-aligned above the timeline.
+    static func legend(_ chart: ReportChart, _ c: Canvas) {
+        let tl = chart.timeline
+        let text = Color(rgb: 0x202020)
+        var lx = Int(tl.maxX)
+        for cause in chart.causesPresent.reversed() {
+            let label = cause.rawValue
+            lx -= BitmapFont.width(of: label) + 26
+            c.fillCircle(center: Raster.Point(Double(lx + 6), tl.y - 10), radius: 5, Color(rgb: ReportChart.color(cause)))
+            c.drawText(label, x: lx + 14, y: Int(tl.y) - 14, scale: 1, text)
+        }
+    }
+
+    /// The histogram in refresh units.
+    static func histogram(_ chart: ReportChart, _ c: Canvas) {
+        let axis = Color(rgb: ReportChart.axisColor)
+        let text = Color(rgb: 0x202020)
         let hb = chart.histogramBox
-        c.drawText("intervals in refresh units", x: Int(hb.x), y: Int(hb.y) - 14, scale: 1, axis)
+        c.drawText(chart.histogramCaption, x: Int(hb.x), y: Int(hb.y) - 14, scale: 1, axis)
         c.fillRect(x: Int(hb.x), y: Int(hb.maxY), width: Int(hb.width), height: 1, axis)
         for bar in chart.histogramBars {
             let b = bar.box
@@ -108,7 +122,6 @@ public enum PNGReport {
                 c.drawText(n, x: Int(b.x + b.width / 2) - BitmapFont.width(of: n) / 2, y: Int(b.y) - 10, scale: 1, text)
             }
         }
-        return bmp
     }
 
     /// The chart as PNG file bytes.
@@ -136,6 +149,7 @@ public enum PNGReport {
 /// switches `class="rate-switch down|up" data-frame data-from-hz data-to-hz`.
 public enum SVGReport {
     public static func svg(_ chart: ReportChart) -> String {
+        if chart.longRun != nil { return svgLongRun(chart) }
         let f = { (v: Double) in String(format: "%.2f", v) }
         let hex = { (c: UInt32) in String(format: "#%06X", c) }
         let tl = chart.timeline
@@ -177,11 +191,7 @@ public enum SVGReport {
             s += "<g class=\"rate-switch \(r.direction)\" data-frame=\"\(r.frame)\" data-from-hz=\"\(r.fromHz)\" data-to-hz=\"\(r.toHz)\"><line x1=\"\(f(x))\" y1=\"\(f(tl.y + 20))\" x2=\"\(f(x))\" y2=\"\(f(tl.maxY))\" stroke=\"\(col)\" stroke-dasharray=\"4 3\"/><text x=\"\(f(x + 3))\" y=\"\(f(tl.y + 28))\" fill=\"\(col)\">\(ReportChart.label(r))</text><title>frame \(r.frame): \(JUnitReport.escape(r.reason))</title></g>\n"
         }
         s += "</g>\n<g class=\"legend\">\n"
-        var lx = tl.maxX
-        for cause in chart.causesPresent.reversed() {
-            lx -= Double(cause.rawValue.count * 7 + 26)
-            s += "<circle cx=\"\(f(lx + 6))\" cy=\"\(f(tl.y - 10))\" r=\"5\" fill=\"\(hex(ReportChart.color(cause)))\"/><text x=\"\(f(lx + 14))\" y=\"\(f(tl.y - 6))\">\(cause.rawValue)</text>\n"
-        }
+        s += legend(chart)
         if let tb = chart.temperatureBox {
             s += "</g>\n<g class=\"temperature\">\n"
             s += "<text x=\"\(f(tb.x))\" y=\"\(f(tb.y - 6))\" fill=\"\(hex(ReportChart.axisColor))\">\(JUnitReport.escape(chart.temperatureCaption))</text>\n"
@@ -198,9 +208,34 @@ public enum SVGReport {
                 s += "<circle class=\"reading\" data-celsius=\"\(String(format: "%.1f", t.celsius))\" cx=\"\(f(chart.x(framePosition: t.frame)))\" cy=\"\(f(chart.y(celsius: t.celsius) ?? tb.maxY))\" r=\"2\" fill=\"\(hex(ReportChart.temperatureColor))\"/>\n"
             }
         }
+        s += "</g>\n"
+        s += histogram(chart)
+        s += "</svg>\n"
+        return s
+    }
+
+    /// The legend's marks (inside the legend group).
+    static func legend(_ chart: ReportChart) -> String {
+        let f = { (v: Double) in String(format: "%.2f", v) }
+        let hex = { (c: UInt32) in String(format: "#%06X", c) }
+        let tl = chart.timeline
+        var s = ""
+        var lx = tl.maxX
+        for cause in chart.causesPresent.reversed() {
+            lx -= Double(cause.rawValue.count * 7 + 26)
+            s += "<circle cx=\"\(f(lx + 6))\" cy=\"\(f(tl.y - 10))\" r=\"5\" fill=\"\(hex(ReportChart.color(cause)))\"/><text x=\"\(f(lx + 14))\" y=\"\(f(tl.y - 6))\">\(cause.rawValue)</text>\n"
+        }
+        return s
+    }
+
+    /// The histogram group.
+    static func histogram(_ chart: ReportChart) -> String {
+        let f = { (v: Double) in String(format: "%.2f", v) }
+        let hex = { (c: UInt32) in String(format: "#%06X", c) }
+        var s = ""
         let hb = chart.histogramBox
-        s += "</g>\n<g class=\"histogram\">\n"
-        s += "<text x=\"\(f(hb.x))\" y=\"\(f(hb.y - 6))\" fill=\"\(hex(ReportChart.axisColor))\">intervals in refresh units</text>\n"
+        s += "<g class=\"histogram\">\n"
+        s += "<text x=\"\(f(hb.x))\" y=\"\(f(hb.y - 6))\" fill=\"\(hex(ReportChart.axisColor))\">\(chart.histogramCaption)</text>\n"
         s += "<line x1=\"\(f(hb.x))\" y1=\"\(f(hb.maxY))\" x2=\"\(f(hb.maxX))\" y2=\"\(f(hb.maxY))\" stroke=\"\(hex(ReportChart.axisColor))\"/>\n"
         for bar in chart.histogramBars {
             let b = bar.box
@@ -208,7 +243,7 @@ public enum SVGReport {
             s += "<text x=\"\(f(b.x + b.width / 2))\" y=\"\(f(hb.maxY + 14))\" text-anchor=\"middle\">\(bar.refreshes)×</text>\n"
             if bar.count > 0 { s += "<text x=\"\(f(b.x + b.width / 2))\" y=\"\(f(b.y - 3))\" text-anchor=\"middle\">\(bar.count)</text>\n" }
         }
-        s += "</g>\n</svg>\n"
+        s += "</g>\n"
         return s
     }
 }
@@ -221,7 +256,7 @@ public enum HTMLReport {
         var h = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Cadence report: \(JUnitReport.escape(source))</title>\n"
         h += "<style>body{font-family:sans-serif;margin:16px}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}th{background:#eee}</style></head><body>\n"
         h += "<h1>Cadence report</h1><p>\(JUnitReport.escape(source))\(log.header.map { ", started \($0.startedAt)" } ?? "")</p>\n"
-        h += SVGReport.svg(chart)
+        h += zoomableChart(chart)
         h += "<h2>Summary</h2><table>\n"
         let rows: [(String, String)] = [
             ("backend", s.backend), ("refresh (Hz)", f3(s.refreshHz)), ("effective rate (Hz)", f3(s.effectiveRateHz)),
@@ -234,7 +269,14 @@ public enum HTMLReport {
         ] + (s.sessionGaps.map { n in [("session gaps", "\(n) (\(f3(s.sessionGapSeconds ?? 0)) s away; no drops counted inside)")] } ?? [])
             + (log.segmentDescription.map { [("file", $0)] } ?? []) + Self.systemRows(log)
         for (k, v) in rows { h += "<tr><th>\(k)</th><td>\(JUnitReport.escape(v))</td></tr>\n" }
-        h += "</table>\n<h2>Drops</h2><table><tr><th>frame</th><th>outcome</th><th>cause</th><th>dropped refreshes</th><th>late refreshes</th></tr>\n"
+        h += "</table>\n"
+        if let lr = chart.longRun {
+            h += "<h2>Worst drop events</h2><p>\(chart.markedFrames) frames with a drop cause; "
+            h += "the \(lr.worst.count) worst (most dropped refreshes, then most late refreshes), in frame order:</p>"
+        } else {
+            h += "<h2>Drops</h2>"
+        }
+        h += "<table><tr><th>frame</th><th>outcome</th><th>cause</th><th>dropped refreshes</th><th>late refreshes</th></tr>\n"
         for r in chart.dropRows {
             h += "<tr><td>\(r.frame)</td><td>\(r.outcome.rawValue)</td><td>\(r.cause.rawValue)</td><td>\(r.droppedRefreshes)</td><td>\(r.lateRefreshes)</td></tr>\n"
         }

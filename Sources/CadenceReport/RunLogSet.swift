@@ -173,7 +173,7 @@ extension ReportChart {
         var b: Builder? = nil
         let log = try RunLog.stream(paths: paths, allowPartialLastLine: allowPartialLastLine, fastFrames: true) {
             r, hasHeader in
-            if b == nil { b = Builder(estimatesRefresh: !hasHeader) }
+            if b == nil { b = Builder(estimatesRefresh: !hasHeader, width: width) }
             b!.add(r)
         }
         let builder = b.take()!

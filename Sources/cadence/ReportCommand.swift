@@ -123,7 +123,7 @@ struct ReportCommand: ParsableCommand {
             let first = runLog.continuation?.segment ?? 1
             note = " (segments \(first)–\(first + files.count - 1) of a rotated log, read as one run\(runLog.rotated != nil ? "; the run continued in a file not given" : runLog.end == nil ? "; the last has no end line: the run did not finish" : ""))"
         }
-        print("\(runLog.frameCount) frames, \(s.droppedRefreshes) dropped refreshes in \(s.dropEvents) events, \(chart.drops.count) frames marked\(note)")
+        print("\(runLog.frameCount) frames, \(s.droppedRefreshes) dropped refreshes in \(s.dropEvents) events, \(chart.markedFrames) frames marked\(note)")
     }
 
     /// Whether the file starts with an observe log's first line (false when it cannot be read:

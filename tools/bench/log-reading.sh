@@ -4,9 +4,11 @@
 # `cadence report LOG --output LOG.png` (and with --replay, `cadence replay LOG`) by an old
 # and a new binary under /usr/bin/time -v: wall seconds, CPU seconds (user + system), MB/s of
 # log per CPU second (reading + analysis + the PNG drawn; on a shared machine the wall time
-# also counts waiting for a core), and peak RSS. Both pictures must be byte-identical, both
-# printed summaries equal, and both replays print the same (exit 1 otherwise). Prints a
-# Markdown table.
+# also counts waiting for a core), and peak RSS. Both printed summaries must be equal and both
+# replays print the same (exit 1 otherwise); both pictures must be byte-identical for logs of
+# up to 10,000 frames (ReportChart.perFrameLimit at the default 1200-pixel width): a longer log
+# gets the long-run picture (issue 24, item 5), which differs from the old per-frame one by
+# design, so it is not compared. Prints a Markdown table.
 #
 #   tools/bench/log-reading.sh --old /tmp/cadence-main --new .build/release/cadence
 #   tools/bench/log-reading.sh --frames "100000 1000000 10000000" --skip-old-above 1000000
@@ -24,6 +26,8 @@ old=/tmp/cadence-main
 new=""
 dir=""
 skip_old_above=0
+# Pictures of logs up to this many frames are compared (the long-run picture starts above it).
+per_frame_limit=10000
 replay=0
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -69,7 +73,7 @@ for n in $frames; do
         "$new" run --backend fake --frames "$n" --quiet --log "$log" >/dev/null
         touch "$log.done"
     fi
-    bytes=$(stat -c %s "$log")
+    bytes=$(stat -L -c %s "$log")
     for command in "${commands[@]}"; do
         for which in old new; do
             bin=$old; [ "$which" = new ] && bin=$new
@@ -83,7 +87,9 @@ for n in $frames; do
         done
         [ -f "$dir/$command-old-$n.out" ] && [ -f "$dir/$command-new-$n.out" ] || continue
         if [ "$command" = report ]; then
-            if ! cmp -s "$dir/report-old-$n.png" "$dir/report-new-$n.png"; then echo "pictures of $n frames differ" >&2; status=1; fi
+            if [ "$n" -le "$per_frame_limit" ] && ! cmp -s "$dir/report-old-$n.png" "$dir/report-new-$n.png"; then
+                echo "pictures of $n frames differ" >&2; status=1
+            fi
             # The "wrote FILE (N bytes)" line names each binary's own file; the summary line must match.
             if [ "$(tail -n 1 "$dir/report-old-$n.out")" != "$(tail -n 1 "$dir/report-new-$n.out")" ]; then
                 echo "report summaries of $n frames differ" >&2; status=1
