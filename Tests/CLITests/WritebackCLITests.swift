@@ -72,4 +72,15 @@ import Testing
         let r = try cadence(["run", "--backend", "fake-drm", "--frames", "10"] + args, in: dir)
         #expect(r.status == 2 && r.err.contains(message), "\(r.err)")
     }
+
+    @Test func validateCountsScanoutMismatchesOnlyWithCRC() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cadence(
+            [
+                "validate", "--backend", "fake-drm", "--verify", "writeback", "--capture", "every:5", "--frames", "10",
+                "--max-scanout-mismatches", "0"
+            ], in: dir)
+        #expect(r.status == 2 && r.err.contains("--max-scanout-mismatches needs --verify crc"), "\(r.err)")
+    }
 }
