@@ -206,6 +206,30 @@ public struct ScanoutSummary: Codable, Equatable, Sendable {
     public var readMicroseconds: Double?
     /// Why reading the lines stopped early (a read failed), if it did.
     public var failure: String?
+    /// Writeback captures, when they ran (nil: none; then the CRC fields above are unset too
+    /// unless the CRC ran).
+    public var writeback: WritebackSummary?
+
+    public init() {}
+}
+
+/// What writeback capture found: frames captured, how many decoded to the frame index they
+/// were taken for, and how many equal Cadence's own render pixel for pixel.
+public struct WritebackSummary: Codable, Equatable, Sendable {
+    /// Captures read back.
+    public var captures = 0
+    /// Captures whose frame identity decoded to the index of the frame they were taken for.
+    public var decoded = 0
+    /// Captures equal to the render of their frame, pixel for pixel (the X byte ignored).
+    public var equal = 0
+    /// Frames asked for but not captured (no free capture buffer, or never flipped).
+    public var skipped = 0
+    /// Captures whose out fence never signalled.
+    public var timedOut = 0
+    /// The first frames (up to 10) whose capture did not decode to them or differed.
+    public var mismatchedFrames: [Int] = []
+    /// Time copying renders and reading captures back, in µs.
+    public var readMicroseconds: Double = 0
 
     public init() {}
 }

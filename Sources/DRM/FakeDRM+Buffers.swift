@@ -45,12 +45,14 @@ extension FakeDRMDevice {
         guard known, format == .xrgb8888 || format == .argb8888, pitch >= width * 4 else { throw Errno.invalidArgument }
         nextID += 1
         fbs[nextID] = (handle.rawValue, width, height)
+        wb.fbFormats[nextID] = format
         return FramebufferID(nextID)
     }
 
     func removeFB(_ fd: Int32, _ id: FramebufferID) throws {
         try record("drmModeRmFB")
         guard fbs.removeValue(forKey: id.rawValue) != nil else { throw Errno.noSuchFileOrDirectory }
+        wb.fbFormats[id.rawValue] = nil
     }
 
     func gbmCreateDevice(_ fd: Int32) throws -> OpaquePointer {

@@ -27,6 +27,9 @@ struct FakeCRCState {
     var captures: [Int: Capture] = [:]
     /// Open debugfs files: descriptor → (CRTC index, is the data file).
     var files: [Int32: (crtcIndex: Int, data: Bool)] = [:]
+    /// Control files open for reading, and how far each has been read.
+    var controlReaders: Set<Int32> = []
+    var controlOffsets: [Int32: Int] = [:]
     var nextFD: Int32 = 1000
     /// The kernel's CRC ring: lines beyond it are lost (drm_crtc_add_crc_entry's overflow).
     static let ringSize = 128
@@ -71,6 +74,7 @@ extension FakeDRMDevice {
     /// A flip committed to latch `fb` at `seq`; a stale flip latches the content on screen.
     func noteFlipLatch(_ crtc: CRTCID, seq: UInt64, fb: FramebufferID) {
         crc.flips += 1
+        wb.flipSeqThisCommit[crtc] = seq
         if staleFlips.contains(crc.flips), let shown = crc.latches[crtc]?.last?.content {
             var list = crc.latches[crtc] ?? []
             list.append((seq, .fixed(checksum(shown))))
@@ -185,13 +189,13 @@ extension FakeDRMDevice {
     }
 
     func openFile(_ path: String, writeOnly: Bool) throws -> Int32 {
-        try record(writeOnly ? "open(crc/control)" : "open(crc/data)")
+        try record(path.hasSuffix("/control") || writeOnly ? "open(crc/control)" : "open(crc/data)")
         if let debugfsError { throw debugfsError }
         let fd = crc.nextFD
         switch debugfsNode(path) {
         case .control(let i)?:
-            guard writeOnly else { throw Errno.invalidArgument }
             crc.files[fd] = (i, false)
+            if !writeOnly { crc.controlReaders.insert(fd) }
         case .data(let i)?:
             guard !writeOnly else { throw Errno.invalidArgument }
             guard crc.captures[i] == nil else { throw Errno.resourceBusy }
@@ -212,7 +216,7 @@ extension FakeDRMDevice {
 
     func writeFile(_ fd: Int32, _ bytes: [UInt8]) throws -> Int {
         try record("write(crc/control)")
-        guard let f = crc.files[fd], !f.data else { throw Errno.badFileDescriptor }
+        guard let f = crc.files[fd], !f.data, !crc.controlReaders.contains(fd) else { throw Errno.badFileDescriptor }
         var source = String(decoding: bytes, as: UTF8.self)
         while source.hasSuffix("\n") { source.removeLast() }
         // The control file cannot change while the data file is open.
@@ -223,6 +227,18 @@ extension FakeDRMDevice {
     }
 
     func readFile(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        if crc.controlReaders.contains(fd), let f = crc.files[fd] {
+            try record("read(crc/control)")
+            // As crc_control_show: the sources the CRTC offers, one a line, the selected one with a `*`.
+            let selected = crc.sources[f.crtcIndex]
+            let text = crcSources.map { $0 == selected ? $0 + "*\n" : $0 + "\n" }.joined()
+            let bytes = Array(text.utf8)
+            let offset = crc.controlOffsets[fd] ?? 0
+            let n = min(buffer.count, bytes.count - offset)
+            buffer.copyBytes(from: bytes[offset..<(offset + n)])
+            crc.controlOffsets[fd] = offset + n
+            return n
+        }
         try record("read(crc/data)")
         guard let f = crc.files[fd], f.data, var cap = crc.captures[f.crtcIndex] else { throw Errno.badFileDescriptor }
         guard buffer.count >= CRCLine.maximumLength else { throw Errno.invalidArgument }
@@ -237,6 +253,9 @@ extension FakeDRMDevice {
 
     func closeFile(_ fd: Int32) {
         calls.append("close(debugfs)")
+        if wb.fences.removeValue(forKey: fd) != nil { return }
+        crc.controlReaders.remove(fd)
+        crc.controlOffsets[fd] = nil
         guard let f = crc.files.removeValue(forKey: fd) else { return }
         if f.data { crc.captures[f.crtcIndex] = nil }
     }

@@ -81,6 +81,8 @@ extension FakeDRMDevice {
         let name = { (id: PropertyID) in self.propNames.first { $0.value == id }?.key ?? "?" }
         var byObject: [UInt32: [String: UInt64]] = [:]
         for p in properties { byObject[p.object, default: [:]][name(p.property)] = p.value }
+        let writeback = try planWriteback(byObject, flags: flags)
+        wb.flipSeqThisCommit = [:]
         // Work out the new state of each CRTC touched.
         var succeeded = false
         defer {
@@ -138,6 +140,7 @@ extension FakeDRMDevice {
             }
         }
         succeeded = true
+        if !flags.contains(.testOnly) { applyWriteback(writeback) }
     }
 
     func crtcGetSequence(_ fd: Int32, _ crtc: CRTCID) throws -> VBlankReading {

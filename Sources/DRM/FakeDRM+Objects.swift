@@ -7,8 +7,9 @@ extension FakeDRMDevice {
     func getResources(_ fd: Int32) throws -> CardResources {
         try record("drmModeGetResources")
         if isNotDRM { throw Errno(rawValue: 25) }
+        let writeback = wb.enabledFDs.contains(fd) ? writebackConnectors.map(\.id) : []
         return CardResources(framebuffers: fbs.keys.sorted().map(FramebufferID.init), crtcs: crtcs.map(\.id),
-                             connectors: connectors.map(\.id), encoders: encoders.map(\.id))
+                             connectors: connectors.map(\.id) + writeback, encoders: encoders.map(\.id))
     }
 
     func connectorProps(_ c: FakeConnector) -> [(id: PropertyID, value: UInt64)] {
@@ -25,6 +26,10 @@ extension FakeDRMDevice {
 
     func getConnector(_ fd: Int32, _ id: ConnectorID) throws -> Connector {
         try record("drmModeGetConnector")
+        if let w = writebackConnectors.first(where: { $0.id == id }) {
+            guard wb.enabledFDs.contains(fd) else { throw Errno.noSuchFileOrDirectory }
+            return writebackConnector(w)
+        }
         guard let c = connectors.first(where: { $0.id == id }) else { throw Errno.noSuchFileOrDirectory }
         let enc = crtcState.contains { $0.value.connectors.contains(id) } ? c.encoders.first ?? EncoderID(0) : EncoderID(0)
         let size: (width: Int, height: Int) = c.status == .connected ? c.sizeMM ?? (260, 195) : (0, 0)
@@ -68,6 +73,7 @@ extension FakeDRMDevice {
         try record("drmModeObjectGetProperties")
         switch type {
         case .connector:
+            if let w = writebackConnectors.first(where: { $0.id.rawValue == object }) { return writebackProps(w) }
             guard let c = connectors.first(where: { $0.id.rawValue == object }) else { throw Errno.noSuchFileOrDirectory }
             return connectorProps(c)
         case .crtc:
@@ -89,7 +95,7 @@ extension FakeDRMDevice {
         case "type":
             return PropertyInfo(id: id, name: name, flags: 0x8 | 0x4, enums: [
                 .init(name: "Overlay", value: 0), .init(name: "Primary", value: 1), .init(name: "Cursor", value: 2)])
-        case "EDID": return PropertyInfo(id: id, name: name, flags: 0x10 | 0x4)
+        case "EDID", "WRITEBACK_PIXEL_FORMATS": return PropertyInfo(id: id, name: name, flags: 0x10 | 0x4)
         case "MODE_ID": return PropertyInfo(id: id, name: name, flags: 0x10)
         case "DPMS": return PropertyInfo(id: id, name: name, flags: 0x8, enums: [.init(name: "On", value: 0), .init(name: "Off", value: 3)])
         default: return PropertyInfo(id: id, name: name, flags: 0x2, values: [0, UInt64(UInt32.max)])

@@ -80,6 +80,14 @@ public final class FakeDRMDevice: DRMSystem {
     /// latch their framebuffer with the content already on screen, as a renderer flipping a
     /// buffer it never updated would.
     public var staleFlips: Set<Int> = []
+    /// The writeback connectors (FakeDRM+Writeback.swift), listed only to a file that enabled
+    /// the writeback client cap; empty: the driver has none (every driver but vkms here).
+    public var writebackConnectors: [FakeWritebackConnector] = []
+    /// Time from the vblank a writeback job's frame is composed at until its out fence signals.
+    public var writebackLatencyNs: Int64 = 500_000
+    /// Scripted fault: the writeback jobs (counted from 1 in commit order) whose fence signals
+    /// without the frame being written (the capture buffer keeps what it held).
+    public var writebackDroppedJobs: Set<Int> = []
     /// Nil: the device stands in for a real card (unit tests), and a `KMSDisplay` over it
     /// reports the name "kms". Set (e.g. "fake-drm", when a user asked for the fake DRM
     /// device): the name a `KMSDisplay` over it reports, so that no summary takes the
@@ -243,6 +251,8 @@ public final class FakeDRMDevice: DRMSystem {
     var hotplugScript: [(at: Int64, connector: ConnectorID, status: ConnectionStatus)] = []
     /// CRC captures and the content latched at each vblank (FakeDRM+CRC.swift).
     var crc = FakeCRCState()
+    /// Writeback attachments, jobs and fences (FakeDRM+Writeback.swift).
+    var wb = FakeWritebackState()
     var ueventsReady: [Uevent] = []
 
     deinit {
@@ -269,6 +279,7 @@ public final class FakeDRMDevice: DRMSystem {
         ensureState()
         syncWallClock()
         applyDueHotplug()
+        advanceWriteback()
         advanceCRC()
         if var list = injected[call], !list.isEmpty {
             let e = list.removeFirst()
@@ -330,6 +341,7 @@ public final class FakeDRMDevice: DRMSystem {
         calls.append("close")
         openFDs.remove(fd)
         readOnlyFDs.remove(fd)
+        wb.enabledFDs.remove(fd)
         masters.remove(fd)
     }
 
@@ -351,6 +363,11 @@ public final class FakeDRMDevice: DRMSystem {
         if cap == ClientCapability.atomic.rawValue {
             guard supportsAtomic else { throw Errno.eopnotsupp }
             if value != 0 { atomicEnabled.insert(fd) } else { atomicEnabled.remove(fd) }
+        }
+        if cap == ClientCapability.writebackConnectors.rawValue {
+            // drm_ioctl.c: the writeback cap needs the atomic cap first.
+            guard atomicEnabled.contains(fd) else { throw Errno.invalidArgument }
+            if value != 0 { wb.enabledFDs.insert(fd) } else { wb.enabledFDs.remove(fd) }
         }
     }
 

@@ -43,11 +43,15 @@ extension FakeDRMProfile {
         var typeCounts: [UInt32: UInt32] = [:]
         var connectors: [FakeDRMDevice.FakeConnector] = []
         var connectorEncoder: [(ConnectorID, UInt32)] = []
+        var writeback: [FakeWritebackConnector] = []
         for (i, c) in rawConnectors.enumerated() {
             guard let id = Self.uint32(c["id"]), let type = Self.uint32(c["type"]) else { throw FakeDRMProfileError("connector \(i): no id or type") }
-            // drm_info sets the writeback client cap; the kernel hides writeback connectors from
-            // clients that do not, as Cadence does not.
-            if type == Self.writebackConnectorType { continue }
+            // drm_info sets the writeback client cap; the kernel lists writeback connectors only
+            // to clients that do: they are kept apart, with the formats they write.
+            if type == Self.writebackConnectorType {
+                writeback.append(Self.writeback(c, id: id, index: writeback.count))
+                continue
+            }
             typeCounts[type, default: 0] += 1
             let typeID = Self.uint32(c["type_id"]) ?? typeCounts[type]!
             let name = "\(Connector.typeName(type))-\(typeID)"
@@ -114,6 +118,7 @@ extension FakeDRMProfile {
         } else {
             crcSources = driverName == "vkms" ? ["auto"] : []
         }
+        writebackConnectors = try Self.writeback(writeback, formats: cadence["writebackFormats"], node: node)
     }
 
     /// The `"cadence"` section's timing keys.

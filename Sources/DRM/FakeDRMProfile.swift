@@ -16,7 +16,10 @@
 /// default 40), `commitLatencyUs` (commit to completion without vblank, default 1000),
 /// `vrrResponseUs` (under VRR: a flip's commit to the start of the refresh it starts, default
 /// 100), `crcSources` (the CRC sources each CRTC offers in debugfs; default `["auto"]` for vkms,
-/// none for any other driver) and `description` (else the driver's). A connector with `vrr_capable` 1 behaves as an
+/// none for any other driver), `writebackFormats` (fourccs such as `"XR24"`: the formats every
+/// writeback connector of the profile writes, replacing the `WRITEBACK_PIXEL_FORMATS` data of
+/// drm_info's type-18 connectors; an empty array: the driver has no writeback connector) and
+/// `description` (else the driver's). A connector with `vrr_capable` 1 behaves as an
 /// adaptive-sync panel once `VRR_ENABLED` is set, in the range ``setVRRRanges(_:)`` gives it
 /// from its EDID (this module decodes no EDID: the caller passes the decoder).
 ///
@@ -77,6 +80,8 @@ public struct FakeDRMProfile: Sendable {
     var presets: [Preset]
     /// The CRC sources each CRTC offers (``FakeDRMDevice/crcSources``).
     var crcSources: [String]
+    /// The writeback connectors (``FakeDRMDevice/writebackConnectors``).
+    var writebackConnectors: [FakeWritebackConnector]
 
     /// A CRTC that shows a mode when the profile was captured.
     struct Preset: Sendable {
@@ -103,6 +108,7 @@ public struct FakeDRMProfile: Sendable {
         device.commitLatencyNs = timing.commitLatencyNs
         device.vrrResponseNs = timing.vrrResponseNs
         device.crcSources = crcSources
+        device.writebackConnectors = writebackConnectors
         for p in presets {
             device.preset(crtcIndex: p.index, mode: p.mode, framebuffer: FramebufferID(p.framebuffer), connectors: p.connectors)
         }

@@ -320,6 +320,8 @@ final class LiveDRM: DRMSystem, Sendable {
         return r > 0
     }
 
+    func pollFence(_ fd: Int32, timeoutNs: Int64) throws -> Bool { try poll(fd, timeoutNs: timeoutNs) }
+
     func handleEvents(_ fd: Int32, into events: inout [DRMEvent]) throws {
         // On the stack, per call (drmHandleEvent reads at most 1 KiB: 32 events).
         try withUnsafeTemporaryAllocation(of: cadence_drm_event.self, capacity: 64) { buffer in

@@ -181,16 +181,20 @@ public final class KMSOutput {
     }
 
     /// Queues a flip to `framebuffer` at the next vblank with a completion event carrying
-    /// `userData` (atomic NONBLOCK | PAGE_FLIP_EVENT, or drmModePageFlip).
-    public func flip(to framebuffer: FramebufferID, userData: UInt64) throws {
+    /// `userData` (atomic NONBLOCK | PAGE_FLIP_EVENT, or drmModePageFlip). `extra` properties
+    /// (a writeback capture's) go into the same atomic commit; the legacy API takes none (EINVAL).
+    public func flip(to framebuffer: FramebufferID, userData: UInt64, extra: [AtomicProperty] = []) throws {
         switch api {
         case .atomic, .auto:
             // The plane is already configured by the modeset: a flip only changes FB_ID.
             guard let a = atomic else { preconditionFailure("atomic API without atomic properties") }
             let fbProperty = AtomicProperty(object: a.planeID.rawValue, property: a.plane.framebufferID, value: UInt64(framebuffer.rawValue))
-            try device.atomicCommit([fbProperty], flags: [.nonblock, .pageFlipEvent], userData: userData,
-                                    object: "\(crtc)")
+            let props = extra.isEmpty ? [fbProperty] : [fbProperty] + extra
+            try device.atomicCommit(props, flags: [.nonblock, .pageFlipEvent], userData: userData, object: "\(crtc)")
         case .legacy:
+            guard extra.isEmpty else {
+                throw DRMError(call: "drmModePageFlip", object: "\(crtc)", errno: .invalidArgument)
+            }
             try device.pageFlip(crtc, to: framebuffer, flags: .event, userData: userData)
         }
         flipPending = true

@@ -87,6 +87,10 @@ protocol DRMSystem: AnyObject {
     /// close(2) a plain file.
     func closeFile(_ fd: Int32)
 
+    // Writeback fences (Writeback.swift)
+    /// poll(2) a writeback out fence (a sync_file) for POLLIN up to `timeoutNs`: true once signalled.
+    func pollFence(_ fd: Int32, timeoutNs: Int64) throws -> Bool
+
     // Clock
     /// CLOCK_MONOTONIC in ns.
     func monotonicNow() -> Int64

@@ -62,6 +62,8 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     var ueventsSeen = 0
     /// Scanout verification from the CRTC's CRC, while it runs (KMSDisplay+Scanout.swift).
     var scanout: ScanoutState?
+    /// Writeback capture (KMSDisplay+Writeback.swift), nil unless started.
+    var writeback: WritebackState?
     /// Why reading the CRC stopped, if it did.
     var scanoutFailure: String?
 
@@ -152,6 +154,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     /// Restores what the CRTC showed before (waiting for a pending flip). Also done in deinit.
     public func close() throws {
         scanout = nil
+        stopWriteback()
         if sessionPaused { output.sessionLost() }
         do { try output.restore() } catch let e as DRMError { throw Self.failure(e) }
     }
@@ -184,6 +187,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
         }
         guard let i = index else { throw BackendFailure.busy }
         shadow.copy(to: swapchain.buffers[i])
+        if writeback != nil { keepForCapture(frame) }
         swapchain.markQueued(i)
         finished.append((frame, i))
     }
@@ -198,7 +202,9 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
         let entry = finished[k]
         if scanout != nil { readScanout() }
         do {
-            try output.flip(to: swapchain.buffers[entry.buffer].framebuffer, userData: frame)
+            let extra = writeback != nil ? captureProperties(frame) : []
+            try output.flip(to: swapchain.buffers[entry.buffer].framebuffer, userData: frame, extra: extra)
+            if writeback != nil { captureCommitted(frame) }
         } catch let e as DRMError {
             // The seat took DRM master away before telling us: a pause, reported by the next wait.
             if e.errno.rawValue == 13 || e.errno.rawValue == 1, let seat = device.seat, seat.disablePending() {
@@ -286,6 +292,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
             let before = events.count
             translate(received: received, into: &events)
             if scanout != nil { readScanout() }
+            if writeback != nil { pollCaptures() }
             if device.hotplugPending || (device.routesEvents && device.sharedUeventCount != ueventsSeen),
                serviceHotplug(into: &events) { return }
             if !hasHardwareVBlank && !softwareRequests.isEmpty {

@@ -124,6 +124,10 @@ struct DeviceReport {
     var identities: [PanelIdentity]
     var encoders: [Encoder]
     var crtcs: [CRTCState]
+    /// Each CRTC's CRC sources (debugfs `crtc-M/crc/control`), or why they cannot be read.
+    var crcSources: [Result<[String], CRCError>]
+    /// The writeback connectors (listed after enabling the writeback client cap).
+    var writeback: [WritebackConnector]
     var planes: [(Plane, PlaneKind)]
 
     init(_ dev: DRMDevice) throws {
@@ -140,6 +144,7 @@ struct DeviceReport {
         identities = connectors.map { PanelIdentity(device: dev, connector: $0.0.id, properties: $0.properties) }
         encoders = try res.encoders.map { try dev.encoder($0) }
         crtcs = try res.crtcs.map { try dev.crtc($0) }
+        (crcSources, writeback) = Self.scanoutSources(dev, crtcs: res.crtcs.count)
         planes = ((try? dev.planeIDs()) ?? []).compactMap { id in
             guard let p = try? dev.plane(id) else { return nil }
             return (p, (try? dev.planeKind(id)) ?? .overlay)
@@ -205,6 +210,7 @@ struct DeviceReport {
             s += c.mode.map { "\($0.description) Hz, framebuffer \(c.framebufferID.rawValue)" } ?? "off"
             s += "\n"
         }
+        s += scanoutText
         for (p, kind) in planes {
             s += "  plane \(p.id.rawValue): \(kind), CRTC \(p.crtcID.rawValue), possible CRTCs \(Self.hex(p.possibleCRTCs)), "
             s += "formats \(p.formats.map(\.description).joined(separator: " "))\n"
@@ -246,10 +252,12 @@ struct DeviceReport {
                 .object([("id", .int(Int(e.id.rawValue))), ("crtc", .int(Int(e.crtcID.rawValue))),
                          ("possibleCrtcs", .int(Int(e.possibleCRTCs)))])
             })),
-            ("crtcs", .array(crtcs.map { c in
-                .object([("id", .int(Int(c.id.rawValue))), ("framebuffer", .int(Int(c.framebufferID.rawValue))),
-                         ("mode", c.mode.map(Self.modeJSON) ?? .null)])
+            ("crtcs", .array(crtcs.indices.map { i in
+                let c = crtcs[i]
+                return .object([("id", .int(Int(c.id.rawValue))), ("framebuffer", .int(Int(c.framebufferID.rawValue))),
+                                ("mode", c.mode.map(Self.modeJSON) ?? .null)] + crcJSON(i))
             })),
+            ("writebackConnectors", writebackJSON),
             ("planes", .array(planes.map { p, kind in
                 .object([("id", .int(Int(p.id.rawValue))), ("type", .string(kind.description)),
                          ("crtc", .int(Int(p.crtcID.rawValue))), ("possibleCrtcs", .int(Int(p.possibleCRTCs))),

@@ -6,14 +6,29 @@ import KMSDisplay
 /// `--verify crc` and `--fault stale-buffer:FRAME`: the options, starting the CRC check on the
 /// display, and the summary's scanout line.
 extension RunCommand {
-    /// True for `--verify crc`; throws for any other value.
-    func verifyOption() throws -> Bool {
+    /// `--verify crc`, `writeback` or `crc,writeback`, with `--capture`'s frames; throws for
+    /// anything else.
+    func verifyChecks() throws -> (crc: Bool, writeback: Bool, schedule: CaptureSchedule?) {
         guard let v = verify else {
             if fault != nil { throw CLIFailure("--fault needs --verify crc (without it nothing can see the fault)") }
-            return false
+            if capture != nil { throw CLIFailure("--capture needs --verify writeback") }
+            return (false, false, nil)
         }
-        guard v == "crc" else { throw CLIFailure("--verify '\(v)': the only check is crc") }
-        return true
+        let parts = v.split(separator: ",").map(String.init)
+        let known = parts.allSatisfy { $0 == "crc" || $0 == "writeback" }
+        guard !parts.isEmpty, known, Set(parts).count == parts.count else {
+            throw CLIFailure("--verify '\(v)': the checks are crc, writeback, or crc,writeback")
+        }
+        let crc = parts.contains("crc"), writeback = parts.contains("writeback")
+        if fault != nil && !crc {
+            throw CLIFailure("--fault needs --verify crc (without it nothing can see the fault)")
+        }
+        guard writeback else {
+            if capture != nil { throw CLIFailure("--capture needs --verify writeback") }
+            return (crc, false, nil)
+        }
+        guard let c = capture else { throw CLIFailure("--verify writeback needs --capture every:N or frames:LIST") }
+        return (crc, true, try CaptureSchedule(parsing: c))
     }
 
     /// The frame of `--fault stale-buffer:FRAME`, or nil.
@@ -45,9 +60,33 @@ extension RunCommand {
         }
     }
 
+    /// Starts `--verify writeback` on the display: one line and exit 2 when it cannot.
+    func startWriteback(_ display: any DisplayBackend, captures: CaptureRun, out: SessionSinks) throws {
+        guard let k = display as? KMSDisplay else {
+            try? display.close()
+            out.discard()
+            throw CLIFailure("--verify writeback needs a KMS display (the \(display.name) display has no CRTC)")
+        }
+        do {
+            try k.startWriteback(request: { captures.take() }, deliver: { captures.check($0) })
+        } catch let e {
+            try? display.close()
+            out.discard()
+            throw CLIFailure("--verify writeback: \(e)")
+        }
+    }
+
+    /// `LOG-capture-` beside `--log` (its extension dropped), else `capture-` here.
+    static func capturePNGBase(log: String?) -> String {
+        guard var base = log else { return "capture-" }
+        for ext in [".zst", ".jsonl", ".json", ".log"] where base.hasSuffix(ext) { base.removeLast(ext.count) }
+        return base + "-capture-"
+    }
+
     /// The summary's scanout line: frames verified, mismatches, inexact frames, the refreshes
     /// the CRCs show repeated, and the cost of reading the lines.
     static func scanoutLine(_ v: ScanoutSummary) -> String {
+        guard v.source != nil || v.writeback == nil else { return writebackText(v.writeback!) }
         var line =
             "crc \(v.source ?? "auto"): \(v.verified) of \(v.frames) frames verified  mismatches \(v.mismatches) (stale \(v.stale)"
         if !v.staleFrames.isEmpty { line += " at frame " + v.staleFrames.map(String.init).joined(separator: ",") }
@@ -58,6 +97,7 @@ extension RunCommand {
             line += String(format: "  read %.1f µs/vblank", v.lines > 0 ? us / Double(v.lines) : 0)
         }
         if let f = v.failure { line += "  (reading stopped: \(f))" }
+        if let w = v.writeback { line += "  " + writebackText(w) }
         return line
     }
 }

@@ -133,8 +133,15 @@ struct RunCommand: ParsableCommand {
     var hud = false
     @Flag(help: "Print the summary as one JSON object.")
     var json = false
-    @Option(help: "crc: check with the CRTC's CRC (debugfs, root) that the content changed exactly at each flip's vblank and nowhere else; every frame then carries a frame-identity barcode in its top-left corner. Summary line: scanout.")
+    @Option(help: "crc: check with the CRTC's CRC (debugfs, root) that the content changed exactly at each flip's vblank and nowhere else; writeback: capture chosen frames (--capture) with the writeback connector and compare each with Cadence's render; crc,writeback: both. Every frame then carries a frame-identity barcode in its top-left corner. Summary line: scanout.")
     var verify: String?
+    @Option(
+        help: """
+            With --verify writeback: every:N (frames 0, N, 2N, …) or frames:LIST (e.g. 10,20,300); \
+            each capture is written as a PNG beside --log (LOG-capture-000050.png; without --log, \
+            capture-000050.png here).
+            """)
+    var capture: String?
     @Option(help: "stale-buffer:FRAME: frame FRAME shows the previous frame's content (a buffer flipped without being updated), to prove --verify crc sees it.")
     var fault: String?
     @OptionGroup var outputs: RunOutputOptions
@@ -175,7 +182,8 @@ struct RunCommand: ParsableCommand {
         // One HUD per run: its figures start at the first frame (rates known), every completed
         // frame updates them, and they are drawn over each rendered frame.
         let hudSink: HUDSink? = hud ? HUDSink() : nil
-        let verifying = try verifyOption()
+        let checks = try verifyChecks()
+        let verifying = checks.crc || checks.writeback
         let staleFrame = try staleBufferFault()
         let fakeConfig = try makeFakeConfiguration(surface: sceneRenderer != nil)
         let out = try outputs.sinks(outputs.files(log: log))
@@ -186,7 +194,9 @@ struct RunCommand: ParsableCommand {
             out.discard()
             throw CLIFailure("--inject-late \(target)=…: the run drives \((display as? KMSDisplay)?.output.connector.name ?? display.name), not \(target)")
         }
-        if verifying { try startVerification(display, out: out) }
+        let captures = CaptureRun(schedule: checks.schedule, pngBase: Self.capturePNGBase(log: log))
+        if checks.writeback { try startWriteback(display, captures: captures, out: out) }
+        if checks.crc { try startVerification(display, out: out) }
         var runConfig = config
         runConfig.commitMargin = display.recommendedCommitMargin
         if let note = Self.latencyNotice(requested: config.latency, display: display) {
@@ -206,6 +216,7 @@ struct RunCommand: ParsableCommand {
             renderer = { surface, ctx in
                 // The stale-buffer fault draws the previous frame again.
                 let index = ctx.frameIndex == staleFrame && ctx.frameIndex > 0 ? ctx.frameIndex - 1 : ctx.frameIndex
+                captures.rendered(ctx.frameIndex)
                 let c = Scenes.FrameContext(frameIndex: index, time: ctx.time, refreshHz: ctx.refreshHz, effectiveRateHz: ctx.effectiveRateHz)
                 if let h = hudSink {
                     if h.stats == nil { h.stats = HUDStats(refreshHz: ctx.refreshHz, effectiveRateHz: ctx.effectiveRateHz) }
@@ -218,6 +229,7 @@ struct RunCommand: ParsableCommand {
             let colours: [UInt32] = [0x00C0_3030, 0x0030_C030, 0x0030_30C0, 0x00C0_C030]
             renderer = { surface, ctx in
                 let index = ctx.frameIndex == staleFrame && ctx.frameIndex > 0 ? ctx.frameIndex - 1 : ctx.frameIndex
+                captures.rendered(ctx.frameIndex)
                 surface.fill(colours[index & 3])
                 if verifying {
                     FrameIdentity.draw(index, base: surface.base, width: surface.width, height: surface.height, stride: surface.stride)
@@ -237,6 +249,11 @@ struct RunCommand: ParsableCommand {
         return try session.run(shouldStop: { stop.isRequested }) { summary in
             if let indexes, let k = display as? KMSDisplay, var scanout = k.finishScanoutVerification() {
                 scanout.staleFrames = scanout.staleFrames.map { FrameID(indexes.indexes[$0] ?? Int($0)) }
+                summary.scanout = scanout
+            }
+            if let k = display as? KMSDisplay, let stats = k.finishWriteback() {
+                var scanout = summary.scanout ?? ScanoutSummary()
+                scanout.writeback = captures.summary(stats)
                 summary.scanout = scanout
             }
         }

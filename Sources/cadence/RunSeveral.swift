@@ -50,7 +50,7 @@ extension RunCommand {
         if outputs.metrics.metricsPort != nil || outputs.metrics.metricsTextfile != nil { used.append("--metrics-port/--metrics-textfile") }
         if hud { used.append("--hud") }
         if adapt { used.append("--adapt") }
-        if verify != nil { used.append("--verify") }
+        if verify != nil || capture != nil { used.append("--verify") }
         if fault != nil { used.append("--fault") }
         if !used.isEmpty {
             throw CLIFailure("\(used.joined(separator: ", ")) \(used.count == 1 ? "is" : "are") not supported with several outputs yet: run one --connector at a time")

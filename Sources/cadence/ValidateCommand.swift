@@ -136,7 +136,9 @@ struct ValidateCommand: ParsableCommand {
         try c.validate()
         if let m = maxScanoutMismatches {
             guard m >= 0 else { throw CLIFailure("--max-scanout-mismatches must be ≥ 0") }
-            guard options.verify != nil else { throw CLIFailure("--max-scanout-mismatches needs --verify crc") }
+            guard options.verify?.split(separator: ",").contains("crc") == true else {
+                throw CLIFailure("--max-scanout-mismatches needs --verify crc")
+            }
         }
         if options.duration == 0 {
             throw CLIFailure("--duration 0 (until stopped) is for run and observe: validate judges a window, give seconds > 0")

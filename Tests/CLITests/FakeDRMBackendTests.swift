@@ -60,7 +60,7 @@ import Testing
         let vkms = try listed("fake-drm", in: dir)
         #expect(vkms["driver"] as? String == "vkms" && vkms["path"] as? String == "/dev/dri/card0")
         let names = (vkms["connectors"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
-        // drm_info also saw Writeback-1; the kernel shows it only to clients that ask (Cadence does not).
+        // drm_info also saw Writeback-1: list shows it apart (ListScanoutTests), not among these.
         #expect(names == ["Virtual-1"])
         let virtual = try connector(vkms, "Virtual-1")
         let modes = try #require(virtual["modes"] as? [[String: Any]])

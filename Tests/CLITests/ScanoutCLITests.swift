@@ -51,7 +51,10 @@ import Testing
             ["--backend", "fake", "--verify", "crc"],
             "cadence run: --verify crc needs a KMS display (the fake display has no CRTC)"
         ),
-        (["--backend", "fake-drm", "--verify", "md5"], "cadence run: --verify 'md5': the only check is crc"),
+        (
+            ["--backend", "fake-drm", "--verify", "md5"],
+            "cadence run: --verify 'md5': the checks are crc, writeback, or crc,writeback"
+        ),
         (
             ["--backend", "fake-drm", "--fault", "stale-buffer:3"],
             "cadence run: --fault needs --verify crc (without it nothing can see the fault)"

@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+
+/// `cadence run --verify writeback --capture …` on the fake DRM device (vkms' profile has
+/// Writeback-1; bochs' none), and its refusals.
+@Suite struct WritebackCLITests {
+    @Test func everyFiftiethFrameIsCapturedDecodedAndEqual() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cadence(
+            [
+                "run", "--backend", "fake-drm", "--verify", "writeback", "--capture", "every:50", "--frames", "600",
+                "--log", "run.jsonl", "--json", "--quiet"
+            ], in: dir)
+        #expect(r.status == 0 && r.err.isEmpty, "\(r.err)")
+        let s = try #require(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
+        let w = try #require((s["scanout"] as? [String: Any])?["writeback"] as? [String: Any])
+        #expect(w["captures"] as? Int == 12 && w["decoded"] as? Int == 12 && w["equal"] as? Int == 12)
+        #expect(
+            w["skipped"] as? Int == 0 && w["timedOut"] as? Int == 0
+                && (w["mismatchedFrames"] as? [Int])?.isEmpty == true)
+        let pngs = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".png") }.sorted()
+        #expect(pngs == stride(from: 0, to: 600, by: 50).map { String(format: "run-capture-%06d.png", $0) })
+        let png = try #require(FileManager.default.contents(atPath: dir + "/run-capture-000050.png"))
+        #expect(png.prefix(4) == Data([0x89, 0x50, 0x4e, 0x47]))
+    }
+
+    @Test func withCRCAStaleFrameIsCapturedAsThePreviousFrame() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cadence(
+            [
+                "run", "--backend", "fake-drm", "--verify", "crc,writeback", "--capture", "frames:100,299,300",
+                "--frames", "400", "--fault", "stale-buffer:300", "--quiet"
+            ], in: dir)
+        #expect(r.status == 0, "\(r.err)")
+        let line = try #require(lines(r.out).first { $0.hasPrefix("scanout ") })
+        #expect(line.contains("stale 1 at frame 300"), "\(line)")
+        // Frame 300 was drawn as frame 299: equal to its render, decoding to 299.
+        #expect(
+            line.hasSuffix("writeback: captures 3, decoded 2, equal 3 (mismatched frames 300), read 0.0 µs/capture"),
+            "\(line)")
+        #expect(FileManager.default.fileExists(atPath: dir + "/capture-000300.png"))
+    }
+
+    @Test func aDriverWithoutWritebackGetsOneLineAndExit2() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cadence(
+            ["run", "--backend", "fake-drm:bochs", "--verify", "writeback", "--capture", "every:50", "--frames", "60"],
+            in: dir)
+        #expect(r.status == 2 && r.out.isEmpty)
+        #expect(r.err == "cadence run: --verify writeback: bochs-drm has no writeback connector\n", "\(r.err)")
+        let fake = try cadence(
+            ["run", "--backend", "fake", "--verify", "writeback", "--capture", "every:50", "--frames", "60"], in: dir)
+        #expect(fake.status == 2 && fake.err.contains("--verify writeback needs a KMS display"), "\(fake.err)")
+    }
+
+    @Test(arguments: [
+        (["--verify", "writeback"], "--verify writeback needs --capture every:N or frames:LIST"),
+        (["--capture", "every:5"], "--capture needs --verify writeback"),
+        (["--verify", "crc", "--capture", "every:5"], "--capture needs --verify writeback"),
+        (["--verify", "writeback", "--capture", "every:0"], "--capture 'every:0' must be every:N (N ≥ 1)"),
+        (["--verify", "writeback", "--capture", "frames:1,x"], "--capture 'frames:1,x' must be every:N"),
+        (["--verify", "writeback", "--capture", "on-mismatch"], "--capture on-mismatch is not implemented yet"),
+        (["--verify", "crc,crc"], "--verify 'crc,crc': the checks are crc, writeback, or crc,writeback"),
+        (["--verify", "writeback", "--capture", "every:5", "--fault", "stale-buffer:3"], "--fault needs --verify crc")
+    ])
+    func refusals(args: [String], message: String) throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cadence(["run", "--backend", "fake-drm", "--frames", "10"] + args, in: dir)
+        #expect(r.status == 2 && r.err.contains(message), "\(r.err)")
+    }
+
+    @Test func validateCountsScanoutMismatchesOnlyWithCRC() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cadence(
+            [
+                "validate", "--backend", "fake-drm", "--verify", "writeback", "--capture", "every:5", "--frames", "10",
+                "--max-scanout-mismatches", "0"
+            ], in: dir)
+        #expect(r.status == 2 && r.err.contains("--max-scanout-mismatches needs --verify crc"), "\(r.err)")
+    }
+}
