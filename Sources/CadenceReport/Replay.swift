@@ -28,71 +28,71 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     /// last, see ``Replay``): they have no record to diverge from.
     var pastTheLogAfter: FrameID? = nil
 
-    private var clock: Nanoseconds
+    var clock: Nanoseconds
     /// The merged timeline (flips and callbacks) the replay runs on, and the flips alone
     /// (callbacks are pinned on it).
-    private var timeline: ReplayTimeline
-    private var flipsOnly: ReplayTimeline
-    private var callbackPinned: Set<UInt64> = []
-    private var byID: [FrameID: Recorded] = [:]
-    private var renderEndByFrame: [Int: Nanoseconds] = [:]
-    private var busyLeft: [FrameID: Int] = [:]
+    var timeline: ReplayTimeline
+    var flipsOnly: ReplayTimeline
+    var callbackPinned: Set<UInt64> = []
+    var byID: [FrameID: Recorded] = [:]
+    var renderEndByFrame: [Int: Nanoseconds] = [:]
+    var busyLeft: [FrameID: Int] = [:]
     /// Flip receipts (sorted) and render spans of the records read.
-    private var receipts: [Nanoseconds] = []
-    private var renders: [(start: Nanoseconds, end: Nanoseconds)] = []
+    var receipts: [Nanoseconds] = []
+    var renders: [(start: Nanoseconds, end: Nanoseconds)] = []
     /// Vblank timestamp → when the recorded run woke for it (its callbacks' wake times).
-    private var wakeAt: [Nanoseconds: Nanoseconds] = [:]
+    var wakeAt: [Nanoseconds: Nanoseconds] = [:]
     /// Vblank sequence → when the recorded run woke for a callback planned at it (logs with
     /// `schedulerDelayNs`: planned vblank = wake − delay).
-    private var wakeAtSequence: [UInt64: Nanoseconds] = [:]
+    var wakeAtSequence: [UInt64: Nanoseconds] = [:]
     /// Vblank sequence → the earliest time the recorded run knew of it, where that was before
     /// its timestamp: a callback that woke for it earlier, or its flip completion received
     /// earlier. Hardware that stamps a vblank with the end of the blanking interval (the start of
     /// scanout) delivers its events before that time, as the fake display with jitter does.
-    private var knownEarly: [UInt64: Nanoseconds] = [:]
+    var knownEarly: [UInt64: Nanoseconds] = [:]
     /// Vblank sequence → when the recorded run received its event, where that was over a quarter
     /// refresh late (logged as `lateVBlankEvents`): the run judged causes by how late its vblank
     /// events came (a late flip event while vblank events were on time is flip-late; both late
     /// is the process held up), so the replay delivers those events as late.
-    private var lateVBlankEventAt: [UInt64: Nanoseconds] = [:]
+    var lateVBlankEventAt: [UInt64: Nanoseconds] = [:]
     /// Events before their timestamps are replayed (`knownEarly`, flip receipts) only on a
     /// fixed-refresh display with a hardware vblank counter, where sequences and timestamps
     /// form a grid; elsewhere nothing is replayed before its timestamp.
-    private let modelsEarlyEvents: Bool
-    private let loggedDelays: Bool
-    private var pending: (id: FrameID, at: VBlank, received: Nanoseconds, kind: Int)? = nil
-    private var requests: [UInt64] = []
-    private var outbox: [(at: Nanoseconds, order: Int, event: BackendEvent)] = []
-    private var startSequence: UInt64 = 0
-    private var lastFlipSequence: UInt64 = 0
-    private var pixel = [UInt32](repeating: 0, count: 1)
-    private let pixelBase: UnsafeMutableRawPointer
+    let modelsEarlyEvents: Bool
+    let loggedDelays: Bool
+    var pending: (id: FrameID, at: VBlank, received: Nanoseconds, kind: Int)? = nil
+    var requests: [UInt64] = []
+    var outbox: [(at: Nanoseconds, order: Int, event: BackendEvent)] = []
+    var startSequence: UInt64 = 0
+    var lastFlipSequence: UInt64 = 0
+    var pixel = [UInt32](repeating: 0, count: 1)
+    let pixelBase: UnsafeMutableRawPointer
 
     // Reading the log: records come from `nextRecord` in log order; each is read (its flip,
     // receipt, render, busy retries), then pinned (its callback on the flips' timeline), then
     // derived (wakes, early and late events): each stage once everything near its times is in.
-    private let nextRecord: () throws -> FrameRecord?
-    private var exhausted = false
+    let nextRecord: () throws -> FrameRecord?
+    var exhausted = false
     /// All records at once, in the order of the whole-log replay (no window).
-    private let whole: Bool
-    private let near: Nanoseconds
-    private let disorderNs: Nanoseconds
-    private var latestEarliest: Nanoseconds = .min
-    private var maxLoadedID: FrameID = 0
-    private var maxLoadedFrame = Int.min
-    private var awaitingPin: [Recorded] = []
-    private var awaitingPinHead = 0
-    private var awaitingDerive: [Recorded] = []
-    private var awaitingDeriveHead = 0
-    private var loaded: [(id: FrameID, frame: Int, latest: Nanoseconds)] = []
-    private var loadedHead = 0
-    private var sinceEviction = 0
+    let whole: Bool
+    let near: Nanoseconds
+    let disorderNs: Nanoseconds
+    var latestEarliest: Nanoseconds = .min
+    var maxLoadedID: FrameID = 0
+    var maxLoadedFrame = Int.min
+    var awaitingPin: [Recorded] = []
+    var awaitingPinHead = 0
+    var awaitingDerive: [Recorded] = []
+    var awaitingDeriveHead = 0
+    var loaded: [(id: FrameID, frame: Int, latest: Nanoseconds)] = []
+    var loadedHead = 0
+    var sinceEviction = 0
     /// Everything before this time is read and derived.
-    private var ready: Nanoseconds = .min
+    var ready: Nanoseconds = .min
     /// The largest number of records held at once (read and not yet dropped).
-    private(set) var maxWindow = 0
+    var maxWindow = 0
     /// The error reading the log ended with, if it did.
-    private(set) var readError: Error? = nil
+    var readError: Error? = nil
 
     /// Why a log cannot be replayed.
     public struct Unreplayable: Error, CustomStringConvertible {
@@ -221,205 +221,6 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
             }
         }
         try fill(until: clock &+ 2 &* near)
-    }
-
-    // MARK: Reading the log
-
-    /// Reads the next record (false after the last).
-    private func load() throws -> Bool {
-        guard !exhausted else { return false }
-        let next: FrameRecord?
-        do { next = try nextRecord() } catch {
-            // Kept for the replay to throw (the pacer would take it for the display's).
-            readError = readError ?? error
-            exhausted = true
-            throw error
-        }
-        guard let r = next else {
-            exhausted = true
-            return false
-        }
-        let (earliest, latest) = ReplaySurvey.span(r)
-        let rec = Recorded(r, earliest: earliest, latest: latest)
-        byID[r.id] = rec
-        maxLoadedID = Swift.max(maxLoadedID, r.id)
-        maxLoadedFrame = Swift.max(maxLoadedFrame, r.frame)
-        if r.renderEndNs > 0 { renderEndByFrame[r.frame] = r.renderEndNs }
-        if r.busyRetries > 0 { busyLeft[r.id] = r.busyRetries }
-        if r.flipNs > 0 && (r.outcome == .onTime || r.outcome == .late) {
-            flipsOnly.set(r.sequence, r.flipNs)
-            if !callbackPinned.contains(r.sequence) { timeline.set(r.sequence, r.flipNs) }
-        }
-        if r.receivedNs > 0 {
-            var i = receipts.count
-            while i > 0 && receipts[i - 1] > r.receivedNs { i -= 1 }
-            receipts.insert(r.receivedNs, at: i)
-        }
-        if loggedDelays && r.renderEndNs > r.renderStartNs { renders.append((r.renderStartNs, r.renderEndNs)) }
-        for e in r.lateVBlankEvents ?? [] where e.count == 2 && e[0] >= 0 {
-            lateVBlankEventAt[UInt64(e[0])] = Swift.max(lateVBlankEventAt[UInt64(e[0])] ?? 0, e[1])
-        }
-        if earliest != 0 { latestEarliest = Swift.max(latestEarliest, earliest) }
-        loaded.append((r.id, r.frame, latest))
-        if modelsEarlyEvents && r.callbackNs > 0 {
-            awaitingPin.append(rec)
-        } else {
-            awaitingDerive.append(rec)
-        }
-        maxWindow = Swift.max(maxWindow, loaded.count - loadedHead)
-        sinceEviction += 1
-        return true
-    }
-
-    /// Display-link callbacks ran at vblanks no frame was shown at, too: their timestamps
-    /// (`callbackNs`) are kernel vblank timestamps; pin them on the timeline. They come from
-    /// vblank queries and events, which carry nanoseconds, while flip events carry
-    /// microseconds: queries and vblank events replay the nanosecond value, flip completions
-    /// keep their own (recorded) timestamp.
-    private func pin(_ r: Recorded) {
-        let s = flipsOnly.sequence(near: r.callbackNs)
-        if abs(flipsOnly.time(of: s) &- r.callbackNs) < clampedNanoseconds(refreshInterval / 4) {
-            timeline.set(s, r.callbackNs)
-            callbackPinned.insert(s)
-        }
-    }
-
-    /// The wakes, early and late events a record tells of.
-    private func derive(_ r: Recorded) {
-        // A callback that ran late is replayed late, unless a flip completion arriving just then
-        // (within 50 µs) is what woke it: that lateness is the flip's, and replays by itself.
-        if r.callbackNs > 0 && r.wakeNs > r.callbackNs {
-            var lo = 0, hi = receipts.count
-            while lo < hi {
-                let mid = (lo + hi) / 2; if receipts[mid] < r.wakeNs &- 50_000 { lo = mid + 1 } else { hi = mid }
-            }
-            if !(lo < receipts.count && receipts[lo] <= r.wakeNs) {
-                wakeAt[r.callbackNs] = Swift.max(wakeAt[r.callbackNs] ?? 0, r.wakeNs)
-            }
-        }
-        if r.schedulerDelayNs > 0 {
-            let planned = r.wakeNs &- r.schedulerDelayNs
-            // Not when the wake is explained by work the replay reproduces anyway: a frame being
-            // drawn until then, or a flip completion received just then.
-            let drawn = renders.contains(where: {
-                $0.start <= planned && $0.end >= r.wakeNs &- 50_000 && $0.end <= r.wakeNs
-            })
-            if !drawn && !receipts.contains(where: { $0 >= r.wakeNs &- 50_000 && $0 <= r.wakeNs }) {
-                let s = timeline.sequence(near: planned)
-                if abs(time(of: s) &- planned) < clampedNanoseconds(refreshInterval / 4) {
-                    wakeAtSequence[s] = Swift.max(wakeAtSequence[s] ?? 0, r.wakeNs)
-                }
-            }
-        }
-        // Vblanks the recorded run knew of before their timestamps (see `knownEarly`).
-        if modelsEarlyEvents {
-            func early(_ s: UInt64, _ at: Nanoseconds) { knownEarly[s] = Swift.min(knownEarly[s] ?? at, at) }
-            if r.callbackNs > 0 && r.wakeNs > 0 && r.wakeNs < r.callbackNs {
-                let s = timeline.sequence(near: r.callbackNs)
-                if time(of: s) == r.callbackNs { early(s, r.wakeNs) }
-            }
-            if (r.outcome == .onTime || r.outcome == .late) && r.receivedNs > 0 && r.receivedNs < r.flipNs {
-                early(r.sequence, r.receivedNs)
-            }
-        }
-    }
-
-    /// Reads, pins and derives until everything before `t` is in (or the log has ended).
-    @inline(__always) private func fill(until t: Nanoseconds) throws {
-        if ready <= t { try fillSlow(until: t) }
-    }
-
-    private func fillSlow(until t: Nanoseconds) throws {
-        // Every record not read yet has all its times after this.
-        var unread: Nanoseconds { exhausted ? .max : latestEarliest == .min ? .min : latestEarliest &- disorderNs }
-        while true {
-            let pinning = awaitingPinHead < awaitingPin.count
-            let deriving = awaitingDeriveHead < awaitingDerive.count
-            // Everything before `ready` is read, pinned and derived.
-            var bound = unread
-            if pinning { bound = Swift.min(bound, awaitingPin[awaitingPinHead].earliest &- disorderNs) }
-            if deriving { bound = Swift.min(bound, awaitingDerive[awaitingDeriveHead].earliest &- disorderNs) }
-            ready = bound
-            if ready > t || (exhausted && !pinning && !deriving) { break }
-            if deriving {
-                let d = awaitingDerive[awaitingDeriveHead]
-                let pinnedPast = pinning ? awaitingPin[awaitingPinHead].earliest &- disorderNs : Nanoseconds.max
-                let after = d.latest &+ near
-                if whole ? (exhausted && !pinning) : (pinnedPast > after && unread > after) {
-                    derive(d)
-                    awaitingDeriveHead += 1
-                    continue
-                }
-            }
-            if pinning {
-                let p = awaitingPin[awaitingPinHead]
-                if exhausted || (flipsOnly.lastStamp ?? .min) > p.callbackNs &+ near {
-                    pin(p)
-                    awaitingDerive.append(p)
-                    awaitingPinHead += 1
-                    continue
-                }
-            }
-            if try !load() && !pinning && !deriving { break }
-        }
-        compact()
-    }
-
-    /// Drops what the replay is past (not in a whole-log replay).
-    private func compact() {
-        if awaitingPinHead > 1024 && awaitingPinHead * 2 > awaitingPin.count {
-            awaitingPin.removeFirst(awaitingPinHead)
-            awaitingPinHead = 0
-        }
-        if awaitingDeriveHead > 1024 && awaitingDeriveHead * 2 > awaitingDerive.count {
-            awaitingDerive.removeFirst(awaitingDeriveHead)
-            awaitingDeriveHead = 0
-        }
-        guard !whole, sinceEviction >= 256 else { return }
-        sinceEviction = 0
-        var before = clock &- 2 &* near
-        if awaitingPinHead < awaitingPin.count {
-            before = Swift.min(before, awaitingPin[awaitingPinHead].earliest &- near)
-        }
-        if awaitingDeriveHead < awaitingDerive.count {
-            before = Swift.min(before, awaitingDerive[awaitingDeriveHead].earliest &- near)
-        }
-        while loadedHead < loaded.count && loaded[loadedHead].latest < before {
-            let l = loaded[loadedHead]
-            byID[l.id] = nil
-            busyLeft[l.id] = nil
-            renderEndByFrame[l.frame] = nil
-            loadedHead += 1
-        }
-        if loadedHead > 1024 && loadedHead * 2 > loaded.count {
-            loaded.removeFirst(loadedHead)
-            loadedHead = 0
-        }
-        var n = 0
-        while n < receipts.count && receipts[n] < before { n += 1 }
-        receipts.removeFirst(n)
-        renders.removeAll { $0.end < before }
-        guard !timeline.isEmpty, let first = timeline.firstSequence, time(of: first) < before else { return }
-        let s = timeline.vblank(atOrBefore: before).sequence
-        wakeAt = wakeAt.filter { $0.key >= before }
-        wakeAtSequence = wakeAtSequence.filter { $0.key >= s }
-        knownEarly = knownEarly.filter { $0.key >= s }
-        lateVBlankEventAt = lateVBlankEventAt.filter { $0.key >= s }
-        callbackPinned = callbackPinned.filter { $0 >= s }
-        timeline.evict(below: s)
-        flipsOnly.evict(below: s)
-    }
-
-    /// The recorded record of frame `id` (read up to it).
-    private func record(_ id: FrameID) throws -> Recorded? {
-        while id > maxLoadedID, try load() {}
-        return byID[id]
-    }
-
-    /// When the recorded run finished rendering frame `frame` (0: not recorded).
-    func renderEnd(frame: Int) throws -> Nanoseconds {
-        while frame > maxLoadedFrame, try load() {}
-        return renderEndByFrame[frame] ?? 0
     }
 
     /// Kernel timestamp of vblank `s` (recorded, else interpolated by sequence, else extrapolated).
