@@ -236,14 +236,8 @@ extension RunLog {
             try frame(r, hasHeader)
         }
         while true {
-            if filled == capacity {
-                // One line longer than the buffer: make room for it.
-                let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity * 2)
-                bigger.update(from: buffer, count: filled)
-                buffer.deallocate()
-                buffer = bigger
-                capacity *= 2
-            }
+            // One line longer than the buffer: make room for it.
+            if filled == capacity { RunLog.doubleLineBuffer(&buffer, capacity: &capacity, filled: filled) }
             let n = try source.read(into: buffer + filled, count: capacity - filled)
             if n == 0 { break }
             total += n
@@ -342,13 +336,7 @@ final class RunLogCursor {
                 filled -= start
                 start = 0
             }
-            if filled == capacity {
-                let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity * 2)
-                bigger.update(from: buffer, count: filled)
-                buffer.deallocate()
-                buffer = bigger
-                capacity *= 2
-            }
+            if filled == capacity { RunLog.doubleLineBuffer(&buffer, capacity: &capacity, filled: filled) }
             let n = try source.read(into: buffer + filled, count: capacity - filled)
             if n == 0 {
                 atEnd = true
@@ -363,5 +351,16 @@ final class RunLogCursor {
         minFrame = Swift.min(minFrame, r.frame)
         maxFrame = Swift.max(maxFrame, r.frame)
         return r
+    }
+}
+
+extension RunLog {
+    /// Doubles a line buffer holding `filled` bytes: a line longer than the buffer (both readers).
+    static func doubleLineBuffer(_ buffer: inout UnsafeMutablePointer<UInt8>, capacity: inout Int, filled: Int) {
+        let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity * 2)
+        bigger.update(from: buffer, count: filled)
+        buffer.deallocate()
+        buffer = bigger
+        capacity *= 2
     }
 }
