@@ -5,16 +5,15 @@ import Raster
 extension PNGReport {
     /// The long-run picture (``ReportChart/longRun``) as a bitmap.
     static func renderLongRun(_ chart: ReportChart) -> Bitmap {
-        let bmp = Bitmap(width: chart.width, height: chart.height)
-        guard let lr = chart.longRun, let layout = chart.longRunLayout else { return bmp }
+        guard let lr = chart.longRun, let layout = chart.longRunLayout else {
+            return Bitmap(width: chart.width, height: chart.height)
+        }
+        let bmp = titledBitmap(chart)
         let c = bmp.canvas
-        c.clear(Color(rgb: ReportChart.background))
         let grid = Color(rgb: ReportChart.gridColor)
         let axis = Color(rgb: ReportChart.axisColor)
-        let text = Color(rgb: 0x202020)
+        let text = Color(rgb: textColor)
         let tl = chart.timeline
-        let titleScale = BitmapFont.width(of: chart.title, scale: 2) <= chart.width - 24 ? 2 : 1
-        c.drawText(chart.title, x: 12, y: titleScale == 2 ? 10 : 16, scale: titleScale, text)
 
         // Dropped refreshes per bin, coloured by the bin's main cause.
         c.drawText(chart.longRunCaption, x: Int(tl.x), y: Int(tl.y) - 14, scale: 1, axis)

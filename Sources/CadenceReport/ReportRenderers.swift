@@ -7,16 +7,12 @@ public enum PNGReport {
     /// Renders the chart into a new bitmap.
     public static func render(_ chart: ReportChart) -> Bitmap {
         if chart.longRun != nil { return renderLongRun(chart) }
-        let bmp = Bitmap(width: chart.width, height: chart.height)
+        let bmp = titledBitmap(chart)
         let c = bmp.canvas
-        c.clear(Color(rgb: ReportChart.background))
         let grid = Color(rgb: ReportChart.gridColor)
         let axis = Color(rgb: ReportChart.axisColor)
-        let text = Color(rgb: 0x202020)
+        let text = Color(rgb: textColor)
         let tl = chart.timeline
-
-        let titleScale = BitmapFont.width(of: chart.title, scale: 2) <= chart.width - 24 ? 2 : 1
-        c.drawText(chart.title, x: 12, y: titleScale == 2 ? 10 : 16, scale: titleScale, text)
         c.drawText("frame interval in refreshes by frame (1 refresh = \(String(format: "%.3f", chart.refreshMs)) ms)", x: Int(tl.x), y: Int(tl.y) - 14, scale: 1, axis)
 
         // Refresh gridlines with labels.
@@ -304,5 +300,21 @@ public enum HTMLReport {
             rows.append(("CPU temperature (°C)", String(format: "%.1f – %.1f", lo, hi)))
         }
         return rows
+    }
+}
+
+extension PNGReport {
+    /// The colour of the pictures' text.
+    static let textColor: UInt32 = 0x202020
+
+    /// A bitmap of the chart's size on the background, with the chart's title line drawn (both
+    /// pictures start so).
+    static func titledBitmap(_ chart: ReportChart) -> Bitmap {
+        let bmp = Bitmap(width: chart.width, height: chart.height)
+        let c = bmp.canvas
+        c.clear(Color(rgb: ReportChart.background))
+        let titleScale = BitmapFont.width(of: chart.title, scale: 2) <= chart.width - 24 ? 2 : 1
+        c.drawText(chart.title, x: 12, y: titleScale == 2 ? 10 : 16, scale: titleScale, Color(rgb: textColor))
+        return bmp
     }
 }
