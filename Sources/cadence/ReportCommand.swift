@@ -82,15 +82,16 @@ struct ReportCommand: ParsableCommand {
         let files = all ? RunLog.rotationFiles(of: log) : logs
         let runLog: RunLog
         let chart: ReportChart
+        let observed = files.count == 1 && isObserveLog(log)
         if files.count > 1 {
             if client != nil || files.contains(where: isObserveLog) { throw CLIFailure("several files are the files of one rotated run log; observe logs are read one at a time") }
             (chart, runLog) = try ReportChart.read(paths: files, allowPartialLastLine: allowPartial, width: w, height: h)
-        } else if !isObserveLog(log) {
+        } else if !observed {
             // One pass over the file, without keeping the frame records (the CSV is a second pass).
             if client != nil { throw CLIFailure("--client is for observe logs; \(log) is a run log") }
             (chart, runLog) = try ReportChart.read(path: log, allowPartialLastLine: allowPartial, width: w, height: h)
         } else {
-            runLog = try readLog(log)
+            runLog = try readObserved(log)
             chart = ReportChart(log: runLog, width: w, height: h)
         }
         // Render everything first, then write: a failure leaves no partial output.
@@ -102,7 +103,6 @@ struct ReportCommand: ParsableCommand {
             default: outputs.append((path, Array(HTMLReport.html(chart, log: runLog, source: files.count > 1 ? files.sorted().joined(separator: " ") : log).utf8)))
             }
         }
-        let observed = files.count == 1 && isObserveLog(log)
         if let c = csv, observed { outputs.append((c, Array(CSVExport.csv(runLog.records).utf8))) }
         for (path, bytes) in outputs {
             guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
@@ -130,13 +130,9 @@ struct ReportCommand: ParsableCommand {
     /// the run-log reader says why).
     private func isObserveLog(_ log: String) -> Bool { ObservedLog.isObserveLog(path: log) }
 
-    /// The run log, or for an observe log the chosen client's flips as a run log (printing
-    /// one line per client and which one is drawn).
-    private func readLog(_ log: String) throws -> RunLog {
-        guard isObserveLog(log) else {
-            if client != nil { throw CLIFailure("--client is for observe logs; \(log) is a run log") }
-            return try RunLog.read(path: log, allowPartialLastLine: allowPartial)
-        }
+    /// An observe log's chosen client's flips as a run log (printing one line per client and
+    /// which one is drawn).
+    private func readObserved(_ log: String) throws -> RunLog {
         let observed = try ObservedLog.read(path: log, allowPartialLastLine: allowPartial)
         guard let chosen = observed.mostFlips(command: client) else {
             throw CLIFailure("\(log): no client named '\(client ?? "")' (clients: \(Set(observed.clients.map(\.client)).sorted().joined(separator: ", ")))")
