@@ -91,7 +91,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["MetricsHTTP"])),
             ]
         ),
-        .target(name: "CadenceSession", dependencies: ["CadenceCore", "CadenceReport", "CadenceMetrics", "Scenes"]),
+        .target(name: "CadenceSession", dependencies: ["CadenceCore", "CadenceReport", "CadenceMetrics", "Raster", "Scenes"]),
         .executableTarget(
             name: "cadence",
             dependencies: [

@@ -28,7 +28,14 @@ extension RunCommand {
             return (crc, false, nil)
         }
         guard let c = capture else { throw CLIFailure("--verify writeback needs --capture every:N or frames:LIST") }
-        return (crc, true, try CaptureSchedule(parsing: c))
+        do {
+            return (crc, true, try CaptureSchedule(parsing: c))
+        } catch .onMismatchNotImplemented {
+            throw CLIFailure("--capture on-mismatch is not implemented yet: use every:N or frames:LIST")
+        } catch {
+            throw CLIFailure(
+                "--capture '\(c)' must be every:N (N ≥ 1) or frames:LIST (frame indexes ≥ 0, comma-separated)")
+        }
     }
 
     /// The frame of `--fault stale-buffer:FRAME`, or nil.
@@ -61,14 +68,19 @@ extension RunCommand {
     }
 
     /// Starts `--verify writeback` on the display: one line and exit 2 when it cannot.
-    func startWriteback(_ display: any DisplayBackend, captures: CaptureRun, out: SessionSinks) throws {
+    func startWriteback(_ display: any DisplayBackend, captures: WritebackCaptures, out: SessionSinks) throws {
         guard let k = display as? KMSDisplay else {
             try? display.close()
             out.discard()
             throw CLIFailure("--verify writeback needs a KMS display (the \(display.name) display has no CRTC)")
         }
         do {
-            try k.startWriteback(request: { captures.take() }, deliver: { captures.check($0) })
+            try k.startWriteback(
+                request: { captures.take() },
+                deliver: { c in
+                    captures.check(
+                        label: c.label, width: c.width, height: c.height, rendered: c.rendered, captured: c.captured)
+                })
         } catch let e {
             try? display.close()
             out.discard()
@@ -76,11 +88,16 @@ extension RunCommand {
         }
     }
 
-    /// `LOG-capture-` beside `--log` (its extension dropped), else `capture-` here.
-    static func capturePNGBase(log: String?) -> String {
-        guard var base = log else { return "capture-" }
-        for ext in [".zst", ".jsonl", ".json", ".log"] where base.hasSuffix(ext) { base.removeLast(ext.count) }
-        return base + "-capture-"
+    /// The writeback part of the summary's scanout line.
+    static func writebackText(_ w: WritebackSummary) -> String {
+        var s = "writeback: captures \(w.captures), decoded \(w.decoded), equal \(w.equal)"
+        if !w.mismatchedFrames.isEmpty {
+            s += " (mismatched frames " + w.mismatchedFrames.map(String.init).joined(separator: ",") + ")"
+        }
+        if w.skipped > 0 { s += ", skipped \(w.skipped)" }
+        if w.timedOut > 0 { s += ", timed out \(w.timedOut)" }
+        if w.captures > 0 { s += String(format: ", read %.1f µs/capture", w.readMicroseconds / Double(w.captures)) }
+        return s
     }
 
     /// The summary's scanout line: frames verified, mismatches, inexact frames, the refreshes

@@ -194,8 +194,11 @@ struct RunCommand: ParsableCommand {
             out.discard()
             throw CLIFailure("--inject-late \(target)=…: the run drives \((display as? KMSDisplay)?.output.connector.name ?? display.name), not \(target)")
         }
-        let captures = CaptureRun(schedule: checks.schedule, pngBase: Self.capturePNGBase(log: log))
-        if checks.writeback { try startWriteback(display, captures: captures, out: out) }
+        let captures = WritebackCaptures(schedule: checks.schedule, pngBase: WritebackCaptures.pngBase(log: log))
+        if checks.writeback {
+            try startWriteback(display, captures: captures, out: out)
+            out.add(captures)
+        }
         if checks.crc { try startVerification(display, out: out) }
         var runConfig = config
         runConfig.commitMargin = display.recommendedCommitMargin
@@ -253,7 +256,8 @@ struct RunCommand: ParsableCommand {
             }
             if let k = display as? KMSDisplay, let stats = k.finishWriteback() {
                 var scanout = summary.scanout ?? ScanoutSummary()
-                scanout.writeback = captures.summary(stats)
+                scanout.writeback = captures.finish(
+                    skipped: stats.skipped, timedOut: stats.timedOut, readMicroseconds: stats.readMicroseconds)
                 summary.scanout = scanout
             }
         }

@@ -25,6 +25,34 @@ import Testing
         #expect(png.prefix(4) == Data([0x89, 0x50, 0x4e, 0x47]))
     }
 
+    /// A capture PNG that cannot be written (a directory has its name): the check stands, one
+    /// line says how many were not written, the summary lists it and the run exits 3.
+    @Test func aCapturePNGThatCannotBeWrittenIsReportedAndExits3() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.createDirectory(
+            atPath: dir + "/run-capture-000050.png", withIntermediateDirectories: false)
+        let r = try cadence(
+            [
+                "run", "--backend", "fake-drm", "--verify", "writeback", "--capture", "every:50", "--frames", "200",
+                "--log", "run.jsonl", "--json", "--quiet"
+            ], in: dir)
+        #expect(r.status == 3, "\(r.err)")
+        #expect(
+            lines(r.err).count == 1
+                && r.err.hasPrefix(
+                    "cadence: 1 of 4 writeback captures were not written as PNGs (first run-capture-000050.png: "),
+            "\(r.err)")
+        let s = try #require(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
+        let w = try #require((s["scanout"] as? [String: Any])?["writeback"] as? [String: Any])
+        #expect(w["captures"] as? Int == 4 && w["decoded"] as? Int == 4 && w["equal"] as? Int == 4)
+        let incomplete = try #require(s["incompleteOutputs"] as? [String])
+        #expect(
+            incomplete.count == 1 && incomplete[0].hasPrefix("captures run-capture-*.png: 1 of 4 not written"),
+            "\(incomplete)")
+        #expect(FileManager.default.fileExists(atPath: dir + "/run-capture-000100.png"))
+    }
+
     @Test func withCRCAStaleFrameIsCapturedAsThePreviousFrame() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }

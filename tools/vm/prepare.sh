@@ -4,7 +4,8 @@
 # vmlinux (booted through its PVH entry), builds vkms out of tree from linux-source-6.1
 # against the matching linux-headers, collects the driver modules with all their
 # dependencies, and copies busybox-static. vkms2.ko is vkms with two outputs
-# (tools/vm/vkms-two-outputs.patch), built the same way from a second copy; it has its own stamp,
+# (tools/vm/vkms-two-outputs.patch, then tools/vm/vkms-writeback-clone.patch: Virtual-1 and
+# Writeback-1 may share CRTC 0), built the same way from a second copy; it has its own stamp,
 # so a cache prepared before it existed only gains the vkms2 files. libdrm-tests gives modetest, which observe.sh copies
 # into the guest with --bin (its ldd closure comes with it).
 #
@@ -13,7 +14,7 @@
 #   <cache>/<abi>/modules/*.ko        flat module set (uncompressed)
 #   <cache>/<abi>/load-<set>.txt      module load order for a set (vkms bochs virtio 9p)
 #   <cache>/<abi>/ready               stamp: package versions this cache was built from
-#   <cache>/<abi>/vkms2.ready         stamp of vkms2.ko (+ the patch's sha256), load-vkms2.txt
+#   <cache>/<abi>/vkms2.ready         stamp of vkms2.ko (+ the patches' sha256), load-vkms2.txt
 #   <cache>/busybox                   static busybox
 #   <cache>/current                   the abi run.sh uses
 # Usage: tools/vm/prepare.sh [--force]
@@ -77,13 +78,14 @@ src="/usr/src/linux-source-6.1.tar.xz"
 cc=gcc-12
 command -v "$cc" >/dev/null || cc=gcc
 
-# --- vkms2: vkms with two outputs (tools/vm/vkms-two-outputs.patch) ---------------------
+# --- vkms2: vkms with two outputs (tools/vm/vkms-two-outputs.patch) and a writeback -----
+# connector that can clone Virtual-1 (tools/vm/vkms-writeback-clone.patch) ---------------
 # Built from its own copy of the source under names no other step uses (vkms2-src/,
 # vkms2-build.log, modules/vkms2.ko, load-vkms2.txt, vkms2.ready), the module renamed to vkms2
 # in the Makefile; vkms.ko and every other file of the cache are left as they are. Rebuilt when
-# the kernel, the source or the patch changes.
-patch_file="$here/vkms-two-outputs.patch"
-vkms2_stamp="$stamp patch=$(sha256sum "$patch_file" | cut -d' ' -f1)"
+# the kernel, the source or a patch changes. The patches apply in this order.
+patch_files=("$here/vkms-two-outputs.patch" "$here/vkms-writeback-clone.patch")
+vkms2_stamp="$stamp patch=$(cat "${patch_files[@]}" | sha256sum | cut -d' ' -f1)"
 prepare_vkms2() {
     if [ "$force" = 0 ] && [ -f "$out/vkms2.ready" ] && [ "$(cat "$out/vkms2.ready")" = "$vkms2_stamp" ] \
        && [ -f "$out/modules/vkms2.ko" ] && [ -f "$out/load-vkms2.txt" ]; then
@@ -95,7 +97,10 @@ prepare_vkms2() {
     rm -rf "$d" "$out/vkms2.ready"
     mkdir -p "$d"
     tar -xJf "$src" -C "$d" --strip-components=5 linux-source-6.1/drivers/gpu/drm/vkms
-    patch -d "$d" -p5 -s <"$patch_file" || die "$patch_file does not apply to linux-source-6.1 $srcver"
+    local patch_file
+    for patch_file in "${patch_files[@]}"; do
+        patch -d "$d" -p5 -s <"$patch_file" || die "$patch_file does not apply to linux-source-6.1 $srcver"
+    done
     sed -i -e 's/^vkms-y :=/vkms2-y :=/' -e 's/^obj-\$(CONFIG_DRM_VKMS) += vkms\.o$/obj-m += vkms2.o/' "$d/Makefile"
     grep -q '^obj-m += vkms2.o$' "$d/Makefile" || die "cannot rename the module in $d/Makefile"
     if ! make -s -C "$build" M="$d" CC="$cc" modules >"$out/vkms2-build.log" 2>&1; then
@@ -108,7 +113,7 @@ prepare_vkms2() {
     sed 's/^vkms\.ko$/vkms2.ko/' "$out/load-vkms.txt" >"$out/load-vkms2.txt.tmp"
     mv "$out/load-vkms2.txt.tmp" "$out/load-vkms2.txt"
     echo "$vkms2_stamp" >"$out/vkms2.ready"
-    say "vkms2.ko (vkms with two outputs, $(basename "$patch_file")) built with $cc"
+    say "vkms2.ko (vkms with two outputs and a cloneable writeback) built with $cc"
 }
 
 if [ "$force" = 0 ] && [ -f "$out/ready" ] && [ "$(cat "$out/ready")" = "$stamp" ] \

@@ -7,7 +7,11 @@
 #     show one repeated refresh more than the flips' timestamps (the stale frame, which the flip
 #     accounting cannot see);
 #   - debugfs unmounted: one stderr line ("no debugfs") and exit 2;
-#   - bochs (no CRC): `--verify crc: not supported by bochs-drm`, one line, exit 2.
+#   - bochs (no CRC): `--verify crc: not supported by bochs-drm`, one line, exit 2;
+#   - vkms2 (tools/vm/vkms-writeback-clone.patch: Writeback-1 may clone Virtual-1): `--verify
+#     writeback --capture every:50 --frames 600` on Virtual-1: 12 of 12 captures decode to their
+#     frame and equal Cadence's render; the 12 PNGs exist, and this script decodes each PNG
+#     itself (zlib, the five filters) and reads the frame identity's barcode: frame 0, 50, …, 550.
 # The runs draw `--scene solid` (plain colours plus the frame identity) in a small mode: vkms
 # composes every vblank in software while CRC is on, and TCG is slow. The summary's `scanout`
 # figures (reads and their time) give the cost of reading the CRC per vblank.
@@ -50,7 +54,12 @@ try() {
     dropped=$(grep -o '"droppedRefreshes":[0-9]*' "/out/$name.out" | grep -o '[0-9]*$')
     echo "rc=$rc droppedRefreshes=${dropped:-?} timerOverruns=$((after - before)) ($start..$end s)" >>"/out/$name.attempts"
 }
-if [ "$(cat /sys/kernel/debug/dri/0/name 2>/dev/null | cut -d' ' -f1)" = vkms ]; then
+if [ -d /sys/module/vkms2 ]; then
+    mkdir -p /out/wb && cd /out/wb
+    try writeback cadence run --backend kms --connector Virtual-1 --mode 640x480 --verify writeback \
+        --capture every:50 --frames 600 --log /out/wb/run.jsonl --json --quiet
+    cd /
+elif [ "$(cat /sys/kernel/debug/dri/0/name 2>/dev/null | cut -d' ' -f1)" = vkms ]; then
     ls /sys/kernel/debug/dri/0/crtc-0/crc >/out/crcdir.txt 2>&1
     try clean cadence run --backend kms --mode 640x480 --scene solid --verify crc --frames 600 \
         --inject-late 100:1,250:3 --json --quiet
@@ -67,7 +76,7 @@ fi
 exit 0
 GUEST
 
-for driver in vkms bochs; do
+for driver in vkms bochs vkms2; do
     vm_out "$driver"
     echo "== $driver: booting the VM"
     t1=$(date +%s)
@@ -141,6 +150,81 @@ if r:
     rep, unj, flips = v.get("repeatedRefreshes", -1), v.get("unjudgedVBlanks", 0), flip_repeats(s)
     check("stale-buffer:300: the CRCs show one repeat more than the flips' timestamps (the stale frame)" + (f" (±{unj})" if unj else ""),
           abs(rep - (flips + 1)) <= unj, f"CRC {rep}, flips {flips} (the run's dropped refreshes {s['droppedRefreshes']}), unjudged vblanks {unj}")
+def png_pixels(path):
+    """An 8-bit RGB PNG (what Cadence writes) decoded here, independently of Cadence: rows of (r, g, b)."""
+    import struct, zlib
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, w = 8, b"", 0
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, colour = struct.unpack(">IIBB", body[:10])
+            assert (depth, colour) == (8, 2), f"depth {depth} colour type {colour}"
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw, stride, rows, prev = zlib.decompress(idat), w * 3, [], bytearray(w * 3)
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - 3] if i >= 3 else 0
+            b, c = prev[i], (prev[i - 3] if i >= 3 else 0)
+            if f == 1: line[i] = (line[i] + a) & 255
+            elif f == 2: line[i] = (line[i] + b) & 255
+            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(line)
+        prev = line
+    return w, h, rows
+
+def identity(w, h, rows):
+    """The frame index in FrameIdentity's barcode (shaders-cpu/FrameIdentity.swift): cells of
+    max(2, min(w, h) / 192) pixels, the row at (1, 1) cells: white, black, 32 index bits (MSB
+    first), 8 check bits, black, white; white is 1."""
+    c = max(2, min(w, h) // 192)
+    def bit(i):
+        x, y = (1 + i) * c + c // 2, c + c // 2
+        r, g, b = rows[y][3 * x:3 * x + 3]
+        return 1 if (r, g, b) == (255, 255, 255) else 0 if (r, g, b) == (0, 0, 0) else None
+    cells = [bit(i) for i in range(44)]
+    if None in cells or cells[:2] != [1, 0] or cells[42:] != [0, 1]: return None
+    return int("".join(map(str, cells[2:34])), 2)
+
+wb_out = f"{work}/vkms2/writeback"
+print("-- writeback (vkms2, Virtual-1 + Writeback-1):")
+print(read(wb_out + ".attempts", "   no attempts recorded").rstrip())
+err = read(wb_out + ".err").strip()
+if err: print("   stderr: " + err.replace("\n", "\n           "))
+try:
+    rc = int(read(wb_out + ".rc"))
+    s = json.loads(read(wb_out + ".out").strip().splitlines()[-1])
+except (ValueError, IndexError) as e:
+    check("writeback: summary", False, str(e)); s, rc = {}, -1
+w = (s.get("scanout") or {}).get("writeback") or {}
+print("   " + json.dumps({k: s.get(k) for k in ["frames", "presented", "droppedRefreshes", "dropEvents", "causes"]}))
+print("   writeback " + json.dumps(w, sort_keys=True))
+if w.get("captures"):
+    print(f"   capture cost on the pacing thread: {w['readMicroseconds'] / w['captures']:.0f} µs per capture (render kept + buffer read)")
+check("writeback: exit 0, 12 of 12 captures decoded and equal to the render, none skipped or timed out",
+      rc == 0 and (w.get("captures"), w.get("decoded"), w.get("equal"), w.get("skipped"), w.get("timedOut")) == (12, 12, 12, 0, 0)
+      and w.get("mismatchedFrames") == [], f"rc {rc}, {w}")
+import os
+pngs = sorted(f for f in (os.listdir(f"{work}/vkms2/wb") if os.path.isdir(f"{work}/vkms2/wb") else []) if f.endswith(".png"))
+want = [f"run-capture-{i:06d}.png" for i in range(0, 600, 50)]
+check("writeback: the 12 PNGs beside the log", pngs == want, f"{pngs}")
+decoded = []
+for f in want:
+    try:
+        decoded.append(identity(*png_pixels(f"{work}/vkms2/wb/{f}")))
+    except (OSError, AssertionError, IndexError, ValueError) as e:
+        decoded.append(f"{f}: {e}")
+check("writeback: each PNG, decoded here, carries the frame it was taken for (0, 50, …, 550)",
+      decoded == list(range(0, 600, 50)), f"{decoded}")
 for name, d, want in [("nodebugfs", "vkms", "no debugfs"), ("bochs", "bochs", "--verify crc: not supported by bochs-drm")]:
     rc, err, out = read(f"{work}/{d}/{name}.rc").strip(), read(f"{work}/{d}/{name}.err"), read(f"{work}/{d}/{name}.out")
     print(f"-- {name}: rc {rc}, stderr: {err.strip()}")

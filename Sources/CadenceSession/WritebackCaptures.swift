@@ -1,0 +1,173 @@
+import CadenceCore
+import Dispatch
+import Foundation
+import Raster
+import Scenes
+
+/// The frames a writeback check captures: every Nth frame (0, N, 2N, …) or a list of frame
+/// indexes.
+public struct CaptureSchedule: Equatable, Sendable {
+    /// Why a schedule's text was refused.
+    public enum Invalid: Error, Equatable, Sendable {
+        /// `on-mismatch`: capture a frame only when its CRC says it differs (not built yet).
+        case onMismatchNotImplemented
+        /// Neither `every:N` with N ≥ 1 nor `frames:LIST` with indexes ≥ 0.
+        case malformed(String)
+    }
+
+    /// Every Nth frame, or nil for ``frames``.
+    public var every: Int?
+    /// The frame indexes to capture (used when ``every`` is nil).
+    public var frames: Set<Int> = []
+
+    /// Parses `every:N` (N ≥ 1) or `frames:LIST` (frame indexes ≥ 0, comma-separated).
+    public init(parsing text: String) throws(Invalid) {
+        if text == "on-mismatch" { throw .onMismatchNotImplemented }
+        let p = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        guard p.count == 2 else { throw .malformed(text) }
+        switch p[0] {
+        case "every":
+            guard let n = Int(p[1]), n >= 1 else { throw .malformed(text) }
+            every = n
+        case "frames":
+            let list = p[1].split(separator: ",", omittingEmptySubsequences: false).map { Int($0) }
+            guard !list.isEmpty, list.allSatisfy({ ($0 ?? -1) >= 0 }) else { throw .malformed(text) }
+            frames = Set(list.compactMap { $0 })
+        default:
+            throw .malformed(text)
+        }
+    }
+
+    /// True when frame `index` is to be captured.
+    public func contains(_ index: Int) -> Bool {
+        if let n = every { return index % n == 0 }
+        return frames.contains(index)
+    }
+}
+
+/// One run's writeback captures: which frame the renderer just drew (for the display to keep),
+/// and each capture checked against Cadence's render (frame identity decoded, pixels compared
+/// with the X byte ignored) and written as `BASE000050.png`.
+///
+/// The display calls ``rendered(_:)`` and ``take()`` on the pacing thread and hands each
+/// capture to ``check(label:width:height:rendered:captured:)``, which only queues it: the
+/// decoding, the comparison and the PNG run on one worker thread, so a capture costs the pacing
+/// thread the read of the capture buffer and nothing more. At most
+/// ``WritebackCaptures/maximumQueued`` captures wait for the worker; a further one waits on the
+/// pacing thread until one is done (memory stays bounded, the wait shows as a late frame).
+/// ``finish(skipped:timedOut:readMicroseconds:)`` waits for the worker.
+///
+/// Failure rule (as a ``FrameSink``): a PNG that cannot be written is reported at the end, once,
+/// with how many were not written (an entry in `incompleteOutputs`: `cadence run` exits 3); the
+/// check itself stands.
+public final class WritebackCaptures: FrameSink, @unchecked Sendable {
+    /// Captures that may wait for the worker at once (each holds two copies of the frame).
+    public static let maximumQueued = 4
+
+    private let schedule: CaptureSchedule?
+    private let pngBase: String
+    private let worker = DispatchQueue(label: "cadence.writeback-captures")
+    private let slots = DispatchSemaphore(value: WritebackCaptures.maximumQueued)
+    /// Pacing thread only.
+    private var next: Int?
+    /// Worker only (read after ``finish(_:)`` drains it).
+    private var summary = WritebackSummary()
+    private var pngFailures = 0
+    private var firstPNGFailure: (path: String, error: String)?
+    private var context: SinkContext?
+
+    /// Captures the frames `schedule` names (none when nil), written as `pngBase` + the frame
+    /// index in six digits + `.png`.
+    public init(schedule: CaptureSchedule?, pngBase: String) {
+        self.schedule = schedule
+        self.pngBase = pngBase
+    }
+
+    /// The renderer drew frame `index` (pacing thread).
+    public func rendered(_ index: Int) { next = schedule?.contains(index) == true ? index : nil }
+
+    /// The display finished the frame last rendered: its index when it is to be captured, once
+    /// (pacing thread).
+    public func take() -> Int? {
+        defer { next = nil }
+        return next
+    }
+
+    /// Queues the capture of frame `label` (`captured`, the connector's output) for checking
+    /// against `rendered` (Cadence's render of it); both are `width` × `height` XRGB8888.
+    public func check(label: Int, width: Int, height: Int, rendered: [UInt32], captured: [UInt32]) {
+        slots.wait()
+        worker.async { [self] in
+            defer { slots.signal() }
+            examine(label: label, width: width, height: height, rendered: rendered, captured: captured)
+        }
+    }
+
+    /// Worker: decodes, compares and writes one capture.
+    private func examine(label: Int, width: Int, height: Int, rendered: [UInt32], captured: [UInt32]) {
+        summary.captures += 1
+        var captured = captured
+        let decoded = captured.withUnsafeBytes { raw in
+            FrameIdentity.decode(base: raw.baseAddress!, width: width, height: height, stride: width * 4)
+        }
+        let isDecoded = decoded.map { Int($0) } == label
+        let isEqual =
+            captured.count == rendered.count && zip(captured, rendered).allSatisfy { ($0 ^ $1) & 0x00ff_ffff == 0 }
+        if isDecoded { summary.decoded += 1 }
+        if isEqual { summary.equal += 1 }
+        if !(isDecoded && isEqual), summary.mismatchedFrames.count < 10 { summary.mismatchedFrames.append(label) }
+        let path = Self.pngPath(base: pngBase, frame: label)
+        captured.withUnsafeMutableBytes { raw in
+            let canvas = Canvas(base: raw.baseAddress!, width: width, height: height, stride: width * 4)
+            do { try PNGWriter.write(canvas, to: path) } catch {
+                pngFailures += 1
+                if firstPNGFailure == nil { firstPNGFailure = (path, String(describing: error)) }
+            }
+        }
+    }
+
+    /// The PNG of frame `frame`'s capture: `base` + the index in at least six digits + `.png`.
+    public static func pngPath(base: String, frame: Int) -> String {
+        let digits = String(frame)
+        return base + String(repeating: "0", count: max(0, 6 - digits.count)) + digits + ".png"
+    }
+
+    /// Waits for every queued capture and returns the run's writeback summary, with the
+    /// display's counts (`skipped`, `timedOut`, the time spent reading capture buffers).
+    public func finish(skipped: Int, timedOut: Int, readMicroseconds: Double) -> WritebackSummary {
+        worker.sync {
+            var s = summary
+            s.skipped = skipped
+            s.timedOut = timedOut
+            s.readMicroseconds = readMicroseconds
+            return s
+        }
+    }
+
+    /// Keeps the context to report PNGs that could not be written.
+    public func open(_ context: SinkContext) { self.context = context }
+
+    /// Nothing per frame: the display hands over captures.
+    public func frame(_ report: FrameReport) {}
+
+    /// Waits for the worker and reports the PNGs that could not be written, if any.
+    public func close(_ summary: RunSummary) {
+        let (failed, first, captures) = worker.sync { (pngFailures, firstPNGFailure, self.summary.captures) }
+        guard let first else { return }
+        context?.fail(
+            SinkFailure(
+                incompleteOutput:
+                    "captures \(pngBase)*.png: \(failed) of \(captures) not written (first \(first.path): \(first.error))",
+                notice:
+                    "cadence: \(failed) of \(captures) writeback captures were not written as PNGs (first \(first.path): \(first.error))"
+            ))
+    }
+
+    /// `LOG-capture-` beside the log (its extension dropped), else `capture-` in the working
+    /// directory.
+    public static func pngBase(log: String?) -> String {
+        guard var base = log else { return "capture-" }
+        for ext in [".zst", ".jsonl", ".json", ".log"] where base.hasSuffix(ext) { base.removeLast(ext.count) }
+        return base + "-capture-"
+    }
+}
