@@ -211,6 +211,66 @@ public struct ScanoutSummary: Codable, Equatable, Sendable {
     public var writeback: WritebackSummary?
 
     public init() {}
+
+    /// True when no CRC was read: a writeback-only summary, whose JSON then holds `writeback`
+    /// alone (the CRC fields would be zeros that claim a check that never ran).
+    public var crcRan: Bool { source != nil || reads != nil || frames != 0 || lines != 0 || failure != nil }
+
+    private enum CodingKeys: String, CodingKey {
+        case frames, verified, mismatches, stale, changesWithoutFlip, inexact, lines, missingLines, repeatedLines
+        case catchUpLines, repeatedRefreshes, unjudgedVBlanks, staleFrames, changeWithoutFlipVBlanks, source, reads
+        case readMicroseconds, failure, writeback
+    }
+
+    /// Reads a summary; CRC fields absent (a writeback-only summary) are zero.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        func int(_ k: CodingKeys) throws -> Int { try c.decodeIfPresent(Int.self, forKey: k) ?? 0 }
+        frames = try int(.frames)
+        verified = try int(.verified)
+        mismatches = try int(.mismatches)
+        stale = try int(.stale)
+        changesWithoutFlip = try int(.changesWithoutFlip)
+        inexact = try int(.inexact)
+        lines = try int(.lines)
+        missingLines = try int(.missingLines)
+        repeatedLines = try int(.repeatedLines)
+        catchUpLines = try int(.catchUpLines)
+        repeatedRefreshes = try int(.repeatedRefreshes)
+        unjudgedVBlanks = try int(.unjudgedVBlanks)
+        staleFrames = try c.decodeIfPresent([FrameID].self, forKey: .staleFrames) ?? []
+        changeWithoutFlipVBlanks = try c.decodeIfPresent([UInt64].self, forKey: .changeWithoutFlipVBlanks) ?? []
+        source = try c.decodeIfPresent(String.self, forKey: .source)
+        reads = try c.decodeIfPresent(Int.self, forKey: .reads)
+        readMicroseconds = try c.decodeIfPresent(Double.self, forKey: .readMicroseconds)
+        failure = try c.decodeIfPresent(String.self, forKey: .failure)
+        writeback = try c.decodeIfPresent(WritebackSummary.self, forKey: .writeback)
+    }
+
+    /// Writes every field when the CRC ran; only `writeback` when it did not.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(writeback, forKey: .writeback)
+        guard crcRan else { return }
+        try c.encode(frames, forKey: .frames)
+        try c.encode(verified, forKey: .verified)
+        try c.encode(mismatches, forKey: .mismatches)
+        try c.encode(stale, forKey: .stale)
+        try c.encode(changesWithoutFlip, forKey: .changesWithoutFlip)
+        try c.encode(inexact, forKey: .inexact)
+        try c.encode(lines, forKey: .lines)
+        try c.encode(missingLines, forKey: .missingLines)
+        try c.encode(repeatedLines, forKey: .repeatedLines)
+        try c.encode(catchUpLines, forKey: .catchUpLines)
+        try c.encode(repeatedRefreshes, forKey: .repeatedRefreshes)
+        try c.encode(unjudgedVBlanks, forKey: .unjudgedVBlanks)
+        try c.encode(staleFrames, forKey: .staleFrames)
+        try c.encode(changeWithoutFlipVBlanks, forKey: .changeWithoutFlipVBlanks)
+        try c.encodeIfPresent(source, forKey: .source)
+        try c.encodeIfPresent(reads, forKey: .reads)
+        try c.encodeIfPresent(readMicroseconds, forKey: .readMicroseconds)
+        try c.encodeIfPresent(failure, forKey: .failure)
+    }
 }
 
 /// What writeback capture found: frames captured, how many decoded to the frame index they

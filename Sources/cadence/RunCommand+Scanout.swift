@@ -103,7 +103,7 @@ extension RunCommand {
     /// The summary's scanout line: frames verified, mismatches, inexact frames, the refreshes
     /// the CRCs show repeated, and the cost of reading the lines.
     static func scanoutLine(_ v: ScanoutSummary) -> String {
-        guard v.source != nil || v.writeback == nil else { return writebackText(v.writeback!) }
+        guard v.crcRan || v.writeback == nil else { return writebackText(v.writeback!) }
         var line =
             "crc \(v.source ?? "auto"): \(v.verified) of \(v.frames) frames verified  mismatches \(v.mismatches) (stale \(v.stale)"
         if !v.staleFrames.isEmpty { line += " at frame " + v.staleFrames.map(String.init).joined(separator: ",") }

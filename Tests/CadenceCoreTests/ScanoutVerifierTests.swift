@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import CadenceCore
@@ -139,5 +140,27 @@ import Testing
         #expect(ScanoutVerifier.fold([0xdead_beef]) == 0xdead_beef)
         #expect(ScanoutVerifier.fold([1, 2]) == 0x2_0000_0001)
         #expect(ScanoutVerifier.fold([1, 2, 3]) != ScanoutVerifier.fold([1, 2, 4]))
+    }
+
+    /// The summary's JSON: every field when the CRC ran (zeros included), only `writeback` when
+    /// only writeback ran; both read back equal, and an old summary without `writeback` reads.
+    @Test func summaryJSONClaimsOnlyTheChecksThatRan() throws {
+        var crc = ScanoutSummary()
+        crc.source = "auto"
+        crc.reads = 3
+        crc.readMicroseconds = 12
+        let crcJSON = String(decoding: try JSONEncoder().encode(crc), as: UTF8.self)
+        #expect(crcJSON.contains("\"frames\":0") && crcJSON.contains("\"mismatches\":0") && !crcJSON.contains("writeback"))
+        #expect(try JSONDecoder().decode(ScanoutSummary.self, from: Data(crcJSON.utf8)) == crc)
+        var wb = ScanoutSummary()
+        wb.writeback = WritebackSummary()
+        wb.writeback!.captures = 12
+        #expect(!wb.crcRan && crc.crcRan)
+        let wbJSON = try JSONSerialization.jsonObject(with: try JSONEncoder().encode(wb)) as? [String: Any]
+        #expect(wbJSON.map { Array($0.keys) } == ["writeback"])
+        #expect(try JSONDecoder().decode(ScanoutSummary.self, from: try JSONEncoder().encode(wb)) == wb)
+        var both = crc
+        both.writeback = wb.writeback
+        #expect(try JSONDecoder().decode(ScanoutSummary.self, from: try JSONEncoder().encode(both)) == both)
     }
 }
