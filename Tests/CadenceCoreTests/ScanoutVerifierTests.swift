@@ -150,7 +150,8 @@ import Testing
         crc.reads = 3
         crc.readMicroseconds = 12
         let crcJSON = String(decoding: try JSONEncoder().encode(crc), as: UTF8.self)
-        #expect(crcJSON.contains("\"frames\":0") && crcJSON.contains("\"mismatches\":0") && !crcJSON.contains("writeback"))
+        #expect(
+            crcJSON.contains("\"frames\":0") && crcJSON.contains("\"mismatches\":0") && !crcJSON.contains("writeback"))
         #expect(try JSONDecoder().decode(ScanoutSummary.self, from: Data(crcJSON.utf8)) == crc)
         var wb = ScanoutSummary()
         wb.writeback = WritebackSummary()
