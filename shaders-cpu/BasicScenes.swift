@@ -6,7 +6,7 @@ public struct FlashScene: Scene {
     public let name = "flash"
     public let summary = "full-frame black/white alternation every frame (photodiode target)"
     public init() {}
-    public func render(into canvas: Canvas, context: FrameContext) {
+    public func render(into canvas: Canvas, context: SceneContext) {
         canvas.clear(context.frameIndex & 1 == 0 ? .black : .white)
     }
 }
@@ -17,7 +17,7 @@ public struct CounterScene: Scene {
     public let summary = "large frame number plus a 32-bit barcode of the index (camera capture)"
     public init() {}
 
-    public func render(into canvas: Canvas, context: FrameContext) {
+    public func render(into canvas: Canvas, context: SceneContext) {
         let w = canvas.width, h = canvas.height
         canvas.clear(Color(rgb: 0x101010))
         let index = context.frameIndex
@@ -58,7 +58,7 @@ public struct BarScene: Scene {
     /// Pixels the bar moves per frame at a given canvas width (8 at 1920).
     public static func pixelsPerFrame(width: Int) -> Int { max(1, width / 240) }
 
-    public func render(into canvas: Canvas, context: FrameContext) {
+    public func render(into canvas: Canvas, context: SceneContext) {
         let w = canvas.width, h = canvas.height
         canvas.clear(Color(rgb: 0x202020))
         let step = Self.pixelsPerFrame(width: w)

@@ -14,7 +14,7 @@ public struct UFOScene: Scene {
         return [1, 2, 4, 8].map { $0 * unit }
     }
 
-    public func render(into canvas: Canvas, context: FrameContext) {
+    public func render(into canvas: Canvas, context: SceneContext) {
         let w = canvas.width, h = canvas.height
         let speeds = Self.speeds(width: w)
         let rowH = max(1, h / speeds.count)
@@ -58,7 +58,7 @@ public struct ScrollScene: Scene {
 
     static let words = "THE QUICK BROWN FOX JUMPS OVER THE LAZY DOG 0123456789 +-=/%"
 
-    public func render(into canvas: Canvas, context: FrameContext) {
+    public func render(into canvas: Canvas, context: SceneContext) {
         let w = canvas.width, h = canvas.height
         let unit = max(1, h / 540)
         let cell = 32 * unit
@@ -111,7 +111,7 @@ public struct GradientScene: Scene {
     ])
     static let glow = Gradient(stops: [.init(0, Color(rgb: 0xFFFFFF).withAlpha(220)), .init(1, Color(rgb: 0xFFFFFF).withAlpha(0))])
 
-    public func render(into canvas: Canvas, context: FrameContext) {
+    public func render(into canvas: Canvas, context: SceneContext) {
         let w = Double(canvas.width), h = Double(canvas.height)
         let (c, s) = Trig.degrees[wrap(context.frameIndex, 360)]
         let r = (w * w + h * h).squareRoot() / 2

@@ -2,7 +2,7 @@ import Raster
 
 /// Everything a scene may depend on for one frame. Scenes are pure functions of
 /// (canvas size, this context): the same context always draws the same pixels.
-public struct FrameContext: Sendable, Equatable {
+public struct SceneContext: Sendable, Equatable {
     /// Index of the frame being drawn (0 for the first). Motion is driven by this, so a
     /// dropped frame shows as a jump.
     public var frameIndex: Int
@@ -32,7 +32,7 @@ public protocol Scene: Sendable {
     var summary: String { get }
     /// Draws the frame for `context` into `canvas`, touching only pixels inside its clip.
     /// Layout depends only on the canvas size (not its clip), so banded rendering matches.
-    func render(into canvas: Canvas, context: FrameContext)
+    func render(into canvas: Canvas, context: SceneContext)
 }
 
 /// The built-in scenes.
@@ -66,7 +66,7 @@ public struct SceneRenderer: Sendable {
 
     /// Renders one frame into `canvas`, with the HUD overlay when `hud` is given and, with
     /// `identity`, the frame's ``FrameIdentity`` on top (without it, the scene's pixels alone).
-    public func render(into canvas: Canvas, context: FrameContext, hud: HUDStats? = nil, identity: Bool = false) {
+    public func render(into canvas: Canvas, context: SceneContext, hud: HUDStats? = nil, identity: Bool = false) {
         let scene = self.scene
         if let hud {
             bands.render(canvas) { band in
@@ -86,7 +86,7 @@ public struct SceneRenderer: Sendable {
 
     /// Renders one frame into the XRGB8888 pixels at `base` (`stride` bytes per row),
     /// e.g. a display backend's shadow surface.
-    public func render(base: UnsafeMutableRawPointer, width: Int, height: Int, stride: Int, context: FrameContext,
+    public func render(base: UnsafeMutableRawPointer, width: Int, height: Int, stride: Int, context: SceneContext,
                        hud: HUDStats? = nil, identity: Bool = false) {
         render(into: Canvas(base: base, width: width, height: height, stride: stride), context: context, hud: hud, identity: identity)
     }

@@ -20,7 +20,7 @@ public struct StressScene: Scene {
         self.shapeCount = max(0, shapeCount)
     }
 
-    public func render(into canvas: Canvas, context: FrameContext) {
+    public func render(into canvas: Canvas, context: SceneContext) {
         let w = canvas.width, h = canvas.height
         canvas.clear(Color(rgb: 0x0A0A14))
         let unit = Double(max(h, 1)) / 1080
@@ -63,7 +63,7 @@ public struct StressScene: Scene {
             var best = Double.infinity
             for i in 0..<5 {
                 let t0 = monotonicSeconds()
-                r.render(into: bmp.canvas, context: FrameContext(frameIndex: i))
+                r.render(into: bmp.canvas, context: SceneContext(frameIndex: i))
                 best = min(best, monotonicSeconds() - t0)
             }
             return best

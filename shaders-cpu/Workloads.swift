@@ -149,7 +149,7 @@ public final class PreparedWorkload: Sendable {
                 memcpy(c.base + r.minY * c.stride, src.base + r.minY * src.stride, r.height * c.stride)
             }
         case .scene:
-            SceneRenderer(scene: scene!, threads: renderer.threads).render(into: canvas, context: FrameContext(frameIndex: frame))
+            SceneRenderer(scene: scene!, threads: renderer.threads).render(into: canvas, context: SceneContext(frameIndex: frame))
         }
     }
 }

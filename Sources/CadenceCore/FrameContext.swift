@@ -10,6 +10,19 @@ public struct FrameContext: Equatable, Sendable {
     /// The display's refresh and the rate frames are produced at, Hz.
     public var refreshHz: Double
     public var effectiveRateHz: Double
+
+    /// A context (for a renderer called outside a run: a test, a still picture).
+    public init(
+        frameIndex: Int, time: Double, targetPresentationTime: Nanoseconds, deadline: Nanoseconds, refreshHz: Double,
+        effectiveRateHz: Double
+    ) {
+        self.frameIndex = frameIndex
+        self.time = time
+        self.targetPresentationTime = targetPresentationTime
+        self.deadline = deadline
+        self.refreshHz = refreshHz
+        self.effectiveRateHz = effectiveRateHz
+    }
 }
 
 /// Draws one frame into the backend's shadow surface.

@@ -92,7 +92,7 @@ struct RenderCommand: ParsableCommand {
             s.presentedFrames = frame
             stats = s
         }
-        SceneRenderer(scene: scene, threads: nil).render(into: bmp.canvas, context: FrameContext(frameIndex: frame, refreshHz: hz), hud: stats)
+        SceneRenderer(scene: scene, threads: nil).render(into: bmp.canvas, context: SceneContext(frameIndex: frame, refreshHz: hz), hud: stats)
         do {
             try PNGWriter.write(bmp.canvas, to: path)
         } catch {

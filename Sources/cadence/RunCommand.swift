@@ -220,7 +220,8 @@ struct RunCommand: ParsableCommand {
                 // The stale-buffer fault draws the previous frame again.
                 let index = ctx.frameIndex == staleFrame && ctx.frameIndex > 0 ? ctx.frameIndex - 1 : ctx.frameIndex
                 captures.rendered(ctx.frameIndex)
-                let c = Scenes.FrameContext(frameIndex: index, time: ctx.time, refreshHz: ctx.refreshHz, effectiveRateHz: ctx.effectiveRateHz)
+                var c = SceneContext(ctx)
+                c.frameIndex = index
                 if let h = hudSink {
                     if h.stats == nil { h.stats = HUDStats(refreshHz: ctx.refreshHz, effectiveRateHz: ctx.effectiveRateHz) }
                     h.stats!.effectiveRateHz = ctx.effectiveRateHz

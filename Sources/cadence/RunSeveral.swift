@@ -157,7 +157,7 @@ extension RunCommand {
         }
         let sr = SceneRenderer(scene: s)
         return { surface, ctx in
-            let c = Scenes.FrameContext(frameIndex: ctx.frameIndex, time: ctx.time, refreshHz: ctx.refreshHz, effectiveRateHz: ctx.effectiveRateHz)
+            let c = SceneContext(ctx)
             sr.render(base: surface.base, width: surface.width, height: surface.height, stride: surface.stride, context: c, hud: nil)
         }
     }

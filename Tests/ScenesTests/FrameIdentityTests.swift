@@ -36,7 +36,7 @@ import Testing
         for index in [0, 1, 37, 300, 600, 0x7fff_ffff] {
             let bmp = Bitmap(width: size.0, height: size.1)
             SceneRenderer(scene: BarScene(), threads: 3).render(
-                into: bmp.canvas, context: FrameContext(frameIndex: index), identity: true)
+                into: bmp.canvas, context: SceneContext(frameIndex: index), identity: true)
             #expect(
                 FrameIdentity.decode(base: bmp.base, width: size.0, height: size.1, stride: bmp.stride) == UInt32(index)
             )
@@ -49,7 +49,7 @@ import Testing
         // A flipped bit fails the check.
         let good = Bitmap(width: 320, height: 180)
         SceneRenderer(scene: BarScene(), threads: 1).render(
-            into: good.canvas, context: FrameContext(frameIndex: 300), identity: true)
+            into: good.canvas, context: SceneContext(frameIndex: 300), identity: true)
         good.canvas.fillRect(x: 2 * 3, y: 2, width: 2, height: 2, .white)  // cell 2: the index's top bit
         #expect(FrameIdentity.decode(base: good.base, width: 320, height: 180, stride: good.stride) == nil)
     }
@@ -60,7 +60,7 @@ import Testing
         func withIdentity(_ i: Int) -> UInt64 {
             let bmp = Bitmap(width: 320, height: 180)
             SceneRenderer(scene: FlashScene(), threads: 2).render(
-                into: bmp.canvas, context: FrameContext(frameIndex: i), identity: true)
+                into: bmp.canvas, context: SceneContext(frameIndex: i), identity: true)
             return checksum(bmp)
         }
         #expect(Set((0..<8).map(withIdentity)).count == 8)
@@ -74,7 +74,7 @@ import Testing
         let plain = render("counter", frame: 42)
         let marked = Bitmap(width: 320, height: 180)
         SceneRenderer(scene: CounterScene(), threads: 1).render(
-            into: marked.canvas, context: FrameContext(frameIndex: 42), identity: true)
+            into: marked.canvas, context: SceneContext(frameIndex: 42), identity: true)
         var outside = 0
         for y in 0..<180 {
             for x in 0..<320 where !(x < 2 * 46 && y < 2 * 3) {

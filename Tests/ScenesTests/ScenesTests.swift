@@ -15,7 +15,7 @@ func checksum(_ bmp: Bitmap) -> UInt64 {
 
 func render(_ name: String, frame: Int, width: Int = 320, height: Int = 180, threads: Int = 1, hud: HUDStats? = nil) -> Bitmap {
     let bmp = Bitmap(width: width, height: height)
-    SceneRenderer(scene: SceneCatalog.scene(named: name)!, threads: threads).render(into: bmp.canvas, context: FrameContext(frameIndex: frame), hud: hud)
+    SceneRenderer(scene: SceneCatalog.scene(named: name)!, threads: threads).render(into: bmp.canvas, context: SceneContext(frameIndex: frame), hud: hud)
     return bmp
 }
 
@@ -50,7 +50,7 @@ func render(_ name: String, frame: Int, width: Int = 320, height: Int = 180, thr
             let bands = Bitmap(width: 640, height: 360)
             let r = SceneRenderer(scene: SceneCatalog.scene(named: name)!, threads: 1)
             BandedRenderer(threads: 1, bands: 13).render(bands.canvas) { band in
-                r.scene.render(into: band, context: FrameContext(frameIndex: frame))
+                r.scene.render(into: band, context: SceneContext(frameIndex: frame))
                 HUD.draw(stats, into: band)
             }
             #expect(memcmp(one.base, bands.base, one.stride * one.height) == 0)
