@@ -46,6 +46,7 @@ struct ObserveSettings {
             onlyCRTC: onlyCRTC, expectRate: expectRate, displays: displays, logPath: log, csvPath: csv,
             metricsTextfile: metrics.metricsTextfile, clientsRoot: fromTrace == nil ? DRMClients.defaultRoot : nil, logRotation: logRotation)
         session.keepReports = keepFrames
+        session.onNotice = { StandardStreams.errorLine("cadence observe: " + $0) }
         if fromTrace == nil { session.rereadDevice = device }
         let frameMetrics = session.metrics
         let server = try metrics.startServer { frameMetrics.exposition() }
@@ -81,23 +82,7 @@ struct ObserveSettings {
     }
 }
 
-extension ObserveResult.Client {
-    /// The key of a client's frames in ``ObserveSettings/run()``'s `frames`.
-    static func key(crtc: Int, file: String) -> String { "\(crtc)/\(file)" }
-    var key: String { Self.key(crtc: crtc, file: file) }
-}
-
 extension ObserveResult {
-    /// The client a verdict or a picture is about: the one named `command` (its `client`
-    /// name; among several, the one with the most flips), else the client with the most flips
-    /// that is a process (not the kernel's own event-less commits). Nil when none flipped.
-    func pick(command: String?) -> Client? {
-        let candidates = clients.filter { c in
-            c.summary.presented > 0 && (command.map { c.client == $0 } ?? (c.file != "0"))
-        }
-        return candidates.max { $0.summary.presented < $1.summary.presented }
-    }
-
     /// One line saying which client was picked and why.
     func pickNote(_ c: Client, command: String?) -> String {
         let who = "\(c.client) (pid \(c.pid.map(String.init) ?? "?"), \(c.nameSource == "debugfs" ? "name from debugfs" : "name from the trace"), crtc \(c.crtc) \(c.connector))"

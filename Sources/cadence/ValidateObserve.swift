@@ -1,6 +1,7 @@
 import ArgumentParser
 import CadenceCore
 import CadenceReport
+import CadenceSession
 import Foundation
 
 /// `cadence validate --observe`: validate's criteria applied to another program's flips, as
