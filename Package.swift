@@ -94,7 +94,9 @@ let package = Package(
         ),
         .target(
             name: "CadenceSession",
-            dependencies: ["DRM", "CadenceCore", "CadenceReport", "CadenceMetrics", "Scenes", "EDID", "DRMTrace"]
+            dependencies: [
+                "DRM", "CadenceCore", "KMSDisplay", "CadenceReport", "CadenceMetrics", "Scenes", "EDID", "DRMTrace",
+            ]
         ),
         .executableTarget(
             name: "cadence",
