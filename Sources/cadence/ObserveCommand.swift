@@ -1,6 +1,7 @@
 import ArgumentParser
 import CadenceCore
 import CadenceMetrics
+import CadenceSession
 import DRM
 import DRMTrace
 import Foundation
@@ -65,7 +66,7 @@ struct ObserveCommand: ParsableCommand {
 
     func run() throws {
         try exitTwoOnError("observe") {
-            var o = ObserveSettings()
+            var o = ObserveSettings.onStandardError()
             o.device = device
             o.crtc = crtc
             o.connector = connector
