@@ -19,7 +19,8 @@ import PackageDescription
 ///   CadenceMetrics              Prometheus exposition (swift-prometheus), textfile and /metrics
 ///                               (hummingbird, only with the MetricsHTTP trait)
 ///   CadenceSession              a run with its outputs: frame sinks (log, CSV, metrics, HUD,
-///                               status line) in order, typed results
+///                               status line) in order, typed results; observing another program's
+///                               flips (DRMTrace), measuring flips, device profiles, seat sessions
 ///
 /// Trait MetricsHTTP (on by default): `--metrics-port` serves /metrics with hummingbird. Builds
 /// that do not need it (`--disable-default-traits`: the sanitizer and fuzz builds in
@@ -91,7 +92,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["MetricsHTTP"])),
             ]
         ),
-        .target(name: "CadenceSession", dependencies: ["CadenceCore", "CadenceReport", "CadenceMetrics", "Raster", "Scenes"]),
+        .target(
+            name: "CadenceSession",
+            dependencies: [
+                "DRM", "CadenceCore", "KMSDisplay", "CadenceReport", "CadenceMetrics", "Raster", "Scenes", "EDID",
+                "DRMTrace",
+            ]
+        ),
         .executableTarget(
             name: "cadence",
             dependencies: [

@@ -1,4 +1,5 @@
 import CadenceCore
+import CadenceSession
 import DRM
 import KMSDisplay
 
@@ -13,7 +14,7 @@ import KMSDisplay
 ///   with the reason and what to do, never a fallback. `validate` never falls back: judging the
 ///   simulator needs `--backend fake`.
 /// - `fake-drm[:PROFILE]`: the real KMS code (``KMSDisplay``) over a fake DRM device playing a
-///   ``ProfileFile`` (default: the vkms capture), on virtual time (or the wall clock with
+///   ``FakeDRMProfileFile`` (default: the vkms capture), on virtual time (or the wall clock with
 ///   `--fake-clock wall`); it names itself "fake-drm" in every summary, so it is a simulator
 ///   too, chosen only when asked for.
 enum BackendChoice {
@@ -62,7 +63,7 @@ enum BackendChoice {
     /// The fake DRM devices `backend` (`fake-drm[:PROFILE[,PROFILE…]]`, one card per profile)
     /// names; throws a one-line error for a profile that cannot be found or read.
     static func fakeDRMDevices(_ backend: String, wallClock: Bool = false, seed: UInt64 = 0) throws -> [FakeDRMDevice] {
-        try ProfileFile.loadAll(profileSpec(backend)).map { $0.makeDevice(wallClock: wallClock, seed: seed) }
+        try FakeDRMProfileFile.loadAll(profileSpec(backend)).map { $0.makeDevice(wallClock: wallClock, seed: seed) }
     }
 
     /// What follows `fake-drm:` (nil for plain `fake-drm`).

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CadenceSession
 import DRM
 import KMSDisplay
 
@@ -57,9 +58,9 @@ struct ListCommand: ParsableCommand {
 
     private func execute() throws {
         var source = try sessionOptions.source(command: "list")
-        var profiles: [ProfileFile] = []
+        var profiles: [FakeDRMProfileFile] = []
         if BackendChoice.isFakeDRM(backend) {
-            profiles = try ProfileFile.loadAll(BackendChoice.profileSpec(backend))
+            profiles = try FakeDRMProfileFile.loadAll(BackendChoice.profileSpec(backend))
             source = .fake(profiles.map { $0.makeDevice(wallClock: false, seed: 0) })
         } else if backend != "auto" && backend != "kms" {
             throw CLIFailure("--backend must be auto, kms or fake-drm[:PROFILE]")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CadenceCore
+import CadenceSession
 import DRM
 import KMSDisplay
 
@@ -154,7 +155,7 @@ struct MeasureCommand: ParsableCommand {
             defer { stop.remove() }
             do {
                 recording = try output.recordFlips(swapchain: chain, shadow: shadow, durationNs: Int64(duration * 1e9),
-                                                   warmupFlips: Self.warmupFlips, shouldStop: { stop.isRequested })
+                                                   warmupFlips: Self.warmupFlips, notice: printError, shouldStop: { stop.isRequested })
                 stoppedBy = stop.signal
             } catch let e as DRMError {
                 try? output.restore()

@@ -1,11 +1,12 @@
 import ArgumentParser
 import CadenceCore
+import CadenceSession
 import DRM
 import KMSDisplay
 
 /// `cadence measure --connector A --connector B` (or `--connector all`): several outputs
 /// measured at once, each on its own CRTC. The outputs of one card take turns on one thread
-/// (``FlipRecorder/recordFlips(_:shouldStop:)``), each card on a thread of its own
+/// (`FlipRecorder.recordFlips(_:notice:shouldStop:)`), each card on a thread of its own
 /// (``SeparateThreads``); every output is reported as a single `measure` reports it.
 extension MeasureCommand {
     /// One output being measured.
@@ -63,7 +64,8 @@ extension MeasureCommand {
         let stop = SignalStop()
         defer { stop.remove() }
         let results = SeparateThreads.run(byCard.count) { c in
-            let stopped = try FlipRecorder.recordFlips(byCard[c].map(\.recorder)) { stop.isRequested }
+            let recorders = byCard[c].map(\.recorder)
+            let stopped = try FlipRecorder.recordFlips(recorders, notice: printError) { stop.isRequested }
             for m in byCard[c] { m.recording = m.recorder.recording(stopped: stopped) }
         }
         for (c, r) in results.enumerated() {

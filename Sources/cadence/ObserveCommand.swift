@@ -1,6 +1,7 @@
 import ArgumentParser
 import CadenceCore
 import CadenceMetrics
+import CadenceSession
 import DRM
 import DRMTrace
 import Foundation
@@ -65,7 +66,7 @@ struct ObserveCommand: ParsableCommand {
 
     func run() throws {
         try exitTwoOnError("observe") {
-            var o = ObserveSettings()
+            var o = ObserveSettings.onStandardError()
             o.device = device
             o.crtc = crtc
             o.connector = connector
@@ -92,21 +93,4 @@ struct ObserveCommand: ParsableCommand {
             }
         }
     }
-}
-
-/// Connector names and mode refreshes of the card's CRTCs (by index), when the card can be read.
-struct ObservedDisplays {
-    var byCRTC: [Int32: (connector: String, refreshHz: Double)] = [:]
-
-    init(devicePath: String) {
-        guard let dev = try? DRMDevice.open(path: devicePath, readOnly: true), let res = try? dev.resources() else { return }
-        for c in (try? dev.connectors()) ?? [] where c.encoderID.rawValue != 0 {
-            guard let enc = try? dev.encoder(c.encoderID), let i = res.crtcs.firstIndex(of: enc.crtcID) else { continue }
-            let hz = (try? dev.crtc(enc.crtcID))?.mode?.refreshHz ?? 0
-            byCRTC[Int32(i)] = (c.name, hz)
-        }
-    }
-
-    func crtc(ofConnector name: String) -> Int32? { byCRTC.first { $0.value.connector == name }?.key }
-    func connector(_ crtc: Int32) -> String { byCRTC[crtc]?.connector ?? "crtc-\(crtc)" }
 }

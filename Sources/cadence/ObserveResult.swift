@@ -1,55 +1,9 @@
 import CadenceCore
+import CadenceSession
+import Foundation
 
-/// What `cadence observe` prints (`--json`: this structure; otherwise ``text(source:)``).
-struct ObserveResult: Codable {
-    struct CRTC: Codable {
-        var crtc: Int
-        var connector: String
-        var vblanks: Int
-        /// 1e9 / slope of the least-squares fit of vblank timestamp against sequence.
-        var refreshHz: Double
-        var modeRefreshHz: Double?
-    }
-    struct Client: Codable {
-        var crtc: Int
-        var connector: String
-        /// The flipping process' command ("(kernel)" for commits no client asked an event for).
-        var client: String
-        var pid: Int?
-        /// The drm_file, as the kernel's pointer in hex (identifies the client within a boot).
-        var file: String
-        /// Where `client` and `pid` come from: "debugfs" (the DRM debugfs `clients` file, matched
-        /// by pid) or "trace" (the traced task's comm and pid).
-        var nameSource: String
-        /// Whether the client's file is DRM master (debugfs only).
-        var master: Bool?
-        /// The interval judged normal, in refreshes.
-        var expectedRefreshes: Int
-        /// The most refreshes one drop event dropped.
-        var largestDropEvent: Int
-        var summary: RunSummary
-    }
-    var durationSeconds = 0.0
-    var crtcs: [CRTC] = []
-    var clients: [Client] = []
-    var traceLines = 0
-    var lostEvents = 0
-    var inexactFlips = 0
-    /// Deliveries that answered vblank or CRTC-sequence requests (not flips).
-    var requestDeliveries = 0
-    /// Deliveries told apart by the event's own type (send probe); the rest were inferred.
-    var typedDeliveries = 0
-    var sendProbeMismatch = false
-    /// CPU time of the whole process (start-up included).
-    var cpuSeconds = 0.0
-    /// CPU time spent in the observing loop (reading, parsing, accounting, outputs).
-    var cpuObservingSeconds: Double?
-    /// ``cpuObservingSeconds`` per traced vblank, µs.
-    var cpuPerVBlankUs: Double?
-    var incompleteOutputs: [String] = []
-
-    var noFlips: Bool { clients.allSatisfy { $0.summary.presented == 0 } }
-
+/// What `cadence observe` prints without `--json`.
+extension ObserveResult {
     func text(source: String) -> String {
         var lines = ["observe  \(String(format: "%.1f", durationSeconds)) s from \(source)"]
         for c in crtcs {

@@ -1,103 +1,43 @@
-import CadenceCore
-import CadenceMetrics
-import CadenceReport
 import CadenceSession
-import DRMTrace
 import Foundation
-import KMSDisplay
 
-/// What one observation needs, whichever command asked for it (`observe`, `validate --observe`).
-struct ObserveSettings {
-    var device = "/dev/dri/card0"
-    var crtc: Int?
-    var connector: String?
-    /// Seconds; 0 = until SIGINT/SIGTERM.
-    var duration: Double = 10
-    var expectRate: Double?
-    var log: String?
-    /// `--log-max-size`/`--log-keep`: the log rotates (nil: one file).
-    var logRotation: LogRotation?
-    var csv: String?
+/// What one observation needs, whichever command asked for it (`observe`, `validate --observe`):
+/// CadenceSession's `Observation`, with the CLI's options and stderr lines.
+typealias ObserveSettings = Observation
+
+extension Observation {
     /// `--metrics-port`, `--metrics-address`, `--metrics-textfile`.
-    var metrics = MetricsOptions()
-    var fromTrace: String?
-    var tracefs: String?
-    var saveTrace: String?
-    /// The live status line on stderr (once a second, run's format) for this client; nil: the
-    /// one with the most flips.
-    var statusLine = true
-    var statusClient: String?
-    /// Keep every flip's report (`frames` of ``run()``), for validate's --warmup/--window.
-    var keepFrames = false
-
-    /// Observes (or analyses `fromTrace`) and returns the result and a line naming the source.
-    /// Throws one-line errors (no tracefs access, a connector not driving a CRTC, …).
-    func run() throws -> (result: ObserveResult, source: String, frames: [String: [FrameReport]]) {
-        let displays = ObservedDisplays(devicePath: device)
-        var onlyCRTC = crtc.map { Int32($0) }
-        if let name = connector {
-            guard let c = displays.crtc(ofConnector: name) else {
-                throw CLIFailure("connector \(name) is not driving a CRTC on \(device)")
-            }
-            onlyCRTC = c
+    var metrics: MetricsOptions {
+        get {
+            var m = MetricsOptions()
+            m.metricsPort = metricsPort.map { UInt16($0) }
+            m.metricsAddress = metricsAddress
+            m.metricsTextfile = metricsTextfile
+            return m
         }
-        try metrics.checkAvailable()
-        let session = try ObserveSession(
-            onlyCRTC: onlyCRTC, expectRate: expectRate, displays: displays, logPath: log, csvPath: csv,
-            metricsTextfile: metrics.metricsTextfile, clientsRoot: fromTrace == nil ? DRMClients.defaultRoot : nil, logRotation: logRotation)
-        session.keepReports = keepFrames
-        if fromTrace == nil { session.rereadDevice = device }
-        let frameMetrics = session.metrics
-        let server = try metrics.startServer { frameMetrics.exposition() }
-        defer { server?.stop() }
-        let source: String
-        if let path = fromTrace {
-            try session.replay(path: path)
-            source = path
-        } else {
-            let instance = try TraceInstance(root: tracefs ?? TraceInstance.findRoot())
-            defer { instance.remove() }
-            let stop = SignalStop()
-            defer { stop.remove() }
-            var copy: FileHandle?
-            if let path = saveTrace {
-                guard FileManager.default.createFile(atPath: path, contents: nil), let h = FileHandle(forWritingAtPath: path) else {
-                    throw CLIFailure("cannot create \(path)")
-                }
-                copy = h
-            }
-            defer { try? copy?.close() }
-            if statusLine {
-                session.statusClient = statusClient
-                session.onStatus = { StandardStreams.errorLine(StatusSink.statusLine($0)) }
-            }
-            try session.observe(instance, seconds: duration, copy: copy, stop: { stop.isRequested })
-            source = "\(instance.root) (instance \(instance.name); kprobes \(instance.kprobes ? "on" : "off"), event types \(instance.sendProbe ? "traced" : "inferred"))"
+        set {
+            metricsPort = newValue.metricsPort.map { Int($0) }
+            metricsAddress = newValue.metricsAddress
+            metricsTextfile = newValue.metricsTextfile
         }
-        let result = session.finish()
-        var frames: [String: [FrameReport]] = [:]
-        for (k, r) in session.reports { frames[ObserveResult.Client.key(crtc: Int(k.crtc), file: String(k.file, radix: 16))] = r }
-        return (result, source, frames)
     }
-}
 
-extension ObserveResult.Client {
-    /// The key of a client's frames in ``ObserveSettings/run()``'s `frames`.
-    static func key(crtc: Int, file: String) -> String { "\(crtc)/\(file)" }
-    var key: String { Self.key(crtc: crtc, file: file) }
+    /// The live status line on stderr (once a second, run's format) for ``statusClient``; nil:
+    /// the one with the most flips.
+    var statusLine: Bool {
+        get { onStatus != nil }
+        set { onStatus = newValue ? { StandardStreams.errorLine(StatusSink.statusLine($0)) } : nil }
+    }
+
+    /// An observation whose notices are stderr lines after "cadence observe: ".
+    static func onStandardError() -> Observation {
+        var o = Observation()
+        o.onNotice = { StandardStreams.errorLine("cadence observe: " + $0) }
+        return o
+    }
 }
 
 extension ObserveResult {
-    /// The client a verdict or a picture is about: the one named `command` (its `client`
-    /// name; among several, the one with the most flips), else the client with the most flips
-    /// that is a process (not the kernel's own event-less commits). Nil when none flipped.
-    func pick(command: String?) -> Client? {
-        let candidates = clients.filter { c in
-            c.summary.presented > 0 && (command.map { c.client == $0 } ?? (c.file != "0"))
-        }
-        return candidates.max { $0.summary.presented < $1.summary.presented }
-    }
-
     /// One line saying which client was picked and why.
     func pickNote(_ c: Client, command: String?) -> String {
         let who = "\(c.client) (pid \(c.pid.map(String.init) ?? "?"), \(c.nameSource == "debugfs" ? "name from debugfs" : "name from the trace"), crtc \(c.crtc) \(c.connector))"

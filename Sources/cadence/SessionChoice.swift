@@ -1,4 +1,5 @@
 import ArgumentParser
+import CadenceSession
 import DRM
 
 /// `--session auto|seat|direct`: how `list`, `measure`, `run` and `validate` open a card.
@@ -26,62 +27,18 @@ struct SessionOptions: ParsableArguments {
     func source(command: String) throws -> DeviceSource { try mode().source(command: command) }
 }
 
-/// The three ways to open a card (``SessionOptions``).
-enum SessionMode: String, Sendable {
-    case auto, seat, direct
-
-    /// The device source: `direct` is `.live`; `seat` and `auto` open the seat on the first
-    /// card opened (``SessionOpener``).
+extension SessionMode {
+    /// `command`'s device source (`SessionMode.source(notice:probe:)`): `auto`'s notice is one
+    /// stderr line "cadence COMMAND: session: …"; `seat` without a seat is one line naming
+    /// `--session seat`.
     func source(command: String, probe: @escaping () throws -> SeatSession = { try SeatSession.open() }) -> DeviceSource {
-        if self == .direct { return .live }
-        let opener = SessionOpener(mode: self, command: command, probe: probe)
-        return DeviceSource(discover: { DRMDevice.discover() }, open: { try opener.open($0) },
-                            openReadOnly: { try opener.open($0, readOnly: true) })
-    }
-
-    /// The notice `auto` prints when it picked a seat.
-    static func seatNotice(_ s: SeatSession) -> String {
-        "session: \(s.name) through \(s.backend) (libseat)"
-    }
-
-    /// The notice `auto` prints when no seat answered.
-    static func directNotice(_ e: SeatError) -> String {
-        "session: direct access (open(2)): \(e)"
-    }
-}
-
-/// Opens cards through a seat probed once, on first use.
-final class SessionOpener {
-    let mode: SessionMode
-    let command: String
-    let probe: () throws -> SeatSession
-    private var resolved: SeatSession??
-
-    init(mode: SessionMode, command: String, probe: @escaping () throws -> SeatSession) {
-        self.mode = mode
-        self.command = command
-        self.probe = probe
-    }
-
-    /// The seat (nil: direct access), probing it the first time; `seat` without one throws.
-    func session() throws -> SeatSession? {
-        if let r = resolved { return r }
-        do {
-            let s = try probe()
-            if mode == .auto { StandardStreams.errorLine("cadence \(command): \(SessionMode.seatNotice(s))") }
-            resolved = .some(s)
-            return s
-        } catch let e as SeatError {
-            if mode == .seat { throw CLIFailure("--session seat: \(e)") }
-            StandardStreams.errorLine("cadence \(command): \(SessionMode.directNotice(e))")
-            resolved = .some(nil)
-            return nil
+        let source = source(notice: { StandardStreams.errorLine("cadence \(command): " + $0) }, probe: probe)
+        func seatRequired(_ open: @escaping (String) throws -> DRMDevice) -> (String) throws -> DRMDevice {
+            { path in
+                do { return try open(path) } catch let e as SeatError { throw CLIFailure("--session seat: \(e)") }
+            }
         }
-    }
-
-    /// Through the seat (which opens read-write), else open(2), read-only with `readOnly`.
-    func open(_ path: String, readOnly: Bool = false) throws -> DRMDevice {
-        if let s = try session() { return try s.openDevice(path) }
-        return try DRMDevice.open(path: path, readOnly: readOnly)
+        return DeviceSource(discover: source.discover, open: seatRequired(source.open),
+                            openReadOnly: seatRequired(source.openReadOnly))
     }
 }

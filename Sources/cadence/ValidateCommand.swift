@@ -156,7 +156,7 @@ struct ValidateCommand: ParsableCommand {
     func execute(source: DeviceSource?, onRun: ((PacingRun) -> Void)? = nil) throws {
         let junitFile: LineFile?
         var outputs: SessionSinks? = nil
-        var observed = PanelExpectations.Observed()
+        var observed = DrivenPanel()
         let keepFrames = warmup != nil || window != nil
         let tally = FrameTally(keepFrames: keepFrames)
         let summary: RunSummary

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CadenceCore
 import CadenceReport
+import CadenceSession
 import Foundation
 
 /// `cadence validate --observe`: validate's criteria applied to another program's flips, as
@@ -38,7 +39,7 @@ extension ValidateCommand {
     func executeObserved() throws {
         let started = Date()
         let criteria: ValidationCriteria
-        var settings = ObserveSettings()
+        var settings = ObserveSettings.onStandardError()
         do {
             guard observe else {
                 throw CLIFailure("\(client != nil ? "--client" : expectRate != nil ? "--expect-rate" : "--from-trace") needs --observe")

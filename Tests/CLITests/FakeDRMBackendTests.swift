@@ -1,4 +1,5 @@
 import CadenceCore
+import CadenceSession
 import DRM
 import Foundation
 import KMSDisplay
@@ -38,9 +39,10 @@ import Testing
     }
 
     @Test func everyShippedProfileIsFoundAndLoads() throws {
-        #expect(Set(ProfileFile.shippedNames()).isSuperset(of: Self.shipped), "\(ProfileFile.shippedNames())")
-        for name in ProfileFile.shippedNames() {
-            let fake = try ProfileFile.load(name).makeDevice(wallClock: false, seed: 0)
+        let names = FakeDRMProfileFile.shippedNames()
+        #expect(Set(names).isSuperset(of: Self.shipped), "\(names)")
+        for name in names {
+            let fake = try FakeDRMProfileFile.load(name).makeDevice(wallClock: false, seed: 0)
             let dev = try DRMDevice.open(fake: fake)
             let res = try dev.resources()
             #expect(!res.connectors.isEmpty && !res.crtcs.isEmpty, "\(name)")
@@ -50,8 +52,8 @@ import Testing
             try display.close()
         }
         // No :PROFILE is the vkms capture.
-        #expect(try ProfileFile.load(nil).path == ProfileFile.load("vkms").path)
-        #expect(try ProfileFile.load(nil).makeDevice(wallClock: false, seed: 0).driver.name == "vkms")
+        #expect(try FakeDRMProfileFile.load(nil).path == FakeDRMProfileFile.load("vkms").path)
+        #expect(try FakeDRMProfileFile.load(nil).makeDevice(wallClock: false, seed: 0).driver.name == "vkms")
     }
 
     @Test func listShowsTheCapturedConnectorsModesAndIdentity() throws {
@@ -124,7 +126,7 @@ import Testing
     /// target when its commit time comes). Every frame is shown now, at every latency.
     @Test(arguments: ["bochs", "virtio-gpu"], [1, 2, 3])
     func noVBlankDriversRunAtEveryLatency(profile: String, latency: Int) throws {
-        let fake = try ProfileFile.load(profile).makeDevice(wallClock: false, seed: 0)
+        let fake = try FakeDRMProfileFile.load(profile).makeDevice(wallClock: false, seed: 0)
         let display = try KMSDisplay.open(on: try DRMDevice.open(fake: fake))
         #expect(!display.hasHardwareVBlank)
         var c = RunConfiguration()
@@ -169,7 +171,7 @@ import Testing
         let crtcs = try #require(dev["crtcs"] as? [[String: Any]])
         #expect(crtcs.map { $0["id"] as? Int } == [70, 71])
         #expect(crtcs.map { ($0["mode"] as? [String: Any])?["width"] as? Int } == [1920, 2560])
-        let fake = try ProfileFile.load("two-crtc").makeDevice(wallClock: false, seed: 0)
+        let fake = try FakeDRMProfileFile.load("two-crtc").makeDevice(wallClock: false, seed: 0)
         let display = try KMSDisplay.open(on: DRMDevice.open(fake: fake), connector: "DP-1")
         #expect(display.crtcID == 71)
         try display.close()
@@ -193,7 +195,7 @@ import Testing
     @Test func cadenceTimingSection() throws {
         let dir = try tempDir()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        var profile = try object(String(contentsOfFile: ProfileFile.load("vkms").path, encoding: .utf8))
+        var profile = try object(String(contentsOfFile: FakeDRMProfileFile.load("vkms").path, encoding: .utf8))
         profile["cadence"] = ["refreshOverrideHz": 59.5, "vblankJitterUs": 300, "eventLatencyUs": 100, "ignored": "x"]
         try JSONSerialization.data(withJSONObject: profile).write(to: URL(fileURLWithPath: dir + "/slow.json"))
         let r = try cadence(["measure", "--backend", "fake-drm:slow.json", "--duration", "3", "--json"], in: dir)

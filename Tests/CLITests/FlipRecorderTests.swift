@@ -1,5 +1,6 @@
 import Testing
 import CadenceCore
+import CadenceSession
 import DRM
 @testable import cadence
 

@@ -1,4 +1,5 @@
 import CadenceCore
+import CadenceSession
 import DRM
 import Foundation
 import KMSDisplay
@@ -16,7 +17,7 @@ import Testing
     }
 
     func device(_ profile: String = "amdgpu-vrr") throws -> FakeDRMDevice {
-        try ProfileFile.load(profile).makeDevice(wallClock: false, seed: 0)
+        try FakeDRMProfileFile.load(profile).makeDevice(wallClock: false, seed: 0)
     }
 
     /// A run of `frames` frames asking for `rate` (MIN:MAX:PREFERRED), VRR per `vrr`.

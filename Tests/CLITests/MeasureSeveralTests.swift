@@ -1,3 +1,4 @@
+import CadenceSession
 import Foundation
 import Testing
 @testable import cadence
@@ -55,7 +56,7 @@ import Testing
     @Test func aFailedCheckOnOneOutputNamesIt() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let vkms = try ProfileFile.locate("vkms")
+        let vkms = try FakeDRMProfileFile.locate("vkms")
         let data = try #require(FileManager.default.contents(atPath: vkms))
         var profile = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         var timing = profile["cadence"] as? [String: Any] ?? [:]

@@ -1,3 +1,4 @@
+import CadenceSession
 import DRM
 import Foundation
 import Testing

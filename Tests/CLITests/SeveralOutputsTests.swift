@@ -18,7 +18,7 @@ import Testing
 
     /// The two-CRTC profile with its encoders limited to CRTC index 0 (`possible_crtcs` 1), written to `dir`.
     func oneCRTCProfile(in dir: String) throws -> String {
-        let path = try ProfileFile.locate("two-crtc")
+        let path = try FakeDRMProfileFile.locate("two-crtc")
         let data = try #require(FileManager.default.contents(atPath: path))
         var top = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         var card = try #require(top["/dev/dri/card0"] as? [String: Any])
@@ -37,7 +37,7 @@ import Testing
     // MARK: Library
 
     @Test func eachOutputRunsAtItsOwnRateOnItsOwnCRTC() throws {
-        let fake = try ProfileFile.load("two-crtc").makeDevice(wallClock: false, seed: 0)
+        let fake = try FakeDRMProfileFile.load("two-crtc").makeDevice(wallClock: false, seed: 0)
         let dev = try DRMDevice.open(fake: fake)
         let displays = try KMSDisplay.openOutputs(on: dev, connectors: ["eDP-1", "DP-1"])
         #expect(displays.map(\.crtcID) == [70, 71])
@@ -70,7 +70,7 @@ import Testing
         // Late frames on either output: 2 refreshes at 144 Hz (10.4 ms of rendering), and 3 at
         // 60 Hz (41.7 ms, six DP-1 refreshes: DP-1 is served while eDP-1 renders).
         for lateOn in [1, 0] {
-            let fake = try ProfileFile.load("two-crtc").makeDevice(wallClock: false, seed: 0)
+            let fake = try FakeDRMProfileFile.load("two-crtc").makeDevice(wallClock: false, seed: 0)
             let displays = try KMSDisplay.openOutputs(on: DRMDevice.open(fake: fake), connectors: ["eDP-1", "DP-1"])
             var plain = RunConfiguration()
             plain.duration = 2_000_000_000
@@ -88,7 +88,7 @@ import Testing
     }
 
     @Test func eventsOfAnotherCRTCAreKeptForIt() throws {
-        let fake = try ProfileFile.load("two-crtc").makeDevice(wallClock: false, seed: 0)
+        let fake = try FakeDRMProfileFile.load("two-crtc").makeDevice(wallClock: false, seed: 0)
         let displays = try KMSDisplay.openOutputs(on: DRMDevice.open(fake: fake), connectors: ["eDP-1", "DP-1"])
         let dev = displays[0].device
         let a = displays[0].output, b = displays[1].output
@@ -118,7 +118,7 @@ import Testing
     /// Unplugging one output ends its run with "disconnected"; the other goes on to the end with
     /// no drops, whichever output's wait took the uevent.
     @Test(arguments: ["eDP-1", "DP-1"]) func anUnpluggedOutputEndsAloneWhileTheOtherGoesOn(unplug: String) throws {
-        let fake = try ProfileFile.load("two-crtc").makeDevice(wallClock: false, seed: 0)
+        let fake = try FakeDRMProfileFile.load("two-crtc").makeDevice(wallClock: false, seed: 0)
         let displays = try KMSDisplay.openOutputs(on: DRMDevice.open(fake: fake), connectors: ["eDP-1", "DP-1"])
         #expect(displays.allSatisfy { $0.watchesHotplug })
         let gone = try #require(displays.firstIndex { $0.output.connector.name == unplug })

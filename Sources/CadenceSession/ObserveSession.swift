@@ -1,20 +1,36 @@
 import CadenceCore
 import CadenceMetrics
 import CadenceReport
+import DRM
 import DRMTrace
 import Foundation
 
-/// One `cadence observe` run: trace text in, accounting per CRTC and client, log/CSV/metrics out.
-final class ObserveSession {
-    struct ClientKey: Hashable { var crtc: Int32; var file: UInt64 }
+/// Observing another program's flips (`cadence observe`, `cadence validate --observe`): the
+/// kernel's DRM trace text in, accounting per CRTC and client, log, CSV and metrics out.
+///
+///     let session = try ObserveSession(onlyCRTC: nil, expectRate: nil,
+///                                      displays: ObservedDisplays(devicePath: "/dev/dri/card0"),
+///                                      logPath: "observe.jsonl", csvPath: nil, metricsTextfile: nil)
+///     try session.replay(path: "saved.trace")
+///     let result = session.finish()
+public final class ObserveSession {
+    /// One client on one CRTC: the CRTC's index and the client's drm_file (0: the kernel's own
+    /// commits).
+    public struct ClientKey: Hashable, Sendable {
+        /// The CRTC's index on the card.
+        public var crtc: Int32
+        /// The drm_file, the kernel's pointer.
+        public var file: UInt64
+    }
 
-    let metrics = FrameMetrics()
+    /// The Prometheus metrics of every judged flip (serve its exposition while observing).
+    public let metrics = FrameMetrics()
     private let onlyCRTC: Int32?
     private let expectRate: Double?
     private var displays: ObservedDisplays
     /// The card to read again when a client starts flipping on a CRTC it did not drive at the
     /// start (live only: a saved trace's machine is not this one).
-    var rereadDevice: String?
+    public var rereadDevice: String?
     private var stream = TraceStream()
     private var events: [FlipTracker.Event] = []
     private var fits: [Int32: RunningLinearFit] = [:]
@@ -39,11 +55,20 @@ final class ObserveSession {
     /// The largest drop event of each client, in refreshes.
     private var largest: [ClientKey: Int] = [:]
     /// Every flip's report per client, kept only when ``keepReports`` (validate's windows).
-    var keepReports = false
-    private(set) var reports: [ClientKey: [FrameReport]] = [:]
+    public var keepReports = false
+    /// Every judged flip's report per client (only with ``keepReports``).
+    public private(set) var reports: [ClientKey: [FrameReport]] = [:]
 
-    init(onlyCRTC: Int32?, expectRate: Double?, displays: ObservedDisplays, logPath: String?, csvPath: String?, metricsTextfile: String?,
-         clientsRoot: String? = nil, logRotation: LogRotation? = nil) throws {
+    /// A session watching every CRTC, or only `onlyCRTC`; `expectRate` (Hz) fixes each client's
+    /// expected interval (nil: each client's dominant interval). The log (`logPath`, rotated
+    /// by `logRotation`) and CSV are created here (throws for an unwritable path); the metrics
+    /// textfile is written every 10 s and at the end. `clientsRoot`: the debugfs DRM directory
+    /// the clients' process names are read from (nil: the trace's names only).
+    public init(
+        onlyCRTC: Int32?, expectRate: Double?, displays: ObservedDisplays, logPath: String?, csvPath: String?,
+        metricsTextfile: String?,
+        clientsRoot: String? = nil, logRotation: LogRotation? = nil
+    ) throws {
         self.clientsRoot = clientsRoot
         self.onlyCRTC = onlyCRTC
         self.expectRate = expectRate
@@ -53,31 +78,45 @@ final class ObserveSession {
             try RotatingLineFile(path: path, rotation: logRotation, compression: try LogCompression.of(path: path))
         }
         csv = try csvPath.map { try LineFile(path: $0) }
-        write(&csv, "csv", "crtc,client,pid,sequence,flip_ns,commit_ns,interval_refreshes,dropped_refreshes,hitch_ns,cause,exact")
+        write(
+            &csv, "csv",
+            "crtc,client,pid,sequence,flip_ns,commit_ns,interval_refreshes,dropped_refreshes,hitch_ns,cause,exact")
         // A rotated log's every file starts with the header and a continuation record and the
         // file left behind ends with a rotated record (as a run log's, see RunLogWriter).
         let header = #"{"record":"observe","version":1}"#
         log?.preamble = { [unowned self] k in
-            [Array(header.utf8), Array(#"{"framesBefore":\#(self.logFrames),"record":"continuation","segment":\#(k),"version":1}"#.utf8)]
+            [
+                Array(header.utf8),
+                Array(#"{"framesBefore":\#(self.logFrames),"record":"continuation","segment":\#(k),"version":1}"#.utf8)
+            ]
         }
         log?.trailer = { [unowned self] k in
             defer { self.logFramesBefore = self.logFrames }
-            return Array(#"{"frames":\#(self.logFrames - self.logFramesBefore),"record":"rotated","segment":\#(k),"version":1}"#.utf8)
+            return Array(
+                #"{"frames":\#(self.logFrames - self.logFramesBefore),"record":"rotated","segment":\#(k),"version":1}"#
+                    .utf8)
         }
         writeLog(header, record: false)
     }
 
     /// Called about once a second while observing, with the status of ``statusClient`` (or
     /// the client with the most flips); not called before any client flipped.
-    var onStatus: ((RunStatus) -> Void)?
+    public var onStatus: ((RunStatus) -> Void)?
     /// The client (its name) the status line follows.
-    var statusClient: String?
+    public var statusClient: String?
+    /// Called with one line when an output stops being written while observing goes on (the
+    /// log: "logging stopped after N flips: …"); the failure is also in the result's
+    /// `incompleteOutputs`.
+    public var onNotice: (String) -> Void = { _ in }
     private var lastStatus = Date()
     private var lastStatusPresented: (key: ClientKey, presented: Int)?
 
     /// Reads the live trace until `seconds` pass (0: until `stop`) or `stop()`.
-    /// `copy`: a file that gets the trace text as read (`--save-trace`, for `--from-trace`).
-    func observe(_ instance: TraceInstance, seconds limit: Double, copy: FileHandle? = nil, stop: () -> Bool) throws {
+    /// `copy`: a file that gets the trace text as read (to be analysed later with
+    /// ``replay(path:)``).
+    public func observe(
+        _ instance: TraceInstance, seconds limit: Double, copy: FileHandle? = nil, stop: () -> Bool
+    ) throws {
         started = Date()
         lastStatus = started
         stream = TraceStream(sendProbe: instance.sendProbe)
@@ -108,17 +147,21 @@ final class ObserveSession {
         let seconds = now.timeIntervalSince(lastStatus)
         lastStatus = now
         let followed = order.filter { k in
-            (clients[k]?.accounting.presented ?? 0) > 0 && (statusClient.map { clientName(k.file) == $0 } ?? (k.file != 0))
+            (clients[k]?.accounting.presented ?? 0) > 0
+                && (statusClient.map { clientName(k.file) == $0 } ?? (k.file != 0))
         }
         guard let key = followed.max(by: { clients[$0]!.accounting.presented < clients[$1]!.accounting.presented }),
-              let c = clients[key], let onStatus else { return }
+            let c = clients[key], let onStatus
+        else { return }
         let a = c.accounting
         let before = lastStatusPresented?.key == key ? lastStatusPresented!.presented : a.presented
         lastStatusPresented = (key, a.presented)
         let hz = 1e9 / periodNs(key.crtc)
-        onStatus(RunStatus(elapsedSeconds: now.timeIntervalSince(started), fps: Double(a.presented - before) / seconds,
-                           effectiveRateHz: hz / Double(c.expectedInterval), droppedRefreshes: a.droppedRefreshes,
-                           dropEvents: a.dropEvents, hitchTimeRatio: a.hitchTimeRatio))
+        onStatus(
+            RunStatus(
+                elapsedSeconds: now.timeIntervalSince(started), fps: Double(a.presented - before) / seconds,
+                effectiveRateHz: hz / Double(c.expectedInterval), droppedRefreshes: a.droppedRefreshes,
+                dropEvents: a.dropEvents, hitchTimeRatio: a.hitchTimeRatio))
     }
 
     private var cpuAtStart = 0.0
@@ -128,12 +171,13 @@ final class ObserveSession {
     static func cpuSeconds() -> Double {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
-        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(
+            usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 
-    /// Analyses a saved trace file.
-    func replay(path: String) throws {
-        guard let data = FileManager.default.contents(atPath: path) else { throw CLIFailure("cannot read \(path)") }
+    /// Analyses a saved trace file; throws a ``SessionError`` when it cannot be read.
+    public func replay(path: String) throws {
+        guard let data = FileManager.default.contents(atPath: path) else { throw SessionError("cannot read \(path)") }
         stream = TraceStream(sendProbe: data.range(of: Data((TraceEventName.sendProbe + ": ").utf8)) != nil)
         data.withUnsafeBytes { feed($0) }
     }
@@ -147,12 +191,12 @@ final class ObserveSession {
     private func handle() {
         for e in events {
             switch e {
-            case let .vblank(crtc, seq, time):
+            case .vblank(let crtc, let seq, let time):
                 guard onlyCRTC == nil || onlyCRTC == crtc else { continue }
                 fits[crtc, default: RunningLinearFit()].add(x: Double(seq), y: Double(time))
                 vblanks[crtc, default: 0] += 1
                 judgeIdleClients(crtc: crtc, at: time)
-            case let .flip(f):
+            case .flip(let f):
                 guard onlyCRTC == nil || onlyCRTC == f.crtc else { continue }
                 let key = ClientKey(crtc: f.crtc, file: f.file)
                 let period = periodNs(f.crtc)
@@ -160,10 +204,16 @@ final class ObserveSession {
                 if clients[key] == nil, let path = rereadDevice, (displays.byCRTC[f.crtc]?.refreshHz ?? 0) <= 0 {
                     displays = ObservedDisplays(devicePath: path)
                 }
-                var c = clients[key] ?? { order.append(key); return ObservedCadence(fixedInterval: fixed) }()
+                var c =
+                    clients[key]
+                    ?? {
+                        order.append(key); return ObservedCadence(fixedInterval: fixed)
+                    }()
                 // Held until the client's cadence is known; then judged in flip order.
                 heldFlips[key, default: []].append(f)
-                let judged = c.add(sequence: f.sequence, timestamp: f.timestamp, committedAt: f.committedAt, periodNs: period, crtc: UInt32(f.crtc))
+                let judged = c.add(
+                    sequence: f.sequence, timestamp: f.timestamp, committedAt: f.committedAt, periodNs: period,
+                    crtc: UInt32(f.crtc))
                 clients[key] = c
                 emit(judged, key: key, period: period)
             }
@@ -194,8 +244,13 @@ final class ObserveSession {
             let name = clientName(f.file)
             metrics.record(r, labels: labels(key), refreshHz: 1e9 / period, expectedInterval: r.cadenceRefreshes)
             let cause = r.cause?.rawValue ?? ""
-            write(&csv, "csv", "\(f.crtc),\(name),\(task?.pid ?? 0),\(f.sequence),\(f.timestamp),\(f.committedAt ?? 0),\(r.intervalRefreshes),\(r.droppedRefreshes),\(r.hitch),\(cause),\(f.exact)")
-            writeLog(#"{"record":"frame","kind":"observed","crtc":\#(f.crtc),"client":"\#(jsonEscape(name))","pid":\#(task?.pid ?? 0),"file":"\#(String(f.file, radix: 16))","sequence":\#(f.sequence),"flipNs":\#(f.timestamp),"commitNs":\#(f.committedAt ?? 0),"deliveredNs":\#(f.deliveredAt),"intervalNs":\#(r.interval),"intervalRefreshes":\#(r.intervalRefreshes),"expectedRefreshes":\#(r.cadenceRefreshes),"targetNs":\#(r.targetTime),"targetSequence":\#(r.targetSequence),"droppedRefreshes":\#(r.droppedRefreshes),"hitchNs":\#(r.hitch),"cause":\#(r.cause.map { "\"\($0.rawValue)\"" } ?? "null"),"exact":\#(f.exact)}"#)
+            write(
+                &csv, "csv",
+                "\(f.crtc),\(name),\(task?.pid ?? 0),\(f.sequence),\(f.timestamp),\(f.committedAt ?? 0),\(r.intervalRefreshes),\(r.droppedRefreshes),\(r.hitch),\(cause),\(f.exact)"
+            )
+            writeLog(
+                #"{"record":"frame","kind":"observed","crtc":\#(f.crtc),"client":"\#(jsonEscape(name))","pid":\#(task?.pid ?? 0),"file":"\#(String(f.file, radix: 16))","sequence":\#(f.sequence),"flipNs":\#(f.timestamp),"commitNs":\#(f.committedAt ?? 0),"deliveredNs":\#(f.deliveredAt),"intervalNs":\#(r.interval),"intervalRefreshes":\#(r.intervalRefreshes),"expectedRefreshes":\#(r.cadenceRefreshes),"targetNs":\#(r.targetTime),"targetSequence":\#(r.targetSequence),"droppedRefreshes":\#(r.droppedRefreshes),"hitchNs":\#(r.hitch),"cause":\#(r.cause.map { "\"\($0.rawValue)\"" } ?? "null"),"exact":\#(f.exact)}"#
+            )
         }
     }
 
@@ -207,7 +262,9 @@ final class ObserveSession {
     }
 
     private func clientName(_ file: UInt64) -> String {
-        file == 0 ? "(kernel)" : identity(file)?.command ?? stream.tracker.tasks[file]?.command ?? "file-\(String(file, radix: 16))"
+        file == 0
+            ? "(kernel)"
+            : identity(file)?.command ?? stream.tracker.tasks[file]?.command ?? "file-\(String(file, radix: 16))"
     }
 
     /// The debugfs `clients` entry of the process that flips on `file`, matched by the traced
@@ -215,7 +272,8 @@ final class ObserveSession {
     private func identity(_ file: UInt64) -> DRMClient? {
         if let known = identities[file] { return known }
         guard file != 0, let root = clientsRoot, let task = stream.tracker.tasks[file] else { return nil }
-        let found = DRMClients.match(pid: task.pid, tgid: DRMClients.threadGroup(of: task.pid), in: DRMClients.read(root: root))
+        let found = DRMClients.match(
+            pid: task.pid, tgid: DRMClients.threadGroup(of: task.pid), in: DRMClients.read(root: root))
         identities[file] = .some(found)
         return found
     }
@@ -224,7 +282,7 @@ final class ObserveSession {
         FrameMetrics.Labels(connector: displays.connector(k.crtc), crtc: Int(k.crtc), client: clientName(k.file))
     }
 
-    /// One log line; a frame line may start a new file first (`--log-max-size`), other lines never do.
+    /// One log line; a frame line may start a new file first (a rotated log), other lines never do.
     private func writeLog(_ line: String, record: Bool = true) {
         guard let f = log else { return }
         do {
@@ -233,7 +291,7 @@ final class ObserveSession {
         } catch {
             // The lines written stay (a killed run's log reads the same).
             incomplete.append("log \(f.path): \(logFrames) flips, no end line (\(error))")
-            StandardStreams.errorLine("cadence observe: logging stopped after \(logFrames) flips: \(error); observing goes on and the lines written stay")
+            onNotice("logging stopped after \(logFrames) flips: \(error); observing goes on and the lines written stay")
             f.close()
             log = nil
         }
@@ -255,7 +313,7 @@ final class ObserveSession {
     }
 
     /// Ends the run: the flips still waiting, the final gauges, the textfile, the summary.
-    func finish() -> ObserveResult {
+    public func finish() -> ObserveResult {
         events.removeAll()
         stream.finish(into: &events)
         handle()
@@ -277,22 +335,27 @@ final class ObserveSession {
         result.sendProbeMismatch = stream.tracker.sendProbeMismatch
         for crtc in vblanks.keys.sorted() {
             let hz = fits[crtc]?.fit.map { 1e9 / $0.slope } ?? 0
-            result.crtcs.append(.init(crtc: Int(crtc), connector: displays.connector(crtc), vblanks: vblanks[crtc] ?? 0,
-                                      refreshHz: hz, modeRefreshHz: displays.byCRTC[crtc]?.refreshHz))
+            result.crtcs.append(
+                .init(
+                    crtc: Int(crtc), connector: displays.connector(crtc), vblanks: vblanks[crtc] ?? 0,
+                    refreshHz: hz, modeRefreshHz: displays.byCRTC[crtc]?.refreshHz))
         }
         for key in order {
             guard let c = clients[key] else { continue }
             let period = periodNs(key.crtc)
             let hz = 1e9 / period
             metrics.setRefresh(hz, expectedInterval: c.expectedInterval, labels: labels(key))
-            let s = RunSummary(accounting: c.accounting, backend: "observed", refreshHz: hz, vrr: nil,
-                               effectiveRateHz: hz / Double(c.expectedInterval), latency: 0, end: .completed)
+            let s = RunSummary(
+                accounting: c.accounting, backend: "observed", refreshHz: hz, vrr: nil,
+                effectiveRateHz: hz / Double(c.expectedInterval), latency: 0, end: .completed)
             let task = stream.tracker.tasks[key.file]
             let id = identity(key.file)
-            result.clients.append(.init(crtc: Int(key.crtc), connector: displays.connector(key.crtc), client: clientName(key.file),
-                                        pid: id.map { Int($0.pid) } ?? task.map { Int($0.pid) }, file: String(key.file, radix: 16),
-                                        nameSource: id != nil ? "debugfs" : "trace", master: id?.master,
-                                        expectedRefreshes: c.expectedInterval, largestDropEvent: largest[key] ?? 0, summary: s))
+            result.clients.append(
+                .init(
+                    crtc: Int(key.crtc), connector: displays.connector(key.crtc), client: clientName(key.file),
+                    pid: id.map { Int($0.pid) } ?? task.map { Int($0.pid) }, file: String(key.file, radix: 16),
+                    nameSource: id != nil ? "debugfs" : "trace", master: id?.master,
+                    expectedRefreshes: c.expectedInterval, largestDropEvent: largest[key] ?? 0, summary: s))
         }
         result.cpuSeconds = Self.cpuSeconds()
         result.cpuObservingSeconds = cpuObserving
@@ -324,4 +387,29 @@ private func jsonEscape(_ s: String) -> String {
         }
     }
     return out
+}
+
+/// Connector names and mode refreshes of the card's CRTCs (by index), when the card can be read.
+public struct ObservedDisplays {
+    /// Each driven CRTC's connector and mode refresh (0 when it has no mode).
+    public var byCRTC: [Int32: (connector: String, refreshHz: Double)] = [:]
+
+    /// Reads the card at `devicePath` (read-only); none when it cannot be read.
+    public init(devicePath: String) {
+        guard let dev = try? DRMDevice.open(path: devicePath, readOnly: true), let res = try? dev.resources() else {
+            return
+        }
+        for c in (try? dev.connectors()) ?? [] where c.encoderID.rawValue != 0 {
+            guard let enc = try? dev.encoder(c.encoderID), let i = res.crtcs.firstIndex(of: enc.crtcID) else {
+                continue
+            }
+            let hz = (try? dev.crtc(enc.crtcID))?.mode?.refreshHz ?? 0
+            byCRTC[Int32(i)] = (c.name, hz)
+        }
+    }
+
+    /// The CRTC `name` drives, if any.
+    public func crtc(ofConnector name: String) -> Int32? { byCRTC.first { $0.value.connector == name }?.key }
+    /// The connector driving `crtc`, else "crtc-N".
+    public func connector(_ crtc: Int32) -> String { byCRTC[crtc]?.connector ?? "crtc-\(crtc)" }
 }

@@ -1,26 +1,33 @@
 import CadenceCore
 import DRM
+import Foundation
 
-/// The measurement loop of `cadence measure`: flip a swapchain at every vblank and record the
-/// kernel's timestamps, for ``RefreshMeasurement``. One ``FlipRecorder`` per output; the outputs
-/// of one card are served turn by turn on one thread (``recordFlips(_:shouldStop:)``).
+// The measurement loop of `cadence measure`: flip a swapchain at every vblank and record the
+// kernel's timestamps, for `RefreshMeasurement`. One ``FlipRecorder`` per output; the outputs
+// of one card are served turn by turn on one thread (``FlipRecorder/recordFlips(_:notice:shouldStop:)``).
 
-/// What ``KMSOutput/recordFlips(swapchain:shadow:durationNs:warmupFlips:shouldStop:)`` saw.
-struct FlipRecording: Sendable {
+/// What a ``FlipRecorder`` saw.
+public struct FlipRecording: Sendable {
     /// Every recorded flip completion (sequence 0 on drivers without vblank).
-    var flips: [FlipTimestamp]
+    public var flips: [FlipTimestamp]
     /// Hardware vblank, or none (commit-completion timestamps).
-    var vblank: VBlankSupport
+    public var vblank: VBlankSupport
     /// True when `shouldStop` cut the run short.
-    var stopped: Bool
+    public var stopped: Bool
     /// Indices of flips that start a stretch after a session gap (VT switched away and back).
-    var breaks: Set<Int> = []
+    public var breaks: Set<Int> = []
 }
 
 /// One output's measurement: its swapchain flipped at every vblank (or, without vblank, once per
 /// nominal period after each completion), each completion after the warm-up recorded.
-final class FlipRecorder {
-    let output: KMSOutput
+///
+///     let recorder = FlipRecorder(output: output, swapchain: chain, shadow: shadow,
+///                                 durationNs: 5_000_000_000, warmupFlips: 3)
+///     let stopped = try FlipRecorder.recordFlips([recorder], shouldStop: { false })
+///     let recording = recorder.recording(stopped: stopped)
+public final class FlipRecorder {
+    /// The output measured.
+    public let output: KMSOutput
     private let swapchain: Swapchain
     private let durationNs: Int64
     private let period: Int64
@@ -33,14 +40,15 @@ final class FlipRecorder {
     private var lastEvent: Int64 = 0
     private var nextSubmitAt: Int64?
     /// Indices of samples that start a stretch after a session gap.
-    private(set) var breaks: Set<Int> = []
+    public private(set) var breaks: Set<Int> = []
     private var breakNext = false
     /// Paused by the seat (VT switched away): nothing is flipped.
-    private(set) var paused = false
+    public private(set) var paused = false
 
     /// Paints each buffer of `swapchain` a shade of its own through `shadow` (never reading the
-    /// buffers back).
-    init(output: KMSOutput, swapchain: Swapchain, shadow: ShadowBuffer, durationNs: Int64, warmupFlips: Int) {
+    /// buffers back). `warmupFlips` flips after the modeset are not recorded (and the duration
+    /// starts after them).
+    public init(output: KMSOutput, swapchain: Swapchain, shadow: ShadowBuffer, durationNs: Int64, warmupFlips: Int) {
         self.output = output
         self.swapchain = swapchain
         self.durationNs = durationNs
@@ -56,7 +64,7 @@ final class FlipRecorder {
     }
 
     /// Sets the mode, probes the vblank and queues the first flip.
-    func start() throws {
+    public func start() throws {
         try output.modeset(framebuffer: swapchain.buffers[0].framebuffer)
         swapchain.markOnScreen(0)
         vblank = output.probeVBlank()
@@ -66,14 +74,14 @@ final class FlipRecorder {
     }
 
     /// True once the duration is over and no flip is pending.
-    func isDone(at now: Int64) -> Bool { !paused && !output.flipPending && now >= end }
+    public func isDone(at now: Int64) -> Bool { !paused && !output.flipPending && now >= end }
 
     /// When this output next needs the loop: its paced submit, or a second after its last event
     /// (to notice a flip that never completes).
-    var wake: Int64 { nextSubmitAt.map { min($0, lastEvent + 1_000_000_000) } ?? (lastEvent + 1_000_000_000) }
+    public var wake: Int64 { nextSubmitAt.map { min($0, lastEvent + 1_000_000_000) } ?? (lastEvent + 1_000_000_000) }
 
     /// Submits a paced flip that is due; true when it did.
-    func submitIfDue(at now: Int64) throws -> Bool {
+    public func submitIfDue(at now: Int64) throws -> Bool {
         guard let at = nextSubmitAt, !output.flipPending, now >= at else { return false }
         nextSubmitAt = nil
         try submitNext()
@@ -81,7 +89,7 @@ final class FlipRecorder {
     }
 
     /// Records `events` (this output's, read at `received`) and queues the next flip.
-    func handle(_ events: [DRMEvent], received: Int64) throws {
+    public func handle(_ events: [DRMEvent], received: Int64) throws {
         for e in events where e.kind == .flipComplete {
             lastEvent = received
             let seq = vblank == .hardware ? widener.widen(UInt32(truncatingIfNeeded: e.sequence)) : 0
@@ -92,10 +100,14 @@ final class FlipRecorder {
                 let buffer = e.userData >= 1 && e.userData <= UInt64(swapchain.buffers.count) ? Int(e.userData) - 1 : -1
                 let submitted = submittedAt.indices.contains(buffer) ? submittedAt[buffer] : 0
                 if breakNext { breaks.insert(samples.count); breakNext = false }
-                samples.append(FlipTimestamp(sequence: seq, timestamp: e.timestampNs, receivedAt: received,
-                                             submittedAt: submitted > 0 ? submitted : nil))
+                samples.append(
+                    FlipTimestamp(
+                        sequence: seq, timestamp: e.timestampNs, receivedAt: received,
+                        submittedAt: submitted > 0 ? submitted : nil))
             }
-            if e.userData >= 1, e.userData <= UInt64(swapchain.buffers.count) { swapchain.markOnScreen(Int(e.userData) - 1) }
+            if e.userData >= 1, e.userData <= UInt64(swapchain.buffers.count) {
+                swapchain.markOnScreen(Int(e.userData) - 1)
+            }
             guard received < end, !paused else { continue }
             if vblank == .hardware {
                 try submitNext()
@@ -107,15 +119,16 @@ final class FlipRecorder {
     }
 
     /// Throws ETIME when a flip has been pending for a second with no event.
-    func checkStalled(at now: Int64) throws {
+    public func checkStalled(at now: Int64) throws {
         if !paused && output.flipPending && now >= lastEvent + 1_000_000_000 {
-            throw DRMError(call: "wait for page-flip event", object: "\(output.crtc)", errno: .init(rawValue: 62)) // ETIME
+            // ETIME
+            throw DRMError(call: "wait for page-flip event", object: "\(output.crtc)", errno: .init(rawValue: 62))
         }
     }
 
     /// The seat disabled the session (VT switched away): the flip in flight gets up to 100 ms to
     /// complete (recorded as usual), then nothing is flipped until ``resume(gap:)``.
-    func pause() {
+    public func pause() {
         let limit = output.device.monotonicNow() + 100_000_000
         while output.flipPending && output.device.monotonicNow() < limit {
             guard let events = try? output.readEvents(until: limit) else { break }
@@ -128,7 +141,7 @@ final class FlipRecorder {
 
     /// The session is back after `gap` ns: the mode is set again with the buffer on screen, the
     /// measurement runs `gap` longer, the next flip recorded starts a new stretch.
-    func resume(gap: Int64) throws {
+    public func resume(gap: Int64) throws {
         paused = false
         try output.modeset(framebuffer: swapchain.buffers[swapchain.onScreen ?? 0].framebuffer)
         end += gap
@@ -137,8 +150,8 @@ final class FlipRecorder {
         try submitNext()
     }
 
-    /// What was recorded.
-    func recording(stopped: Bool) -> FlipRecording {
+    /// What was recorded; `stopped`: whether the measurement was cut short.
+    public func recording(stopped: Bool) -> FlipRecording {
         var v = vblank
         // A driver that claims vblank but reports sequence 0 on every flip has none.
         if v == .hardware, samples.count > 2, samples.allSatisfy({ $0.sequence == 0 }) { v = .none }
@@ -162,9 +175,12 @@ final class FlipRecorder {
     /// Measures `recorders` (outputs of one card, started here) together until each is done or
     /// `shouldStop`: each turn submits what is due and handles what each output's events are,
     /// then waits on one output in rotation (a wait on a card that routes events per CRTC
-    /// returns after any read; events for another CRTC are kept for it). Returns whether it was
-    /// stopped.
-    static func recordFlips(_ recorders: [FlipRecorder], shouldStop: () -> Bool) throws -> Bool {
+    /// returns after any read; events for another CRTC are kept for it). A seat session's VT
+    /// switch pauses every recorder and resumes it, each with one line to `notice`. Returns
+    /// whether it was stopped.
+    public static func recordFlips(
+        _ recorders: [FlipRecorder], notice: (String) -> Void = { _ in }, shouldStop: () -> Bool
+    ) throws -> Bool {
         for r in recorders { try r.start() }
         guard let device = recorders.first?.output.device else { return false }
         var rotation = 0
@@ -181,13 +197,16 @@ final class FlipRecorder {
                         // A failed acknowledgement means the seat is already gone.
                         try? seat.acknowledgeDisable()
                         pausedAt = device.monotonicNow()
-                        printError("session paused (VT switched away): no flips until it comes back")
+                        notice("session paused (VT switched away): no flips until it comes back")
                     case .enabled where pausedAt != nil:
                         let gap = device.monotonicNow() - pausedAt!
                         pausedAt = nil
                         try device.acquireMaster()
                         for r in recorders { try r.resume(gap: gap) }
-                        printError(String(format: "session resumed after %.3f s: mode restored, measuring again", Double(gap) / 1e9))
+                        notice(
+                            String(
+                                format: "session resumed after %.3f s: mode restored, measuring again",
+                                Double(gap) / 1e9))
                     default: break
                     }
                 }
@@ -217,11 +236,15 @@ final class FlipRecorder {
 }
 
 extension KMSOutput {
-    /// Measures this output alone (see ``FlipRecorder``).
-    func recordFlips(swapchain: Swapchain, shadow: ShadowBuffer, durationNs: Int64, warmupFlips: Int = 3,
-                     shouldStop: () -> Bool = { false }) throws -> FlipRecording {
-        let r = FlipRecorder(output: self, swapchain: swapchain, shadow: shadow, durationNs: durationNs, warmupFlips: warmupFlips)
-        let stopped = try FlipRecorder.recordFlips([r], shouldStop: shouldStop)
+    /// Measures this output alone (see ``FlipRecorder``); `notice` gets the seat's pause and
+    /// resume lines.
+    public func recordFlips(
+        swapchain: Swapchain, shadow: ShadowBuffer, durationNs: Int64, warmupFlips: Int = 3,
+        notice: (String) -> Void = { _ in }, shouldStop: () -> Bool = { false }
+    ) throws -> FlipRecording {
+        let r = FlipRecorder(
+            output: self, swapchain: swapchain, shadow: shadow, durationNs: durationNs, warmupFlips: warmupFlips)
+        let stopped = try FlipRecorder.recordFlips([r], notice: notice, shouldStop: shouldStop)
         return r.recording(stopped: stopped)
     }
 }

@@ -2,36 +2,41 @@ import DRM
 import EDID
 import Foundation
 
-/// A device profile file for `--backend fake-drm[:PROFILE]`: where it is (a path, or the name
-/// of a shipped profile) and what it holds, read with JSONSerialization and parsed by DRM's
-/// ``ProfileFile`` (which knows the `drm_info -j` shape and the `"cadence"` timing keys).
-struct ProfileFile {
-    /// The profile `--backend fake-drm` uses without `:PROFILE` (captured from vkms).
-    static let defaultName = "vkms"
+/// A fake DRM device's profile file (the `fake-drm[:PROFILE]` backend): where it is (a path, or
+/// the name of a shipped profile) and what it holds, read with JSONSerialization and parsed by
+/// DRM's `FakeDRMProfile` (which knows the `drm_info -j` shape and the `"cadence"` timing keys).
+///
+///     let device = try FakeDRMProfileFile.load("vkms").makeDevice(wallClock: false, seed: 0)
+public struct FakeDRMProfileFile {
+    /// The profile used when none is named (captured from vkms).
+    public static let defaultName = "vkms"
     /// The environment variable naming directories (colon-separated) of shipped profiles.
-    static let environmentVariable = "CADENCE_PROFILES"
+    public static let environmentVariable = "CADENCE_PROFILES"
 
     /// The file it was read from.
-    var path: String
+    public var path: String
     /// The parsed profile.
-    var profile: FakeDRMProfile
+    public var profile: FakeDRMProfile
     /// The card node it answers to (drm_info's key, e.g. "/dev/dri/card0").
-    var node: String { profile.node }
+    public var node: String { profile.node }
     /// Its description (`"cadence": {"description": …}`), or the driver's.
-    var description: String { profile.description }
+    public var description: String { profile.description }
 
     /// A new fake device playing the profile; `wallClock` makes waits sleep for real, `seed`
     /// seeds the timestamp jitter.
-    func makeDevice(wallClock: Bool, seed: UInt64) -> FakeDRMDevice {
+    public func makeDevice(wallClock: Bool, seed: UInt64) -> FakeDRMDevice {
         profile.makeDevice(wallClock: wallClock, seed: seed)
     }
 
     /// Parses `spec` as a comma-separated list of profiles, one card each: with more than one,
     /// the cards are /dev/dri/card0, card1, … in the order given (a machine with several GPUs).
-    static func loadAll(_ spec: String?) throws -> [ProfileFile] {
+    /// Throws a one-line ``SessionError``.
+    public static func loadAll(_ spec: String?) throws -> [FakeDRMProfileFile] {
         let parts = (spec ?? "").split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         guard parts.count > 1 else { return [try load(spec)] }
-        if parts.contains(where: \.isEmpty) { throw CLIFailure("fake-drm:\(spec ?? ""): an empty profile name in the list") }
+        if parts.contains(where: \.isEmpty) {
+            throw SessionError("fake-drm:\(spec ?? ""): an empty profile name in the list")
+        }
         return try parts.enumerated().map { i, part in
             var p = try load(part)
             p.profile.node = "/dev/dri/card\(i)"
@@ -40,15 +45,15 @@ struct ProfileFile {
     }
 
     /// Parses `spec` (the part after `fake-drm:`; nil or empty: ``defaultName``): a file path,
-    /// or the name of a shipped profile. Throws a one-line ``CLIFailure``.
-    static func load(_ spec: String?) throws -> ProfileFile {
+    /// or the name of a shipped profile. Throws a one-line ``SessionError``.
+    public static func load(_ spec: String?) throws -> FakeDRMProfileFile {
         let path = try locate(spec.flatMap { $0.isEmpty ? nil : $0 } ?? defaultName)
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw CLIFailure("profile \(path): cannot be read")
+            throw SessionError("profile \(path): cannot be read")
         }
         let top: Any
         do { top = try JSONSerialization.jsonObject(with: data) } catch {
-            throw CLIFailure("profile \(path): not JSON (\(firstLine(error)))")
+            throw SessionError("profile \(path): not JSON (\(firstLine(error)))")
         }
         do {
             var profile = try FakeDRMProfile(json: json(top))
@@ -57,9 +62,9 @@ struct ProfileFile {
                 guard let r = (try? EDID(bytes))?.adaptiveSyncRange else { return nil }
                 return r.minHz...max(r.minHz, r.maxHz)
             }
-            return ProfileFile(path: path, profile: profile)
+            return FakeDRMProfileFile(path: path, profile: profile)
         } catch let e as FakeDRMProfileError {
-            throw CLIFailure("profile \(path): \(e.message)")
+            throw SessionError("profile \(path): \(e.message)")
         }
     }
 
@@ -67,9 +72,11 @@ struct ProfileFile {
     /// in the profile directories; a bare name that is no shipped profile is read as a file in
     /// the working directory when there is one (never a directory). A file or folder in the
     /// working directory never shadows a shipped profile of the same name.
-    static func locate(_ spec: String) throws -> String {
+    public static func locate(_ spec: String) throws -> String {
         if spec.contains("/") || spec.hasSuffix(".json") {
-            guard FileManager.default.fileExists(atPath: spec) else { throw CLIFailure("profile \(spec): no such file") }
+            guard FileManager.default.fileExists(atPath: spec) else {
+                throw SessionError("profile \(spec): no such file")
+            }
             return spec
         }
         let dirs = searchDirectories()
@@ -78,14 +85,18 @@ struct ProfileFile {
             if FileManager.default.fileExists(atPath: p) { return p }
         }
         var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: spec, isDirectory: &isDirectory), !isDirectory.boolValue { return spec }
-        throw CLIFailure("no profile '\(spec)': not a file, and no \(spec).json in \(dirs.isEmpty ? "any profile directory" : dirs.joined(separator: ", ")) (set \(environmentVariable) to the profiles directory)")
+        if FileManager.default.fileExists(atPath: spec, isDirectory: &isDirectory), !isDirectory.boolValue {
+            return spec
+        }
+        throw SessionError(
+            "no profile '\(spec)': not a file, and no \(spec).json in \(dirs.isEmpty ? "any profile directory" : dirs.joined(separator: ", ")) (set \(environmentVariable) to the profiles directory)"
+        )
     }
 
     /// `$CADENCE_PROFILES` (colon-separated), then next to the executable: `profiles/`,
     /// `../share/cadence/profiles`, and `profiles/` in each of the four directories above it
     /// (a build in `.build/debug` finds the repository's `profiles/`).
-    static func searchDirectories() -> [String] {
+    public static func searchDirectories() -> [String] {
         var dirs: [String] = []
         if let env = ProcessInfo.processInfo.environment[environmentVariable] {
             dirs += env.split(separator: ":").map(String.init)
@@ -103,17 +114,19 @@ struct ProfileFile {
     }
 
     /// The names of the shipped profiles found in ``searchDirectories()``.
-    static func shippedNames() -> [String] {
+    public static func shippedNames() -> [String] {
         let names = searchDirectories().flatMap { d in
-            ((try? FileManager.default.contentsOfDirectory(atPath: d)) ?? []).filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }
+            ((try? FileManager.default.contentsOfDirectory(atPath: d)) ?? []).filter { $0.hasSuffix(".json") }.map {
+                String($0.dropLast(5))
+            }
         }
         return Array(Set(names)).sorted()
     }
 
-    /// JSONSerialization's tree as ``FakeDRMProfile/JSON``: JSON true/false (Foundation's
+    /// JSONSerialization's tree as `FakeDRMProfile.JSON`: JSON true/false (Foundation's
     /// NSNumber also answers `is Bool` for 0 and 1, so the number's type decides), exact
     /// integers, other numbers, strings, arrays, objects, null.
-    static func json(_ v: Any) -> FakeDRMProfile.JSON {
+    public static func json(_ v: Any) -> FakeDRMProfile.JSON {
         if let n = v as? NSNumber, !(v is String) {
             if String(cString: n.objCType) == "c" { return .bool(n.boolValue) }
             if let i = v as? Int { return .integer(i) }
