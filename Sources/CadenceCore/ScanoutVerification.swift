@@ -57,6 +57,9 @@ public struct ScanoutVerifier: Sendable {
     /// CRC samples added so far.
     public var sampleCount: Int { samples.count }
 
+    /// Flips added so far.
+    public var flipCount: Int { flips.count }
+
     /// Adds a CRC sample (in the order the lines were read).
     public mutating func add(_ sample: Sample) { samples.append(sample) }
 
@@ -146,6 +149,8 @@ public struct ScanoutVerifier: Sendable {
             s.stale += 1
             if s.staleFrames.count < 10 { s.staleFrames.append(flips[f].frame) }
         }
+        s.longestFrozen = Self.longestFrozen(
+            stale: staleVBlanks, changes: events.filter { $0.kind != .flipUnchanged }.map(\.v), firstLine: first)
         s.frames = flips.count
         s.inexact =
             inexact.count + flips.indices.filter { flips[$0].sequence <= first || flips[$0].sequence > end }.count
@@ -163,6 +168,69 @@ public struct ScanoutVerifier: Sendable {
         }
         s.mismatches = s.stale + s.changesWithoutFlip
         return s
+    }
+}
+
+extension ScanoutVerifier {
+    /// The longest stretch of flips that changed nothing, by the time the flips kept coming
+    /// (first to last unchanged flip): each stale flip (at vblank `stale[i]`) belongs to the
+    /// stretch that starts at the last content change before it (or at the first line, when the
+    /// content never changed before it). Both lists are in vblank order.
+    static func longestFrozen(stale: [UInt64], changes: [UInt64], firstLine: UInt64) -> FrozenContent? {
+        var best: FrozenContent?
+        var current: FrozenContent?
+        var c = 0  // changes[..<c] are before the stale flip at hand
+        for v in stale {
+            while c < changes.count && changes[c] < v { c += 1 }
+            let from = c > 0 ? changes[c - 1] : firstLine
+            if current?.fromSequence == from {
+                current!.lastFlipSequence = v
+                current!.flips += 1
+            } else {
+                current = FrozenContent(
+                    fromSequence: from, firstFlipSequence: v, lastFlipSequence: v, flips: 1, sinceFirstLine: c == 0)
+            }
+            if best == nil || current!.flippingRefreshes > best!.flippingRefreshes
+                || (current!.flippingRefreshes == best!.flippingRefreshes && current!.refreshes > best!.refreshes)
+            {
+                best = current
+            }
+        }
+        return best
+    }
+}
+
+/// A stretch in which flips kept coming and the picture did not change.
+public struct FrozenContent: Codable, Equatable, Sendable {
+    /// The vblank the picture last changed at (or the first CRC line read, see
+    /// ``sinceFirstLine``).
+    public var fromSequence: UInt64
+    /// The vblanks of the first and the last flip in the stretch that changed nothing.
+    public var firstFlipSequence: UInt64
+    public var lastFlipSequence: UInt64
+    /// Flips in the stretch that changed nothing.
+    public var flips: Int
+    /// True when the picture never changed from the first line read: it may have been frozen
+    /// before.
+    public var sinceFirstLine: Bool
+
+    /// Refreshes the picture stayed the same: from ``fromSequence`` to the last flip that changed
+    /// nothing.
+    public var refreshes: Int { Int(lastFlipSequence - fromSequence) }
+    /// Refreshes during which flips kept coming without changing the picture: from the first to
+    /// the last flip that changed nothing (0 for a single one). `validate --max-frozen` judges
+    /// this.
+    public var flippingRefreshes: Int { Int(lastFlipSequence - firstFlipSequence) }
+
+    /// A stretch.
+    public init(
+        fromSequence: UInt64, firstFlipSequence: UInt64, lastFlipSequence: UInt64, flips: Int, sinceFirstLine: Bool
+    ) {
+        self.fromSequence = fromSequence
+        self.firstFlipSequence = firstFlipSequence
+        self.lastFlipSequence = lastFlipSequence
+        self.flips = flips
+        self.sinceFirstLine = sinceFirstLine
     }
 }
 
@@ -209,6 +277,9 @@ public struct ScanoutSummary: Codable, Equatable, Sendable {
     /// Writeback captures, when they ran (nil: none; then the CRC fields above are unset too
     /// unless the CRC ran).
     public var writeback: WritebackSummary?
+    /// The longest stretch of flips that changed nothing (nil: every judged flip changed the
+    /// content). `observe --verify crc` judges a frozen picture by it.
+    public var longestFrozen: FrozenContent?
 
     public init() {}
 
@@ -219,7 +290,7 @@ public struct ScanoutSummary: Codable, Equatable, Sendable {
     private enum CodingKeys: String, CodingKey {
         case frames, verified, mismatches, stale, changesWithoutFlip, inexact, lines, missingLines, repeatedLines
         case catchUpLines, repeatedRefreshes, unjudgedVBlanks, staleFrames, changeWithoutFlipVBlanks, source, reads
-        case readMicroseconds, failure, writeback
+        case readMicroseconds, failure, writeback, longestFrozen
     }
 
     /// Reads a summary; CRC fields absent (a writeback-only summary) are zero.
@@ -245,6 +316,7 @@ public struct ScanoutSummary: Codable, Equatable, Sendable {
         readMicroseconds = try c.decodeIfPresent(Double.self, forKey: .readMicroseconds)
         failure = try c.decodeIfPresent(String.self, forKey: .failure)
         writeback = try c.decodeIfPresent(WritebackSummary.self, forKey: .writeback)
+        longestFrozen = try c.decodeIfPresent(FrozenContent.self, forKey: .longestFrozen)
     }
 
     /// Writes every field when the CRC ran; only `writeback` when it did not.
@@ -270,6 +342,7 @@ public struct ScanoutSummary: Codable, Equatable, Sendable {
         try c.encodeIfPresent(reads, forKey: .reads)
         try c.encodeIfPresent(readMicroseconds, forKey: .readMicroseconds)
         try c.encodeIfPresent(failure, forKey: .failure)
+        try c.encodeIfPresent(longestFrozen, forKey: .longestFrozen)
     }
 }
 

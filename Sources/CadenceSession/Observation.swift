@@ -1,6 +1,7 @@
 import CadenceCore
 import CadenceMetrics
 import CadenceReport
+import DRM
 import DRMTrace
 import Foundation
 import KMSDisplay
@@ -50,6 +51,9 @@ public struct Observation {
     public var keepFrames = false
     /// Gets one line when an output stops being written while observing goes on.
     public var onNotice: (String) -> Void = { _ in }
+    /// Check every flip's content against the CRTC's CRC (debugfs `crc/data`, source `auto`):
+    /// live only. Starting a capture throws its `CRCError` (no debugfs, a driver without CRC).
+    public var verifyCRC = false
 
     /// The defaults: card0, 10 s, no outputs, no status.
     public init() {}
@@ -75,6 +79,43 @@ public struct Observation {
             logRotation: logRotation)
         session.keepReports = keepFrames
         session.onNotice = onNotice
+        var captures: [(crtc: Int32, capture: CRCCapture)] = []
+        if verifyCRC {
+            guard fromTrace == nil else {
+                throw SessionError("the CRC check needs the live kernel: a saved trace holds no CRC lines")
+            }
+            let crtcs = onlyCRTC.map { [$0] } ?? displays.byCRTC.keys.sorted()
+            guard !crtcs.isEmpty else { throw SessionError("no CRTC is driven on \(device): no content to check") }
+            let dev = try DRMDevice.open(path: device, readOnly: true)
+            // The first open of a card with no master makes the opener master (even read-only):
+            // give it up, or the program to observe could not set its mode or flip (EACCES).
+            try? dev.dropMaster()
+            captures = try crtcs.map { c throws(CRCError) in (c, try CRCCapture(device: dev, crtcIndex: Int(c))) }
+            session.verifyContent(crtcs: crtcs, source: "auto")
+            var lines: [CRCLine] = []
+            var stopped = Set<Int32>()
+            session.afterRead = { [onNotice] in
+                for (crtc, capture) in captures where !stopped.contains(crtc) {
+                    lines.removeAll(keepingCapacity: true)
+                    let t0 = dev.monotonicNow()
+                    do {
+                        try capture.readAvailable(into: &lines)
+                    } catch {
+                        stopped.insert(crtc)
+                        onNotice("CRC reading on crtc \(crtc) stopped: \(error); the lines read still count")
+                    }
+                    let t1 = dev.monotonicNow()
+                    let samples = lines.compactMap { l in
+                        l.frame.map {
+                            ScanoutVerifier.Sample(
+                                sequence: UInt64($0), crc: ScanoutVerifier.fold(l.values), receivedAt: t1)
+                        }
+                    }
+                    session.addCRC(crtc: crtc, samples, readNs: t1 - t0)
+                }
+            }
+        }
+        defer { captures.removeAll() }
         if fromTrace == nil { session.rereadDevice = device }
         let frameMetrics = session.metrics
         let server = try metricsPort.map {
@@ -105,6 +146,11 @@ public struct Observation {
                 session.onStatus = onStatus
             }
             try session.observe(instance, seconds: duration, copy: copy, stop: { stop.isRequested })
+            if !captures.isEmpty {
+                // The line of the vblank after the last flips (3 refreshes at 60 Hz).
+                Thread.sleep(forTimeInterval: 0.05)
+                session.afterRead?()
+            }
             source =
                 "\(instance.root) (instance \(instance.name); kprobes \(instance.kprobes ? "on" : "off"), event types \(instance.sendProbe ? "traced" : "inferred"))"
         }

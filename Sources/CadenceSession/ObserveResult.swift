@@ -15,6 +15,10 @@ public struct ObserveResult: Codable, Sendable {
         public var refreshHz: Double
         /// The refresh of the CRTC's mode, when the card could be read.
         public var modeRefreshHz: Double?
+        /// The content check of every client's flips on the CRTC against its CRC (`observe
+        /// --verify crc`): flips that changed nothing (`stale`), content changes without a flip,
+        /// and the longest frozen stretch; nil without CRC.
+        public var scanout: ScanoutSummary?
     }
 
     /// One client's flips on one CRTC.

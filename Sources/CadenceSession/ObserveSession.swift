@@ -54,6 +54,14 @@ public final class ObserveSession {
     private var identities: [UInt64: DRMClient?] = [:]
     /// The largest drop event of each client, in refreshes.
     private var largest: [ClientKey: Int] = [:]
+    /// The content check per CRTC (``verifyContent(crtcs:source:)``): every flip on the CRTC and
+    /// every CRC line read for it.
+    private var contents: [Int32: ScanoutVerifier] = [:]
+    private var contentSource = "auto"
+    private var crcReads = 0
+    private var crcReadNs: Int64 = 0
+    /// Called after each read of the trace (live), to read CRC lines (``addCRC(crtc:_:)``).
+    public var afterRead: (() -> Void)?
     /// Every flip's report per client, kept only when ``keepReports`` (validate's windows).
     public var keepReports = false
     /// Every judged flip's report per client (only with ``keepReports``).
@@ -99,6 +107,22 @@ public final class ObserveSession {
         writeLog(header, record: false)
     }
 
+    /// Checks the content of every flip on `crtcs` against the CRC lines given to
+    /// ``addCRC(crtc:_:)`` (taken from `source`, e.g. `auto`): see ``ScanoutVerifier``.
+    public func verifyContent(crtcs: [Int32], source: String) {
+        contentSource = source
+        for c in crtcs { contents[c] = ScanoutVerifier() }
+    }
+
+    /// CRC lines read for `crtc` (its vblank sequence, the folded CRC, when read), and the time
+    /// the read took (the cost of the check).
+    public func addCRC(crtc: Int32, _ samples: [ScanoutVerifier.Sample], readNs: Int64 = 0) {
+        crcReads += 1
+        crcReadNs += readNs
+        guard contents[crtc] != nil else { return }
+        for x in samples { contents[crtc]!.add(x) }
+    }
+
     /// Called about once a second while observing, with the status of ``statusClient`` (or
     /// the client with the most flips); not called before any client flipped.
     public var onStatus: ((RunStatus) -> Void)?
@@ -134,6 +158,7 @@ public final class ObserveSession {
                 }
                 feed(bytes)
             }
+            afterRead?()
             if textfile != nil && Date().timeIntervalSince(lastTextfile) >= 10 { writeTextfile() }
             if onStatus != nil && Date().timeIntervalSince(lastStatus) >= 1 { emitStatus() }
         }
@@ -198,6 +223,11 @@ public final class ObserveSession {
                 judgeIdleClients(crtc: crtc, at: time)
             case .flip(let f):
                 guard onlyCRTC == nil || onlyCRTC == f.crtc else { continue }
+                if var v = contents[f.crtc] {
+                    v.add(
+                        ScanoutVerifier.Flip(frame: FrameID(v.flipCount), sequence: f.sequence, timestamp: f.timestamp))
+                    contents[f.crtc] = v
+                }
                 let key = ClientKey(crtc: f.crtc, file: f.file)
                 let period = periodNs(f.crtc)
                 let fixed = expectRate.map { ObservedCadence.interval(rateHz: $0, refreshHz: 1e9 / period) }
@@ -333,12 +363,18 @@ public final class ObserveSession {
         result.requestDeliveries = stream.tracker.requestDeliveries
         result.typedDeliveries = stream.tracker.typedDeliveries
         result.sendProbeMismatch = stream.tracker.sendProbeMismatch
-        for crtc in vblanks.keys.sorted() {
+        for crtc in Set(vblanks.keys).union(contents.keys).sorted() {
             let hz = fits[crtc]?.fit.map { 1e9 / $0.slope } ?? 0
+            var scanout = contents[crtc]?.finish()
+            if scanout != nil {
+                scanout!.source = contentSource
+                scanout!.reads = crcReads
+                scanout!.readMicroseconds = Double(crcReadNs) / 1e3
+            }
             result.crtcs.append(
                 .init(
                     crtc: Int(crtc), connector: displays.connector(crtc), vblanks: vblanks[crtc] ?? 0,
-                    refreshHz: hz, modeRefreshHz: displays.byCRTC[crtc]?.refreshHz))
+                    refreshHz: hz, modeRefreshHz: displays.byCRTC[crtc]?.refreshHz, scanout: scanout))
         }
         for key in order {
             guard let c = clients[key] else { continue }

@@ -43,23 +43,46 @@ struct ObserveCommand: ParsableCommand {
     @Option(help: "Only this CRTC index (the kernel's pipe).") var crtc: Int?
     @Option(help: "Only the CRTC driving this connector (needs --device).") var connector: String?
     @Option(help: "Seconds to observe; 0 = until SIGINT/SIGTERM.") var duration: Double = 10
-    @Option(help: "The rate the clients are meant to flip at (Hz); default: each client's dominant interval.") var expectRate: Double?
+    @Option(help: "The rate the clients are meant to flip at (Hz); default: each client's dominant interval.")
+    var expectRate: Double?
     @Option(help: "Write one JSON line per observed flip (kind \"observed\"); FILE.zst: zstd, as a run log.")
     var log: String?
     @Option(help: "Write one CSV row per observed flip.") var csv: String?
-    @Option(name: .customLong("log-max-size"), help: "Rotate the --log file before it grows past SIZE (10M, 512K, 1G or bytes; at least 64K): FILE, FILE.1, …") var logMaxSize: String?
-    @Option(name: .customLong("log-keep"), parsing: .unconditional, help: "With --log-max-size: keep N earlier files (default 5, 0 = only the current one).") var logKeep: Int?
+    @Option(
+        name: .customLong("log-max-size"),
+        help: "Rotate the --log file before it grows past SIZE (10M, 512K, 1G or bytes; at least 64K): FILE, FILE.1, …")
+    var logMaxSize: String?
+    @Option(
+        name: .customLong("log-keep"), parsing: .unconditional,
+        help: "With --log-max-size: keep N earlier files (default 5, 0 = only the current one).") var logKeep: Int?
     @Flag(help: "Print the summary as JSON.") var json = false
     @OptionGroup(title: "Prometheus metrics") var metrics: MetricsOptions
-    @Option(help: "Analyse a saved trace (text, as tracefs' `trace` file) instead of the live kernel.") var fromTrace: String?
+    @Option(help: "Analyse a saved trace (text, as tracefs' `trace` file) instead of the live kernel.") var fromTrace:
+        String?
     @Option(help: "tracefs mount point (default: /sys/kernel/tracing).") var tracefs: String?
-    @Option(help: "Also save the trace text as read (for --from-trace, bug reports, test fixtures).") var saveTrace: String?
+    @Option(help: "Also save the trace text as read (for --from-trace, bug reports, test fixtures).") var saveTrace:
+        String?
+    @Option(
+        help:
+            "crc: check each flip's content against the CRTC's CRC (debugfs): flips that change nothing, frozen pictures."
+    )
+    var verify: String?
+    @Flag(help: "With --verify crc: exit 1 when a flip changed nothing (the picture froze while flips went on).")
+    var expectMotion = false
 
     func validate() throws {
         guard duration >= 0, duration.isFinite else { throw ValidationError("--duration must be >= 0") }
         if let r = expectRate, !(r > 0 && r.isFinite) { throw ValidationError("--expect-rate must be > 0") }
         if let c = crtc, c < 0 { throw ValidationError("--crtc must be >= 0") }
         if crtc != nil && connector != nil { throw ValidationError("--crtc and --connector are exclusive") }
+        if let v = verify, v != "crc" {
+            throw ValidationError(
+                "--verify '\(v)': observe checks crc only (writeback would take over another program's CRTC)")
+        }
+        if expectMotion && verify == nil { throw ValidationError("--expect-motion needs --verify crc") }
+        if verify != nil && fromTrace != nil {
+            throw ValidationError("--verify crc needs the live kernel: a saved trace (--from-trace) holds no CRC lines")
+        }
     }
 
     @Flag(help: "No live status line on stderr.") var quiet = false
@@ -80,7 +103,13 @@ struct ObserveCommand: ParsableCommand {
             o.saveTrace = saveTrace
             o.logRotation = try RunOutputOptions.rotation(log: log, maxSize: logMaxSize, keep: logKeep)
             o.statusLine = !quiet
-            let (result, source, _) = try o.run()
+            o.verifyCRC = verify == "crc"
+            let (result, source, _): (ObserveResult, String, [String: [FrameReport]])
+            do {
+                (result, source, _) = try o.run()
+            } catch let e as CRCError {
+                throw RunCommand.crcRefusal(e)
+            }
             if json {
                 let enc = JSONEncoder()
                 enc.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -88,8 +117,20 @@ struct ObserveCommand: ParsableCommand {
             } else {
                 print(result.text(source: source))
             }
-            if let status = StandardStreams.incompleteOutputStatus(result.incompleteOutputs.isEmpty ? nil : result.incompleteOutputs) {
+            if let status = StandardStreams.incompleteOutputStatus(
+                result.incompleteOutputs.isEmpty ? nil : result.incompleteOutputs)
+            {
                 throw ExitCode(status)
+            }
+            if expectMotion {
+                let frozen = result.crtcs.filter { ($0.scanout?.stale ?? 0) > 0 }
+                for c in frozen {
+                    let what = ObserveResult.frozenText(c.scanout!.longestFrozen!, refreshHz: c.refreshHz)
+                    StandardStreams.errorLine(
+                        "cadence observe: crtc \(c.crtc) (\(c.connector)): \(c.scanout!.stale) flips changed nothing; \(what)"
+                    )
+                }
+                if !frozen.isEmpty { throw ExitCode(1) }
             }
         }
     }

@@ -1,5 +1,6 @@
 import CadenceCore
 import CadenceSession
+import DRM
 import Foundation
 import KMSDisplay
 
@@ -48,6 +49,14 @@ extension RunCommand {
         return n
     }
 
+    /// The one line for a CRC capture that cannot start.
+    static func crcRefusal(_ e: CRCError) -> CLIFailure {
+        switch e {
+        case .unsupported(let driver, _): return CLIFailure("--verify crc: not supported by \(driver)")
+        default: return CLIFailure("--verify crc: \(e)")
+        }
+    }
+
     /// Starts `--verify crc` on the display: one line and exit 2 when it cannot.
     func startVerification(_ display: any DisplayBackend, out: SessionSinks) throws {
         guard let k = display as? KMSDisplay else {
@@ -60,10 +69,7 @@ extension RunCommand {
         } catch let e {
             try? display.close()
             out.discard()
-            switch e {
-            case .unsupported(let driver, _): throw CLIFailure("--verify crc: not supported by \(driver)")
-            default: throw CLIFailure("--verify crc: \(e)")
-            }
+            throw Self.crcRefusal(e)
         }
     }
 

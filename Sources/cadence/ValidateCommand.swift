@@ -103,6 +103,10 @@ struct ValidateCommand: ParsableCommand {
     var minRate: Double?
     @Option(name: .customLong("max-scanout-mismatches"), parsing: .unconditional, help: "With --verify crc: fail when the CRTC's CRC showed more than N mismatches (stale frames and changes without a flip), over the whole run.")
     var maxScanoutMismatches: Int?
+    @Option(
+        name: .customLong("max-frozen"), parsing: .unconditional,
+        help: "With --observe --verify crc: fail when flips kept coming over S seconds without changing the picture.")
+    var maxFrozen: Double?
     @Option(parsing: .unconditional, help: "Ignore frames shown in the first S seconds.")
     var warmup: Double?
     @Option(parsing: .unconditional, help: "Judge every criterion in each window of S seconds too.")
@@ -134,7 +138,17 @@ struct ValidateCommand: ParsableCommand {
         c.maxJitterMs = maxJitter
         c.minRateHz = minRate
         try c.validate()
+        if let f = maxFrozen {
+            guard f.isFinite, f >= 0 else { throw CLIFailure("--max-frozen must be seconds ≥ 0") }
+            guard observe, options.verify == "crc" else {
+                throw CLIFailure("--max-frozen needs --observe --verify crc")
+            }
+        }
         if let m = maxScanoutMismatches {
+            guard !observe else {
+                throw CLIFailure(
+                    "--max-scanout-mismatches judges Cadence's own frames; with --observe use --max-frozen")
+            }
             guard m >= 0 else { throw CLIFailure("--max-scanout-mismatches must be ≥ 0") }
             guard options.verify?.split(separator: ",").contains("crc") == true else {
                 throw CLIFailure("--max-scanout-mismatches needs --verify crc")
@@ -198,6 +212,29 @@ struct ValidateCommand: ParsableCommand {
 
     /// `--max-scanout-mismatches`: the run's scanout mismatches against the limit (whole run only:
     /// windows and the warm-up do not split the CRC verdict).
+    /// `--max-frozen`: the longest time an observed CRTC's flips kept coming without changing
+    /// the picture (first to last unchanged flip of a stretch), in seconds, against the limit.
+    static func frozenCriterion(_ crtc: ObserveResult.CRTC?, limit: Double) -> CriterionResult {
+        guard let crtc, let v = crtc.scanout else {
+            return CriterionResult(
+                name: "max-frozen", passed: false, detail: "the content was not checked", value: .infinity)
+        }
+        guard let f = v.longestFrozen else {
+            return CriterionResult(
+                name: "max-frozen", passed: true,
+                detail:
+                    "every judged flip of \(v.frames) changed the picture (\(v.inexact) not judged; "
+                    + "limit \(String(format: "%g", limit)) s)",
+                value: 0)
+        }
+        let seconds = crtc.refreshHz > 0 ? Double(f.flippingRefreshes) / crtc.refreshHz : .infinity
+        return CriterionResult(
+            name: "max-frozen", passed: seconds <= limit,
+            detail: "picture " + ObserveResult.frozenText(f, refreshHz: crtc.refreshHz)
+                + " on crtc \(crtc.crtc) (\(crtc.connector)) (limit \(String(format: "%g", limit)) s)",
+            value: seconds)
+    }
+
     static func scanoutCriterion(_ v: ScanoutSummary?, limit m: Int) -> CriterionResult {
         guard let v else {
             return CriterionResult(name: "max-scanout-mismatches", passed: false, detail: "the scanout was not verified", value: .infinity)

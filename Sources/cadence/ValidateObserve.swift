@@ -2,6 +2,7 @@ import ArgumentParser
 import CadenceCore
 import CadenceReport
 import CadenceSession
+import DRM
 import Foundation
 
 /// `cadence validate --observe`: validate's criteria applied to another program's flips, as
@@ -52,9 +53,19 @@ extension ValidateCommand {
             guard d.isFinite, d > 0, d <= 86_400 else { throw CLIFailure("--duration must be seconds > 0") }
             if let r = expectRate, !(r.isFinite && r > 0 && r <= 1000) { throw CLIFailure("--expect-rate must be a rate in Hz > 0") }
             if let c = client, c.isEmpty { throw CLIFailure("--client must name a process") }
+            if let v = options.verify, v != "crc" {
+                throw CLIFailure(
+                    "--verify '\(v)' with --observe: only crc (writeback would take over the other program's CRTC)")
+            }
+            if options.capture != nil || options.fault != nil {
+                let flag = options.capture != nil ? "--capture" : "--fault"
+                throw CLIFailure("\(flag) cannot be used with --observe (Cadence draws nothing)")
+            }
             criteria = try self.criteria()
-            if criteria.isEmpty {
-                throw ValidationCriteria.Invalid("give at least one threshold (--max-dropped, --max-drop-events, --max-drop-event, --refresh-tolerance, --max-jitter, --min-rate)")
+            if criteria.isEmpty && maxFrozen == nil {
+                throw ValidationCriteria.Invalid(
+                    "give at least one threshold (--max-dropped, --max-drop-events, --max-drop-event, --refresh-tolerance, "
+                        + "--max-jitter, --min-rate, --max-frozen)")
             }
             settings.duration = d
             settings.logRotation = try RunOutputOptions.rotation(log: options.log, maxSize: options.outputs.logMaxSize, keep: options.outputs.logKeep)
@@ -72,11 +83,16 @@ extension ValidateCommand {
         settings.statusClient = client
         settings.fromTrace = fromTrace
         settings.keepFrames = warmup != nil || window != nil
+        settings.verifyCRC = options.verify == "crc"
         var junitFile: LineFile?
         let outcome: (result: ObserveResult, source: String, frames: [String: [FrameReport]])
         do {
             junitFile = try junit.map { try LineFile(path: $0) }
-            outcome = try settings.run()
+            do {
+                outcome = try settings.run()
+            } catch let e as CRCError {
+                throw RunCommand.crcRefusal(e)
+            }
         } catch {
             junitFile?.discard()
             StandardStreams.errorLine("cadence validate: \(String(describing: error))")
@@ -120,6 +136,7 @@ extension ValidateCommand {
                 results[i].detail = "the CRTC's nominal refresh is unknown (its mode could not be read from \(settings.device))"
             }
         }
+        if let f = maxFrozen { results.append(Self.frozenCriterion(crtc, limit: f)) }
         try verdict(results, summary: summary, junitFile: junitFile, started: started)
     }
 }

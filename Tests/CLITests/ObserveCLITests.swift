@@ -20,14 +20,21 @@ import Testing
         let pass = try validate(["--max-dropped", "4", "--max-drop-event", "3", "--max-drop-events", "2"], in: dir)
         #expect(pass.status == 0, "\(pass.err)")
         #expect(pass.err.isEmpty)
-        #expect(pass.out.contains("client            cadence (pid 123, name from the trace, crtc 0 crtc-0): 62 flips, the most of 2 clients flipping"))
+        #expect(
+            pass.out.contains(
+                "client            cadence (pid 123, name from the trace, crtc 0 crtc-0): 62 flips, the most of 2 clients flipping"
+            ))
         #expect(pass.out.contains("dropped           4 refreshes in 2 events"))
         #expect(pass.out.contains("PASS max-drop-event: largest drop event 3 refreshes (limit 3)"))
         #expect(lines(pass.out).last == "validate: PASS (3 criteria)")
 
         let fail = try validate(["--max-dropped", "3", "--max-drop-event", "2", "--junit", "v.xml"], in: dir)
         #expect(fail.status == 1)
-        #expect(lines(fail.err) == ["FAIL max-dropped: dropped refreshes 4 (limit 3)", "FAIL max-drop-event: largest drop event 3 refreshes (limit 2)"])
+        #expect(
+            lines(fail.err) == [
+                "FAIL max-dropped: dropped refreshes 4 (limit 3)",
+                "FAIL max-drop-event: largest drop event 3 refreshes (limit 2)"
+            ])
         #expect(lines(fail.out).last == "validate: FAIL (2 of 2 criteria)")
         let xml = try String(contentsOfFile: dir + "/v.xml", encoding: .utf8)
         #expect(xml.contains(#"<testsuites tests="2" failures="2""#) && xml.contains(#"value="observed""#))
@@ -52,9 +59,14 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // Only the vblanks: nothing flipped.
         let text = try String(contentsOfFile: Self.trace, encoding: .utf8)
-        let idle = text.split(separator: "\n").filter { $0.contains("drm_vblank_event:") }.joined(separator: "\n") + "\n"
+        let idle =
+            text.split(separator: "\n").filter { $0.contains("drm_vblank_event:") }.joined(separator: "\n") + "\n"
         try idle.write(toFile: dir + "/idle.trace", atomically: true, encoding: .utf8)
-        let none = try cadence(["validate", "--observe", "--duration", "2", "--from-trace", dir + "/idle.trace", "--max-dropped", "0", "--junit", "n.xml"], in: dir)
+        let none = try cadence(
+            [
+                "validate", "--observe", "--duration", "2", "--from-trace", dir + "/idle.trace", "--max-dropped", "0",
+                "--junit", "n.xml"
+            ], in: dir)
         #expect(none.status == 1)
         #expect(none.err == "FAIL flips: no flips observed in 0.0 s\n")
         #expect(lines(none.out).last == "validate: FAIL (1 of 1 criteria)")
@@ -65,26 +77,89 @@ import Testing
         #expect(absent.err == "FAIL flips: no flips observed from chromium (flipping: (kernel), cadence) in 0.0 s\n")
         let named = try validate(["--client", "(kernel)", "--max-dropped", "0"], in: dir)
         #expect(named.status == 0, "\(named.out)\(named.err)")
-        #expect(named.out.contains("client            (kernel) (pid ?, name from the trace, crtc 0 crtc-0): 1 flips, named by --client"))
+        #expect(
+            named.out.contains(
+                "client            (kernel) (pid ?, name from the trace, crtc 0 crtc-0): 1 flips, named by --client"))
     }
 
     @Test func usageErrorsAreOneLine() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let cases: [([String], String)] = [
-            (["validate", "--observe", "--max-dropped", "0", "--from-trace", Self.trace],
-             "cadence validate: --observe needs --duration S (seconds > 0)"),
-            (["validate", "--observe", "--duration", "0", "--max-dropped", "0"], "cadence validate: --duration must be seconds > 0"),
-            (["validate", "--observe", "--duration", "2"], "cadence validate: give at least one threshold (--max-dropped, --max-drop-events, --max-drop-event, --refresh-tolerance, --max-jitter, --min-rate)"),
-            (["validate", "--observe", "--duration", "2", "--max-dropped", "0", "--scene", "solid", "--latency", "2"],
-             "cadence validate: --latency, --scene cannot be used with --observe (it judges another program's flips; Cadence draws nothing)"),
-            (["validate", "--observe", "--duration", "2", "--max-dropped", "0", "--inject-late", "3:1", "--backend", "fake"],
-             "cadence validate: --backend, --inject-late cannot be used with --observe (it judges another program's flips; Cadence draws nothing)"),
-            (["validate", "--observe", "--duration", "2", "--max-dropped", "0", "--expect-mode", "1024x768"],
-             "cadence validate: --expect-mode cannot be used with --observe (it judges another program's flips; Cadence draws nothing)"),
-            (["validate", "--client", "x", "--duration", "2", "--max-dropped", "0"], "cadence validate: --client needs --observe"),
-            (["validate", "--observe", "--duration", "2", "--max-dropped", "0", "--expect-rate", "-1"],
-             "cadence validate: --expect-rate must be a rate in Hz > 0"),
+            (
+                ["validate", "--observe", "--max-dropped", "0", "--from-trace", Self.trace],
+                "cadence validate: --observe needs --duration S (seconds > 0)"
+            ),
+            (
+                ["validate", "--observe", "--duration", "0", "--max-dropped", "0"],
+                "cadence validate: --duration must be seconds > 0"
+            ),
+            (
+                ["validate", "--observe", "--duration", "2"],
+                "cadence validate: give at least one threshold (--max-dropped, --max-drop-events, --max-drop-event, --refresh-tolerance, --max-jitter, --min-rate, --max-frozen)"
+            ),
+            (
+                ["validate", "--observe", "--duration", "2", "--max-frozen", "1"],
+                "cadence validate: --max-frozen needs --observe --verify crc"
+            ),
+            (
+                ["validate", "--duration", "2", "--max-frozen", "1", "--verify", "crc"],
+                "cadence validate: --max-frozen needs --observe --verify crc"
+            ),
+            (
+                ["validate", "--observe", "--duration", "2", "--verify", "crc", "--max-frozen", "-1"],
+                "cadence validate: --max-frozen must be seconds ≥ 0"
+            ),
+            (
+                ["validate", "--observe", "--duration", "2", "--verify", "writeback", "--max-frozen", "1"],
+                "cadence validate: --verify 'writeback' with --observe: only crc (writeback would take over the other program's CRTC)"
+            ),
+            (
+                ["validate", "--observe", "--duration", "2", "--verify", "crc", "--max-scanout-mismatches", "0"],
+                "cadence validate: --max-scanout-mismatches judges Cadence's own frames; with --observe use --max-frozen"
+            ),
+            (
+                [
+                    "validate", "--observe", "--duration", "2", "--verify", "crc", "--max-frozen", "1", "--from-trace",
+                    Self.trace
+                ],
+                "cadence validate: the CRC check needs the live kernel: a saved trace holds no CRC lines"
+            ),
+            (
+                ["observe", "--verify", "writeback"],
+                "cadence: --verify 'writeback': observe checks crc only (writeback would take over another program's CRTC) (see --help)"
+            ),
+            (["observe", "--expect-motion"], "cadence: --expect-motion needs --verify crc (see --help)"),
+            (
+                ["observe", "--verify", "crc", "--from-trace", Self.trace],
+                "cadence: --verify crc needs the live kernel: a saved trace (--from-trace) holds no CRC lines (see --help)"
+            ),
+            (
+                [
+                    "validate", "--observe", "--duration", "2", "--max-dropped", "0", "--scene", "solid", "--latency",
+                    "2"
+                ],
+                "cadence validate: --latency, --scene cannot be used with --observe (it judges another program's flips; Cadence draws nothing)"
+            ),
+            (
+                [
+                    "validate", "--observe", "--duration", "2", "--max-dropped", "0", "--inject-late", "3:1",
+                    "--backend", "fake"
+                ],
+                "cadence validate: --backend, --inject-late cannot be used with --observe (it judges another program's flips; Cadence draws nothing)"
+            ),
+            (
+                ["validate", "--observe", "--duration", "2", "--max-dropped", "0", "--expect-mode", "1024x768"],
+                "cadence validate: --expect-mode cannot be used with --observe (it judges another program's flips; Cadence draws nothing)"
+            ),
+            (
+                ["validate", "--client", "x", "--duration", "2", "--max-dropped", "0"],
+                "cadence validate: --client needs --observe"
+            ),
+            (
+                ["validate", "--observe", "--duration", "2", "--max-dropped", "0", "--expect-rate", "-1"],
+                "cadence validate: --expect-rate must be a rate in Hz > 0"
+            )
         ]
         for (args, line) in cases {
             let r = try cadence(args, in: dir)
@@ -122,14 +197,15 @@ import Testing
         #expect(obs.status == 0)
         let r = try cadence(["report", "o.jsonl", "--output", "o.png", "--csv", "o.csv"], in: dir)
         #expect(r.status == 0, "\(r.err)")
-        #expect(lines(r.out) == [
-            "client (kernel) (pid 0, crtc 0): 1 flips, 0 dropped refreshes in 0 events",
-            "client cadence (pid 123, crtc 0): 62 flips, 4 dropped refreshes in 2 events",
-            "drawing client cadence (pid 123, crtc 0): the most flips of 2 clients",
-            "wrote o.png (\(try FileManager.default.attributesOfItem(atPath: dir + "/o.png")[.size] as! Int) bytes)",
-            "wrote o.csv (\(try FileManager.default.attributesOfItem(atPath: dir + "/o.csv")[.size] as! Int) bytes)",
-            "62 frames, 4 dropped refreshes in 2 events, 2 frames marked",
-        ])
+        #expect(
+            lines(r.out) == [
+                "client (kernel) (pid 0, crtc 0): 1 flips, 0 dropped refreshes in 0 events",
+                "client cadence (pid 123, crtc 0): 62 flips, 4 dropped refreshes in 2 events",
+                "drawing client cadence (pid 123, crtc 0): the most flips of 2 clients",
+                "wrote o.png (\(try FileManager.default.attributesOfItem(atPath: dir + "/o.png")[.size] as! Int) bytes)",
+                "wrote o.csv (\(try FileManager.default.attributesOfItem(atPath: dir + "/o.csv")[.size] as! Int) bytes)",
+                "62 frames, 4 dropped refreshes in 2 events, 2 frames marked"
+            ])
         // The same log compressed (FILE.zst) reports the same.
         let zst = try cadence(["observe", "--from-trace", Self.trace, "--log", "o.jsonl.zst", "--quiet"], in: dir)
         #expect(zst.status == 0, "\(zst.err)")
@@ -153,7 +229,9 @@ import Testing
         let k = try cadence(["report", "o.jsonl", "--output", "k.svg", "--client", "(kernel)"], in: dir)
         #expect(k.status == 0 && k.out.contains("drawing client (kernel) (pid 0, crtc 0): named by --client"))
         let none = try cadence(["report", "o.jsonl", "--output", "x.svg", "--client", "nope"], in: dir)
-        #expect(none.status == 2 && none.err == "cadence report: o.jsonl: no client named 'nope' (clients: (kernel), cadence)\n")
+        #expect(
+            none.status == 2
+                && none.err == "cadence report: o.jsonl: no client named 'nope' (clients: (kernel), cadence)\n")
         #expect(!FileManager.default.fileExists(atPath: dir + "/x.svg"))
     }
 }

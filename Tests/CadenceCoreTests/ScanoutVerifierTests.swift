@@ -164,4 +164,26 @@ import Testing
         both.writeback = wb.writeback
         #expect(try JSONDecoder().decode(ScanoutSummary.self, from: try JSONEncoder().encode(both)) == both)
     }
+
+    /// The longest frozen stretch: stretches of flips that changed nothing, each from the change
+    /// before it; the longest by the time flips kept coming (first to last unchanged flip), not
+    /// by the time since the change; a single stale flip is a stretch of its own.
+    @Test func longestFrozenStretch() {
+        // Changes at 10, 20; stale flips at 12 (after 10), 25, 26, 30 (after 20).
+        let f = ScanoutVerifier.longestFrozen(stale: [12, 25, 26, 30], changes: [10, 20], firstLine: 5)
+        #expect(
+            f
+                == FrozenContent(
+                    fromSequence: 20, firstFlipSequence: 25, lastFlipSequence: 30, flips: 3, sinceFirstLine: false))
+        #expect(f?.refreshes == 10 && f?.flippingRefreshes == 5)
+        // One late redundant flip 9 refreshes after a change, against two flips 2 apart.
+        let g = ScanoutVerifier.longestFrozen(stale: [19, 22, 24], changes: [10, 20], firstLine: 5)
+        #expect(g?.fromSequence == 20 && g?.flippingRefreshes == 2 && g?.refreshes == 4)
+        let early = ScanoutVerifier.longestFrozen(stale: [8, 9], changes: [10], firstLine: 5)
+        #expect(
+            early
+                == FrozenContent(
+                    fromSequence: 5, firstFlipSequence: 8, lastFlipSequence: 9, flips: 2, sinceFirstLine: true))
+        #expect(ScanoutVerifier.longestFrozen(stale: [], changes: [10], firstLine: 5) == nil)
+    }
 }

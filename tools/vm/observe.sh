@@ -14,7 +14,11 @@
 #     pid and DRM master flag (nameSource "debugfs");
 #   - `validate --observe`: PASS beside modetest (--max-dropped 0 --refresh-tolerance 0.5,
 #     JUnit), FAIL beside `cadence run --inject-late 60:1,150:3` (--max-dropped 3: 4 or more
-#     dropped), exit 2 and one line as uid nobody; `report` of an observe log writes the PNG.
+#     dropped), exit 2 and one line as uid nobody; `report` of an observe log writes the PNG;
+#   - `--verify crc` (issue 23, the CRTC's CRC through debugfs): beside modetest -v every judged
+#     flip changes the picture (`--expect-motion`: exit 0; twice at most, as (b)); beside
+#     vblank-smoke --frozen (4 s of flips between two buffers of the same picture)
+#     `validate --observe --verify crc --max-frozen 1` fails with exit 1 and says for how long.
 #
 # Usage: tools/vm/observe.sh [--bin PATH/TO/cadence] [--keep DIR]
 # Prints PASS/FAIL per check and `N passed, N failed`; exits non-zero on any failure.
@@ -30,6 +34,7 @@ while (($#)); do
 done
 
 vm_prologue observe release
+vm_smoke
 modetest_bin="$(command -v modetest || true)"
 [ -n "$modetest_bin" ] || { echo "observe.sh: modetest missing (apt-get install libdrm-tests)" >&2; exit 2; }
 command -v promtool >/dev/null || { echo "observe.sh: promtool missing (apt-get install prometheus)" >&2; exit 2; }
@@ -137,6 +142,30 @@ clean vfail
 # (e2) as uid nobody: one line, exit 2.
 su -s /bin/sh nobody -c '/bin/cadence validate --observe --duration 1 --max-dropped 0' >/out/vnobody.out 2>/out/vnobody.err; echo $? >/out/vnobody.rc
 
+# (f) issue 23: the picture from the CRTC's CRC. Beside modetest -v (its two buffers differ):
+# every judged flip changes the picture (twice at most, as (b)).
+for f in 1 2; do
+    cadence observe --duration 7 --verify crc --expect-motion --json >/out/crc_b$f.json 2>/out/crc_b$f.err &
+    op=$!
+    sleep 1
+    (sleep 5) | modetest -M vkms -v -s "$conn:1024x768" >/out/crc_modetest$f.out 2>&1 &
+    mp=$!
+    sleep 4.5
+    kill $mp 2>/dev/null
+    wait $op; echo $? >/out/crc_b$f.rc
+    clean crc_b$f
+    echo $f >/out/crc_b_attempts.txt
+    [ "$(cat /out/crc_b$f.rc)" = 0 ] && break
+done
+# Beside vblank-smoke --frozen (4 s of vblank waits, then 4 s of flips that change nothing).
+cadence validate --observe --duration 11 --verify crc --max-frozen 1 --quiet --junit /out/crc_f.xml \
+    >/out/crc_f.out 2>/out/crc_f.err &
+vp=$!
+sleep 1
+vblank-smoke --seconds 4 --frozen >/out/crc_smoke.out 2>&1
+wait $vp; echo $? >/out/crc_f.rc
+clean crc_f
+
 # (c) SIGINT mid-run.
 cadence observe --duration 30 >/out/int.out 2>/out/int.err &
 op=$!
@@ -150,12 +179,12 @@ GUEST
 
 echo "== vkms: booting the VM"
 t0=$(date +%s)
-"$here/run.sh" --driver vkms --timeout 600 --bin "$bin" --bin "$modetest_bin" --file "$work/guesto.sh:/guesto.sh" \
+"$here/run.sh" --driver vkms --timeout 600 --bin "$bin" --bin "$modetest_bin" --bin "$smoke" --file "$work/guesto.sh:/guesto.sh" \
     --out-dir "$out" --console "$out/console.log" -v -- sh /guesto.sh || { echo "observe.sh: VM failed (rc $?)" >&2; exit 1; }
 echo "== VM done in $(( $(date +%s) - t0 )) s; host-side checks"
 
 
-for t in idle nobody a1 a2 s1 s2 s3 s4 s5 b1 b2 vpass1 vpass2 vfail int; do
+for t in idle nobody a1 a2 s1 s2 s3 s4 s5 b1 b2 vpass1 vpass2 vfail crc_b1 crc_b2 crc_f int; do
     [ -f "$out/tracefs_$t.txt" ] || continue
     check "tracefs clean after $t" cmp -s "$out/tracefs_boot.txt" "$out/tracefs_$t.txt"
 done
@@ -226,6 +255,38 @@ echo "-- report of the observe logs"
 cat "$out/report_a1.out"
 check "report of observe log (a): exit 0, PNG written" sh -c "test $(rc report_a1) = 0 && head -c 4 '$out/obs_a1.png' | od -An -tx1 | grep -q '89 50 4e 47'"
 check "report of observe log (a): draws cadence with its drops" grep -Eq '^drawing client cadence \(pid [0-9]+, crtc 0\)' "$out/report_a1.out"
+
+echo "-- (f) --verify crc beside modetest -v (attempts: $(cat "$out/crc_b_attempts.txt" 2>/dev/null))"
+fb=$(cat "$out/crc_b_attempts.txt" 2>/dev/null || echo 1)
+for f in $(seq 1 "$fb"); do
+    python3 - "$out/crc_b$f.json" <<'PY' || true
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except (OSError, ValueError) as e:
+    print(f"   {sys.argv[1]}: {e}"); sys.exit(0)
+for c in r.get("crtcs", []):
+    print(f"   crtc {c['crtc']}: " + json.dumps(c.get("scanout"), sort_keys=True))
+PY
+    cat "$out/crc_b$f.err" | sed 's/^/   stderr: /' | grep -v '^   stderr: \[' || true
+done
+check "(f) observe --verify crc --expect-motion beside modetest -v: exit 0" test "$(rc crc_b$fb)" = 0
+# vkms composes every vblank in software while its CRC runs: modetest flips at about 20 Hz
+# under TCG (50 flips in 4.5 s seen), so the count asked is small.
+check "(f) every judged flip changed the picture (stale 0, 30+ flips, 90 % judged)" python3 -c "
+import json, sys
+v = json.load(open('$out/crc_b$fb.json'))['crtcs'][0]['scanout']
+sys.exit(0 if v['stale'] == 0 and v['frames'] >= 30 and v['verified'] >= 0.9 * v['frames'] and v.get('longestFrozen') is None else 1)"
+echo "-- (f) validate --observe --verify crc --max-frozen 1 beside vblank-smoke --frozen (rc $(rc crc_f))"
+cat "$out/crc_smoke.out" "$out/crc_f.out" "$out/crc_f.err" | sed 's/^/   /'
+check "(f) validate --max-frozen 1 beside a frozen picture: FAIL, exit 1" test "$(rc crc_f)" = 1
+# The picture is the same from vblank-smoke's mode set on (4 s of vblank waits, then 4 s of
+# flips): frozen about 8 s, of which the flips kept coming about 4 s (what --max-frozen judges).
+check "(f) it says for how long: 'FAIL max-frozen: picture frozen T s (…), S s of it while N flips changed nothing', S 3–4.5, T ≥ S" python3 -c "
+import re, sys
+m = re.search(r'^FAIL max-frozen: picture frozen ([0-9.]+) s \\([^)]*\\), ([0-9.]+) s of it while ([0-9]+) flips changed nothing', open('$out/crc_f.err').read(), re.M)
+sys.exit(0 if m and 3 <= float(m.group(2)) <= 4.5 and float(m.group(1)) >= float(m.group(2)) and int(m.group(3)) >= 20 else 1)"
+check "(f) JUnit: max-frozen failed" grep -q 'max-frozen' "$out/crc_f.xml"
 
 echo "-- SIGINT (rc $(rc int))"
 check "sigint: exit 0 with a summary" sh -c "test $(rc int) = 0 && grep -q '^observe ' '$out/int.out'"

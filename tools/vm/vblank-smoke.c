@@ -6,7 +6,8 @@
 // Prints one `key=value` line per phase. Exit status: 0 when the result matches
 // --expect (vblank: vblanks tick within 0.5% of the mode's refresh; none: drmWaitVBlank
 // fails with EOPNOTSUPP), 1 otherwise, 2 on setup errors. --hold S only sets the mode and
-// keeps DRM master for S seconds (to test clients facing another master).
+// keeps DRM master for S seconds (to test clients facing another master). --frozen fills both
+// buffers with the same picture (a client whose flips change nothing: observe --verify crc).
 // Build: gcc -O2 $(pkg-config --cflags libdrm) vblank-smoke.c -ldrm -o vblank-smoke
 #include <errno.h>
 #include <fcntl.h>
@@ -45,14 +46,16 @@ static void on_flip(int fd, unsigned seq, unsigned sec, unsigned usec, unsigned 
 int main(int argc, char **argv) {
     const char *device = "/dev/dri/card0", *want_conn = NULL, *expect = NULL;
     double seconds = 2.0, hold = 0;
+    int frozen = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--device") && i + 1 < argc) device = argv[++i];
         else if (!strcmp(argv[i], "--connector") && i + 1 < argc) want_conn = argv[++i];
         else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
         else if (!strcmp(argv[i], "--expect") && i + 1 < argc) expect = argv[++i];
         else if (!strcmp(argv[i], "--hold") && i + 1 < argc) hold = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--frozen")) frozen = 1;
         else { fprintf(stderr, "usage: %s [--device P] [--connector NAME] [--seconds S] "
-                       "[--expect vblank|none] [--hold S]\n", argv[0]); return 2; }
+                       "[--expect vblank|none] [--hold S] [--frozen]\n", argv[0]); return 2; }
     }
     int fd = open(device, O_RDWR | O_CLOEXEC);
     if (fd < 0) { fprintf(stderr, "open %s: %s\n", device, strerror(errno)); return 2; }
@@ -99,7 +102,7 @@ int main(int argc, char **argv) {
         struct drm_mode_map_dumb md = { .handle = cd.handle };
         if (!drmIoctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &md)) {
             void *px = mmap(NULL, cd.size, PROT_WRITE, MAP_SHARED, fd, md.offset);
-            if (px != MAP_FAILED) { memset(px, b ? 0x40 : 0xc0, cd.size); munmap(px, cd.size); }
+            if (px != MAP_FAILED) { memset(px, b && !frozen ? 0x40 : 0xc0, cd.size); munmap(px, cd.size); }
         }
     }
     if (drmModeSetCrtc(fd, crtc_id, fbs[0], 0, 0, &conn->connector_id, 1, &mode)) {
