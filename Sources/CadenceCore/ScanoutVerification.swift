@@ -218,7 +218,7 @@ public struct FrozenContent: Codable, Equatable, Sendable {
     /// nothing.
     public var refreshes: Int { Int(lastFlipSequence - fromSequence) }
     /// Refreshes during which flips kept coming without changing the picture: from the first to
-    /// the last flip that changed nothing (0 for a single one). `validate --max-frozen` judges
+    /// the last flip that changed nothing (0 for a single one). the validation of a frozen picture judges
     /// this.
     public var flippingRefreshes: Int { Int(lastFlipSequence - firstFlipSequence) }
 
@@ -278,7 +278,7 @@ public struct ScanoutSummary: Codable, Equatable, Sendable {
     /// unless the CRC ran).
     public var writeback: WritebackSummary?
     /// The longest stretch of flips that changed nothing (nil: every judged flip changed the
-    /// content). `observe --verify crc` judges a frozen picture by it.
+    /// content). Observing another program judges a frozen picture by it.
     public var longestFrozen: FrozenContent?
 
     public init() {}
