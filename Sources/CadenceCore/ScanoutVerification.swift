@@ -218,8 +218,8 @@ public struct FrozenContent: Codable, Equatable, Sendable {
     /// nothing.
     public var refreshes: Int { Int(lastFlipSequence - fromSequence) }
     /// Refreshes during which flips kept coming without changing the picture: from the first to
-    /// the last flip that changed nothing (0 for a single one). the validation of a frozen picture judges
-    /// this.
+    /// the last flip that changed nothing (0 for a single one): what a limit on frozen pictures
+    /// judges.
     public var flippingRefreshes: Int { Int(lastFlipSequence - firstFlipSequence) }
 
     /// A stretch.
