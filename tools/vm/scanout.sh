@@ -100,17 +100,21 @@ def read(path, default=""):
         return open(path).read()
     except OSError:
         return default
-def load(name):
-    out = f"{work}/vkms/{name}"
-    print(f"-- {name}:")
+def summary(name, driver="vkms"):
+    """The attempts, stderr, exit status and JSON summary of run NAME in DRIVER's VM (None when unreadable)."""
+    out = f"{work}/{driver}/{name}"
+    print(f"-- {name} ({driver}):")
     print(read(out + ".attempts", "   no attempts recorded").rstrip())
     err = read(out + ".err").strip()
     if err: print("   stderr: " + err.replace("\n", "\n           "))
     try:
-        rc = int(read(out + ".rc"))
-        s = json.loads(read(out + ".out").strip().splitlines()[-1])
+        return int(read(out + ".rc")), json.loads(read(out + ".out").strip().splitlines()[-1])
     except (ValueError, IndexError) as e:
         check(f"{name}: summary", False, str(e)); return None
+def load(name):
+    r = summary(name)
+    if r is None: return None
+    rc, s = r
     v = s.get("scanout") or {}
     keys = ["backend", "refreshHz", "frames", "presented", "droppedRefreshes", "dropEvents", "causes"]
     print("   " + json.dumps({k: s.get(k) for k in keys}))
@@ -195,16 +199,7 @@ def identity(w, h, rows):
     if None in cells or cells[:2] != [1, 0] or cells[42:] != [0, 1]: return None
     return int("".join(map(str, cells[2:34])), 2)
 
-wb_out = f"{work}/vkms2/writeback"
-print("-- writeback (vkms2, Virtual-1 + Writeback-1):")
-print(read(wb_out + ".attempts", "   no attempts recorded").rstrip())
-err = read(wb_out + ".err").strip()
-if err: print("   stderr: " + err.replace("\n", "\n           "))
-try:
-    rc = int(read(wb_out + ".rc"))
-    s = json.loads(read(wb_out + ".out").strip().splitlines()[-1])
-except (ValueError, IndexError) as e:
-    check("writeback: summary", False, str(e)); s, rc = {}, -1
+rc, s = summary("writeback", "vkms2") or (-1, {})
 w = (s.get("scanout") or {}).get("writeback") or {}
 print("   " + json.dumps({k: s.get(k) for k in ["frames", "presented", "droppedRefreshes", "dropEvents", "causes"]}))
 print("   writeback " + json.dumps(w, sort_keys=True))
