@@ -18,7 +18,8 @@
 #
 # The guest's load drops refreshes beyond the injected ones (vkms composes every vblank in
 # software while its CRC runs, and a loaded host delays the qemu vCPU): the checks compare the
-# CRCs with the flips of the same run, whatever they dropped, so nothing is retried. A vblank
+# CRCs with the flips of the same run, whatever they dropped, so nothing is retried. The runs'
+# logs stay in the kept outputs of a failed check (each frame's vblank, to read against the CRCs). A vblank
 # whose CRC line is missing cannot be told either way: the repeat check then allows that many.
 #
 # Usage: tools/vm/scanout.sh [--bin PATH/TO/cadence] [--keep DIR]
@@ -62,9 +63,9 @@ if [ -d /sys/module/vkms2 ]; then
 elif [ "$(cat /sys/kernel/debug/dri/0/name 2>/dev/null | cut -d' ' -f1)" = vkms ]; then
     ls /sys/kernel/debug/dri/0/crtc-0/crc >/out/crcdir.txt 2>&1
     try clean cadence run --backend kms --mode 640x480 --scene solid --verify crc --frames 600 \
-        --inject-late 100:1,250:3 --json --quiet
+        --inject-late 100:1,250:3 --json --quiet --log /out/clean.jsonl
     try stale cadence run --backend kms --mode 640x480 --scene solid --verify crc --frames 600 \
-        --inject-late 100:1,250:3 --fault stale-buffer:300 --json --quiet
+        --inject-late 100:1,250:3 --fault stale-buffer:300 --json --quiet --log /out/stale.jsonl
     umount /sys/kernel/debug
     cadence run --backend kms --mode 640x480 --scene solid --verify crc --frames 60 >/out/nodebugfs.out 2>/out/nodebugfs.err
     echo $? >/out/nodebugfs.rc
