@@ -3,7 +3,7 @@ import CadenceMetrics
 import KMSDisplay
 
 /// What a run says about the display it runs on: the driver for the log header, whether it is
-/// a named output, its metrics series. The fake display and a ``KMSDisplay`` answer each.
+/// a named output, its metrics series. The fake display and a `KMSDisplay` answer each.
 public enum RunDisplay {
     /// The display driver for the log header: the DRM driver's name and version (and the
     /// profile of a fake DRM device), or "fake display".
