@@ -192,20 +192,8 @@ struct ValidateCommand: ParsableCommand {
                                 largestDropEvent: tally.largestDropEvent, junitFile: junitFile)
         if let failed = CriterionResult.display(summary.end) { results.append(failed) }
         results += expect.evaluate(observed)
-        if let m = maxScanoutMismatches { results.append(Self.scanoutCriterion(summary.scanout, limit: m)) }
+        if let m = maxScanoutMismatches { results.append(CriterionResult.scanoutMismatches(summary.scanout, limit: m)) }
         try verdict(results, summary: summary, junitFile: junitFile, started: started)
-    }
-
-    /// `--max-scanout-mismatches`: the run's scanout mismatches against the limit (whole run only:
-    /// windows and the warm-up do not split the CRC verdict).
-    static func scanoutCriterion(_ v: ScanoutSummary?, limit m: Int) -> CriterionResult {
-        guard let v else {
-            return CriterionResult(name: "max-scanout-mismatches", passed: false, detail: "the scanout was not verified", value: .infinity)
-        }
-        var detail = "scanout mismatches \(v.mismatches) (stale \(v.stale)"
-        if !v.staleFrames.isEmpty { detail += " at frame " + v.staleFrames.map(String.init).joined(separator: ",") }
-        detail += ", changes without flip \(v.changesWithoutFlip)), inexact frames \(v.inexact) (limit \(m))"
-        return CriterionResult(name: "max-scanout-mismatches", passed: v.mismatches <= m, detail: detail, value: Double(v.mismatches))
     }
 
     /// Judges `criteria` on the summary, or, when `frames` are given (--warmup/--window), on
