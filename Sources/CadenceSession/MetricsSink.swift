@@ -69,3 +69,18 @@ public final class MetricsSink: FrameSink {
         _ = feed.finish()
     }
 }
+
+extension SessionSinks {
+    /// Adds the Prometheus outputs of a run, as a ``MetricsSink``: a textfile at `textfile`
+    /// (written now, then every 10 s and at the end) and /metrics served at `address`:`port`;
+    /// nothing when neither is given. Throws one line for a build without HTTP metrics when a
+    /// port is given, an unwritable textfile or a port that cannot be bound.
+    public func addMetrics(port: Int?, address: String, textfile: String?) throws {
+        if port != nil && !MetricsServer.isAvailable { throw SessionError(MetricsError.httpUnavailable.description) }
+        guard port != nil || textfile != nil else { return }
+        let feed = MetricsFeed(textfile: textfile)
+        try feed.writeTextfileNow()
+        let server = try port.map { try MetricsServer(address: address, port: $0, body: { feed.exposition() }) }
+        add(MetricsSink(feed: feed, server: server, textfile: textfile))
+    }
+}

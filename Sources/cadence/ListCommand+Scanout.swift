@@ -1,16 +1,9 @@
+import CadenceSession
 import DRM
 
 /// What `list` shows for scanout verification: each CRTC's CRC sources and the writeback
 /// connectors.
-extension DeviceReport {
-    /// Each CRTC's CRC sources (or why unknown) and the writeback connectors (after enabling the
-    /// writeback client cap; none when the kernel refuses it).
-    static func scanoutSources(_ dev: DRMDevice, crtcs: Int) -> ([Result<[String], CRCError>], [WritebackConnector]) {
-        let crc = (0..<crtcs).map { i in Result { () throws(CRCError) in try dev.crcSources(crtcIndex: i) } }
-        let writeback = (try? dev.enable(.writebackConnectors)) != nil ? (try? dev.writebackConnectors()) ?? [] : []
-        return (crc, writeback)
-    }
-
+extension DeviceInventory {
     /// A CRTC's CRC sources for the text listing: the sources, none, or why unknown.
     static func crcText(_ r: Result<[String], CRCError>) -> String {
         switch r {

@@ -87,7 +87,7 @@ struct ListCommand: ParsableCommand {
         for path in paths {
             do {
                 let dev = try openDevice(path, source: source)
-                let report = try DeviceReport(dev)
+                let report = try DeviceReport.read(dev)
                 if json { reports.append(report.json) } else { print(report.text, terminator: "") }
                 for w in report.fasterModeWarnings { printError("warning: \(path): " + w) }
             } catch let e as CLIFailure {
@@ -108,47 +108,17 @@ struct ListCommand: ParsableCommand {
     }
 }
 
-/// Everything `list` shows about one device.
-struct DeviceReport {
-    /// The capabilities `list` shows.
-    static let reportedCapabilities: [DeviceCapability] = [
-        .dumbBuffer, .dumbPreferShadow, .timestampMonotonic, .asyncPageFlip, .crtcInVBlankEvent,
-    ]
+/// Everything `list` shows about one device: CadenceSession's `DeviceInventory`, with its text
+/// and JSON.
+typealias DeviceReport = DeviceInventory
 
-    var path: String
-    var version: DriverVersion
-    var caps: [(DeviceCapability, UInt64?)]
-    var atomic: Bool
-    var universalPlanes: Bool
-    var connectors: [(Connector, edidBytes: Int?, properties: [PropertyValue])]
-    /// The panel behind each connector (same order): decoded EDID, vrr_capable.
-    var identities: [PanelIdentity]
-    var encoders: [Encoder]
-    var crtcs: [CRTCState]
-    /// Each CRTC's CRC sources (debugfs `crtc-M/crc/control`), or why they cannot be read.
-    var crcSources: [Result<[String], CRCError>]
-    /// The writeback connectors (listed after enabling the writeback client cap).
-    var writeback: [WritebackConnector]
-    var planes: [(Plane, PlaneKind)]
-
-    init(_ dev: DRMDevice) throws {
-        path = dev.path
-        version = try describing(dev.path) { try dev.version() }
-        caps = Self.reportedCapabilities.map { ($0, try? dev.capability($0)) }
-        universalPlanes = (try? dev.enable(.universalPlanes)) != nil
-        atomic = (try? dev.enable(.atomic)) != nil
-        let res = try describing(dev.path) { try dev.resources() }
-        connectors = try res.connectors.map { id in
-            let c = try dev.connector(id)
-            return (c, (try? dev.edid(of: id))??.count, (try? dev.properties(of: id, type: .connector)) ?? [])
-        }
-        identities = connectors.map { PanelIdentity(device: dev, connector: $0.0.id, properties: $0.properties) }
-        encoders = try res.encoders.map { try dev.encoder($0) }
-        crtcs = try res.crtcs.map { try dev.crtc($0) }
-        (crcSources, writeback) = Self.scanoutSources(dev, crtcs: res.crtcs.count)
-        planes = ((try? dev.planeIDs()) ?? []).compactMap { id in
-            guard let p = try? dev.plane(id) else { return nil }
-            return (p, (try? dev.planeKind(id)) ?? .overlay)
+extension DeviceInventory {
+    /// Reads `dev`, a failure to read its version or resources being one line that names it.
+    static func read(_ dev: DRMDevice) throws -> DeviceInventory {
+        do {
+            return try DeviceInventory(dev)
+        } catch let u as DeviceInventory.Unreadable {
+            throw CLIFailure(OutputSelection.explain(u.error, path: dev.path))
         }
     }
 

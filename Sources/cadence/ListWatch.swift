@@ -1,56 +1,16 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CadenceSession
 import DRM
 import EDID
 import KMSDisplay
 
-/// One connector as `list --watch` compares it: its status and, when connected, the mode it
-/// prefers and the panel's identity from its EDID.
-struct WatchedConnector: Equatable {
-    var name: String
-    var id: UInt32
-    var status: ConnectionStatus
-    /// The preferred mode ("1024x768@60.0038"), nil when disconnected or without modes.
-    var mode: String?
-    /// The EDID's monitor name, manufacturer+product and serial, nil without a decodable EDID.
-    var monitor: String?
-    var manufacturer: String?
-    var serial: String?
-
-    /// Reads every connector of `dev` (a connector that cannot be read is left out).
-    static func read(_ dev: DRMDevice) throws -> [WatchedConnector] {
-        let res = try describing(dev.path) { try dev.resources() }
-        return res.connectors.compactMap { id in
-            guard let c = try? dev.connector(id) else { return nil }
-            var w = WatchedConnector(name: c.name, id: id.rawValue, status: c.status)
-            guard c.status == .connected else { return w }
-            w.mode = c.preferredMode?.description
-            if let bytes = try? dev.edid(of: id), !bytes.isEmpty, let e = try? EDID(bytes) {
-                w.monitor = e.name
-                w.manufacturer = "\(e.manufacturer) 0x" + String(e.productCode, radix: 16)
-                w.serial = e.serialString ?? e.serialNumber.map { String($0) }
-            }
-            return w
-        }
-    }
-
-    /// The connectors whose status changed from `old` to `new` (a new connector counts as a
-    /// change from nil; one that vanished as a change to disconnected), in `new`'s order.
-    static func changes(from old: [WatchedConnector], to new: [WatchedConnector]) -> [(old: ConnectionStatus?, now: WatchedConnector)] {
-        var out: [(ConnectionStatus?, WatchedConnector)] = []
-        for c in new {
-            let before = old.first { $0.id == c.id }
-            if before?.status != c.status { out.append((before?.status, c)) }
-        }
-        for c in old where c.status != .disconnected && !new.contains(where: { $0.id == c.id }) {
-            var gone = c
-            gone.status = .disconnected
-            gone.mode = nil
-            gone.monitor = nil; gone.manufacturer = nil; gone.serial = nil
-            out.append((c.status, gone))
-        }
-        return out
+/// `list --watch`'s lines for one connector (`WatchedConnector`).
+extension WatchedConnector {
+    /// Reads every connector of `dev`, a failure to read the card being one line that names it.
+    static func reading(_ dev: DRMDevice) throws -> [WatchedConnector] {
+        try describing(dev.path) { try read(dev) }
     }
 
     /// One text line: "2026-11-23T22:40:01.123Z card0 Virtual-1 connected→disconnected", with the
@@ -102,12 +62,12 @@ extension ListCommand {
         let stop = SignalStop()
         defer { stop.remove() }
         let name = path.split(separator: "/").last.map(String.init) ?? path
-        var known = try WatchedConnector.read(dev)
+        var known = try WatchedConnector.reading(dev)
         emit(WatchedConnector.changes(from: [], to: known), device: name, now: dev.monotonicNow())
         while !stop.isRequested {
             let r = try dev.waitForHotplug(until: dev.monotonicNow() + 1_000_000_000)
             if r.events.isEmpty { continue }
-            let fresh = try WatchedConnector.read(dev)
+            let fresh = try WatchedConnector.reading(dev)
             emit(WatchedConnector.changes(from: known, to: fresh), device: name, now: dev.monotonicNow())
             known = fresh
         }

@@ -1,5 +1,4 @@
 import ArgumentParser
-import CadenceMetrics
 
 /// `--metrics-port`, `--metrics-address` and `--metrics-textfile`: the Prometheus outputs of
 /// `run`, `validate` and `observe`.
@@ -10,16 +9,4 @@ struct MetricsOptions: ParsableArguments {
     var metricsAddress = "127.0.0.1"
     @Option(help: "Write Prometheus metrics to FILE (node_exporter textfile format), atomically every 10 s and at the end.")
     var metricsTextfile: String?
-
-    /// Fails at once (one line) when --metrics-port is asked of a build without HTTP.
-    func checkAvailable() throws {
-        if metricsPort != nil && !MetricsServer.isAvailable { throw CLIFailure(MetricsError.httpUnavailable.description) }
-    }
-
-    /// Serves `body()` at /metrics when --metrics-port is given (nil otherwise).
-    func startServer(_ body: @escaping @Sendable () -> [UInt8]) throws -> MetricsServer? {
-        guard let port = metricsPort else { return nil }
-        try checkAvailable()
-        return try MetricsServer(address: metricsAddress, port: Int(port), body: body)
-    }
 }

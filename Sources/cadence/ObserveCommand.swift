@@ -125,7 +125,7 @@ struct ObserveCommand: ParsableCommand {
             if expectMotion {
                 let frozen = result.crtcs.filter { ($0.scanout?.stale ?? 0) > 0 }
                 for c in frozen {
-                    let what = ObserveResult.frozenText(c.scanout!.longestFrozen!, refreshHz: c.refreshHz)
+                    let what = c.scanout!.longestFrozen!.text(refreshHz: c.refreshHz)
                     StandardStreams.errorLine(
                         "cadence observe: crtc \(c.crtc) (\(c.connector)): \(c.scanout!.stale) flips changed nothing; \(what)"
                     )

@@ -12,7 +12,7 @@ extension ObserveResult {
         line +=
             ", \(v.changesWithoutFlip) changes without a flip, \(v.inexact) not judged (missing lines \(v.missingLines), catch-up \(v.catchUpLines))"
         if let f = v.longestFrozen {
-            line += "; " + frozenText(f, refreshHz: refreshHz)
+            line += "; " + f.text(refreshHz: refreshHz)
         } else {
             line += "; never frozen"
         }
@@ -20,13 +20,6 @@ extension ObserveResult {
             line += String(format: "; read %.1f µs/vblank", us / Double(v.lines))
         }
         return line
-    }
-
-    /// "frozen 8.116 s (487 refreshes from vblank 715), 3.966 s of it while 76 flips changed nothing".
-    static func frozenText(_ f: FrozenContent, refreshHz: Double) -> String {
-        func s(_ r: Int) -> String { String(format: "%.3f s", refreshHz > 0 ? Double(r) / refreshHz : 0) }
-        return
-            "frozen \(s(f.refreshes)) (\(f.refreshes) refreshes from vblank \(f.fromSequence)\(f.sinceFirstLine ? ", the first line read" : "")), \(s(f.flippingRefreshes)) of it while \(f.flips) flip\(f.flips == 1 ? "" : "s") changed nothing"
     }
 
     func text(source: String) -> String {

@@ -1,32 +1,9 @@
+import CadenceSession
 import DRM
 import EDID
 
-/// What `cadence list` shows about the panel behind a connector: its decoded EDID (or why there
-/// is none) and the connector's `vrr_capable` property.
-struct PanelIdentity {
-    /// The decoded EDID; nil when the connector has none or it does not decode.
-    var edid: EDID?
-    /// Why there is no decoded EDID ("no EDID", or the decoder's error).
-    var problem: String?
-    /// The connector's `vrr_capable` property, nil when the driver has none.
-    var vrrCapable: Bool?
-
-    init(bytes: [UInt8]?, properties: [PropertyValue]) {
-        vrrCapable = properties.first { $0.info.name == "vrr_capable" }.map { $0.value != 0 }
-        guard let bytes, !bytes.isEmpty else {
-            problem = "no EDID"
-            return
-        }
-        do { edid = try EDID(bytes) } catch { problem = "EDID does not decode: \(error)" }
-    }
-
-    /// Reads the identity of `connector` on `dev` (EDID errors become ``problem``).
-    init(device dev: DRMDevice, connector: ConnectorID, properties: [PropertyValue]) {
-        let bytes: [UInt8]?
-        do { bytes = try dev.edid(of: connector) } catch { bytes = nil }
-        self.init(bytes: bytes, properties: properties)
-    }
-
+/// What `cadence list` prints about the panel behind a connector (`PanelIdentity`).
+extension PanelIdentity {
     var vrrCapableText: String { vrrCapable.map { "vrr_capable \($0 ? 1 : 0)" } ?? "no vrr_capable property" }
 
     /// The lines `list` prints under a connected connector.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CadenceCore
 import CadenceReport
+import CadenceSession
 import Foundation
 
 /// `cadence replay LOG.jsonl`: re-run the pacing core headlessly on a recorded run's kernel timestamps.
@@ -58,29 +59,7 @@ struct ReplayCommand: ParsableCommand {
     func run() throws {
         let result: ReplayResult
         do {
-            // The replayed frames wait in a plain file beside FILE: the log's rate switches,
-            // known at the end, come before them.
-            let framesPath = logOut.map { $0 + ".frames.tmp" }
-            var frames: LineFile? = nil
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            let out = framesPath.map { path in
-                Replay.ReplayedFrames(
-                    restart: { frames = try LineFile(path: path) },
-                    frame: { try frames!.write(line: [UInt8](try encoder.encode($0))) })
-            }
-            defer { if let p = framesPath { unlink(p) } }
-            result = try Replay.run(path: log, allowPartialLastLine: allowPartial, replayedFrames: out)
-            if let p = logOut, let framesPath {
-                frames?.close()
-                let w = try RunLogWriter(path: p)
-                var header = result.log!.header!
-                header.backend = "replay"
-                try w.begin(header)
-                for s in result.rateSwitches { try w.write(s) }
-                try Self.eachLine(of: framesPath) { try w.file.write(line: $0) }
-                try w.end(result.replayed)
-            }
+            result = try LogReplay.run(path: log, allowPartialLastLine: allowPartial, logOut: logOut)
         } catch {
             StandardStreams.errorLine("cadence replay: \(String(describing: error))")
             throw ExitCode(2)
@@ -124,20 +103,5 @@ struct ReplayCommand: ParsableCommand {
             }
         }
         if !equal { throw ExitCode(1) }
-    }
-
-    /// Each line of the file at `path` (without its newline).
-    static func eachLine(of path: String, _ body: ([UInt8]) throws -> Void) throws {
-        guard let f = fopen(path, "r") else { throw LineFile.Failure("cannot read \(path)") }
-        defer { fclose(f) }
-        var line: UnsafeMutablePointer<CChar>? = nil
-        var capacity = 0
-        defer { free(line) }
-        while true {
-            let n = getline(&line, &capacity, f)
-            if n <= 0 { break }
-            let count = line![n - 1] == 0x0A ? n - 1 : n
-            try body([UInt8](UnsafeRawBufferPointer(start: line, count: count)))
-        }
     }
 }

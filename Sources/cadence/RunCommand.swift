@@ -189,7 +189,7 @@ struct RunCommand: ParsableCommand {
         let out = try outputs.sinks(outputs.files(log: log))
 
         let display = try out.discardOnError { try openBackend(fakeConfig, source: source, purpose: purpose, rate: config.range) }
-        for target in try injectLatePlan().names where !Self.drives(display, target) {
+        for target in try injectLatePlan().names where !RunDisplay.drives(display, target) {
             try? display.close()
             out.discard()
             throw CLIFailure("--inject-late \(target)=…: the run drives \((display as? KMSDisplay)?.output.connector.name ?? display.name), not \(target)")
@@ -240,10 +240,10 @@ struct RunCommand: ParsableCommand {
                 }
             }
         }
-        out.prepare(driver: Self.driverName(display))
+        out.prepare(driver: RunDisplay.driverName(display))
         let session = try RunSession(display: display, configuration: runConfig, renderer: renderer, sinks: out)
         StandardStreams.unblockStopSignals()
-        try out.discardOnError { try out.startMetrics(labels: Self.metricsLabels(display)) }
+        try out.discardOnError { try out.startMetrics(labels: RunDisplay.metricsLabels(display)) }
         if let h = hudSink { out.add(h) }
         // Frame ids to frame indexes, for the stale frames the verification names.
         let indexes: FrameIndexes? = verifying ? FrameIndexes() : nil
@@ -294,26 +294,6 @@ struct RunCommand: ParsableCommand {
     /// Every `--inject-late` given: the frames late on every output and on named ones.
     func injectLatePlan() throws -> RunSpec.InjectLatePlan {
         try RunSpec.injectLate(injectLate)
-    }
-
-    /// The display driver for the log header: the DRM driver's name and version, or "fake display".
-    static func driverName(_ display: any DisplayBackend) -> String {
-        guard let k = display as? KMSDisplay else { return display.name == "fake" ? "fake display" : display.name }
-        if let sim = k.device.simulatorName, let v = try? k.device.version() { return "\(v.name) \(v.versionString) (\(sim) profile)" }
-        guard let v = try? k.device.version() else { return "unknown DRM driver" }
-        return "\(v.name) \(v.versionString)"
-    }
-
-    /// True when `display` is the output `name` names (its connector, or `cardN-NAME`).
-    static func drives(_ display: any DisplayBackend, _ name: String) -> Bool {
-        guard let k = display as? KMSDisplay else { return false }
-        return k.output.connector.name == name || k.address.description == name
-    }
-
-    /// The metrics series of a run: the KMS connector and CRTC index, or "fake" and 0.
-    static func metricsLabels(_ display: any DisplayBackend) -> FrameMetrics.Labels {
-        guard let k = display as? KMSDisplay else { return FrameMetrics.Labels(connector: display.name, crtc: 0) }
-        return FrameMetrics.Labels(connector: k.output.connector.name, crtc: k.output.crtcIndex)
     }
 
     /// The line to print when the display cannot pipeline as deep as `requested` (KMS: 3

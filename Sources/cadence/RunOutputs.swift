@@ -44,13 +44,9 @@ extension RunOutputOptions {
     /// removed). Failures later stop one output, with one stderr line, and the run goes on.
     func sinks(_ files: SessionOutputs) throws -> SessionSinks {
         let sinks = try SessionSinks(files: files, notice: StandardStreams.errorLine)
+        let port = metrics.metricsPort.map { Int($0) }
         try sinks.discardOnError {
-            try metrics.checkAvailable()
-            guard metrics.metricsPort != nil || metrics.metricsTextfile != nil else { return }
-            let feed = MetricsFeed(textfile: metrics.metricsTextfile)
-            try feed.writeTextfileNow()
-            let server = try metrics.startServer { feed.exposition() }
-            sinks.add(MetricsSink(feed: feed, server: server, textfile: metrics.metricsTextfile))
+            try sinks.addMetrics(port: port, address: metrics.metricsAddress, textfile: metrics.metricsTextfile)
         }
         return sinks
     }

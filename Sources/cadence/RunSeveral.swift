@@ -106,7 +106,7 @@ extension RunCommand {
                 var c = base
                 c.commitMargin = d.recommendedCommitMargin
                 c.injectLate = try plan.frames(of: names[i]) { targets[$0] == i }
-                out.prepare(driver: Self.driverName(d))
+                out.prepare(driver: RunDisplay.driverName(d))
                 let run = try PacingRun(backend: d, configuration: c, renderer: try makeRenderer())
                 out.attach(run)
                 StandardStreams.unblockStopSignals()

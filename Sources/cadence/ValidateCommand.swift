@@ -206,43 +206,8 @@ struct ValidateCommand: ParsableCommand {
                                 largestDropEvent: tally.largestDropEvent, junitFile: junitFile)
         if let failed = CriterionResult.display(summary.end) { results.append(failed) }
         results += expect.evaluate(observed)
-        if let m = maxScanoutMismatches { results.append(Self.scanoutCriterion(summary.scanout, limit: m)) }
+        if let m = maxScanoutMismatches { results.append(CriterionResult.scanoutMismatches(summary.scanout, limit: m)) }
         try verdict(results, summary: summary, junitFile: junitFile, started: started)
-    }
-
-    /// `--max-scanout-mismatches`: the run's scanout mismatches against the limit (whole run only:
-    /// windows and the warm-up do not split the CRC verdict).
-    /// `--max-frozen`: the longest time an observed CRTC's flips kept coming without changing
-    /// the picture (first to last unchanged flip of a stretch), in seconds, against the limit.
-    static func frozenCriterion(_ crtc: ObserveResult.CRTC?, limit: Double) -> CriterionResult {
-        guard let crtc, let v = crtc.scanout else {
-            return CriterionResult(
-                name: "max-frozen", passed: false, detail: "the content was not checked", value: .infinity)
-        }
-        guard let f = v.longestFrozen else {
-            return CriterionResult(
-                name: "max-frozen", passed: true,
-                detail:
-                    "every judged flip of \(v.frames) changed the picture (\(v.inexact) not judged; "
-                    + "limit \(String(format: "%g", limit)) s)",
-                value: 0)
-        }
-        let seconds = crtc.refreshHz > 0 ? Double(f.flippingRefreshes) / crtc.refreshHz : .infinity
-        return CriterionResult(
-            name: "max-frozen", passed: seconds <= limit,
-            detail: "picture " + ObserveResult.frozenText(f, refreshHz: crtc.refreshHz)
-                + " on crtc \(crtc.crtc) (\(crtc.connector)) (limit \(String(format: "%g", limit)) s)",
-            value: seconds)
-    }
-
-    static func scanoutCriterion(_ v: ScanoutSummary?, limit m: Int) -> CriterionResult {
-        guard let v else {
-            return CriterionResult(name: "max-scanout-mismatches", passed: false, detail: "the scanout was not verified", value: .infinity)
-        }
-        var detail = "scanout mismatches \(v.mismatches) (stale \(v.stale)"
-        if !v.staleFrames.isEmpty { detail += " at frame " + v.staleFrames.map(String.init).joined(separator: ",") }
-        detail += ", changes without flip \(v.changesWithoutFlip)), inexact frames \(v.inexact) (limit \(m))"
-        return CriterionResult(name: "max-scanout-mismatches", passed: v.mismatches <= m, detail: detail, value: Double(v.mismatches))
     }
 
     /// Judges `criteria` on the summary, or, when `frames` are given (--warmup/--window), on

@@ -136,7 +136,7 @@ extension ValidateCommand {
                 results[i].detail = "the CRTC's nominal refresh is unknown (its mode could not be read from \(settings.device))"
             }
         }
-        if let f = maxFrozen { results.append(Self.frozenCriterion(crtc, limit: f)) }
+        if let f = maxFrozen { results.append(CriterionResult.frozen(crtc, limit: f)) }
         try verdict(results, summary: summary, junitFile: junitFile, started: started)
     }
 }

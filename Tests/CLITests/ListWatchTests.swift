@@ -1,4 +1,5 @@
 import Testing
+import CadenceSession
 import DRM
 @testable import cadence
 
