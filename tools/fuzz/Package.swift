@@ -25,7 +25,9 @@ let package = Package(
     ] + names.map { name in
         .executableTarget(
             name: "fuzz-\(name)",
-            dependencies: ["FuzzSupport"] + ["CadenceCore", "CadenceReport", "DRM", "EDID", "KMSDisplay"].map { .product(name: $0, package: cadence) },
+            dependencies: ["FuzzSupport"]
+                + (["CadenceCore", "CadenceReport", "DRM", "EDID", "KMSDisplay"] + (name == "profile" ? ["CadenceSession"] : []))
+                .map { .product(name: $0, package: cadence) },
             path: "Targets/\(name)"
         )
     }

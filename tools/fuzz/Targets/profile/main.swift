@@ -1,27 +1,16 @@
+import CadenceSession
 import DRM
 import Foundation
 import FuzzSupport
 import KMSDisplay
 
 /// `--backend fake-drm:PROFILE`: a device profile (`drm_info -j` JSON and the `"cadence"`
-/// section) read as the CLI reads it (JSONSerialization, then `FakeDRMProfile(json:)`), and a
+/// section) read as the CLI reads it (JSONSerialization, then CadenceSession's
+/// `FakeDRMProfileFile.json` and `FakeDRMProfile(json:)`), and a
 /// profile that parses played as `list` plays it: the fake device opened (read-only, as `list`
 /// opens a card), its version, capabilities, resources, every connector with its properties and
 /// EDID, encoders, CRTCs and planes read, and the output a `run` would pick selected. Parsing
 /// never traps; whatever parses is a device the KMS code can list without trapping.
-func json(_ v: Any) -> FakeDRMProfile.JSON {
-    // As ProfileFile.json in the CLI (which a fuzz target cannot import).
-    if let n = v as? NSNumber, !(v is String) {
-        if String(cString: n.objCType) == "c" { return .bool(n.boolValue) }
-        if let i = v as? Int { return .integer(i) }
-        return .number(n.doubleValue)
-    }
-    if let s = v as? String { return .string(s) }
-    if let a = v as? [Any] { return .array(a.map(json)) }
-    if let o = v as? [String: Any] { return .object(o.mapValues(json)) }
-    return .null
-}
-
 func play(_ profile: FakeDRMProfile) {
     let fake = profile.makeDevice(wallClock: false, seed: 0)
     guard let dev = try? DRMDevice.open(path: profile.node, fake: fake, readOnly: true) else {
@@ -49,7 +38,7 @@ func play(_ profile: FakeDRMProfile) {
 runFuzzer { data, size in
     let bytes = Data(fuzzBytes(data, size))
     guard let top = try? JSONSerialization.jsonObject(with: bytes),
-          let profile = try? FakeDRMProfile(json: json(top)) else { return 0 }
+          let profile = try? FakeDRMProfile(json: FakeDRMProfileFile.json(top)) else { return 0 }
     play(profile)
     return 0
 }
