@@ -60,7 +60,7 @@ public final class ObserveSession {
     private var contentSource = "auto"
     private var crcReads = 0
     private var crcReadNs: Int64 = 0
-    /// Called after each read of the trace (live), to read CRC lines (``addCRC(crtc:_:)``).
+    /// Called after each read of the trace (live), to read CRC lines (``addCRC(crtc:_:readNs:)``).
     public var afterRead: (() -> Void)?
     /// Every flip's report per client, kept only when ``keepReports`` (validate's windows).
     public var keepReports = false
@@ -108,7 +108,8 @@ public final class ObserveSession {
     }
 
     /// Checks the content of every flip on `crtcs` against the CRC lines given to
-    /// ``addCRC(crtc:_:)`` (taken from `source`, e.g. `auto`): see ``ScanoutVerifier``.
+    /// ``addCRC(crtc:_:readNs:)`` (taken from `source`, e.g. `auto`): see CadenceCore's
+    /// `ScanoutVerifier`.
     public func verifyContent(crtcs: [Int32], source: String) {
         contentSource = source
         for c in crtcs { contents[c] = ScanoutVerifier() }

@@ -70,7 +70,7 @@ public final class WritebackCaptures: FrameSink, @unchecked Sendable {
     private let slots = DispatchSemaphore(value: WritebackCaptures.maximumQueued)
     /// Pacing thread only.
     private var next: Int?
-    /// Worker only (read after ``finish(_:)`` drains it).
+    /// Worker only (read after ``finish(skipped:timedOut:readMicroseconds:)`` drains it).
     private var summary = WritebackSummary()
     private var pngFailures = 0
     private var firstPNGFailure: (path: String, error: String)?
