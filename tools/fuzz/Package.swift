@@ -15,6 +15,12 @@ let names = ((try? FileManager.default.contentsOfDirectory(atPath: here.appendin
 // A path dependency's identity is its directory's name (the checkout's, not "Cadence").
 let cadence = here.deletingLastPathComponent().deletingLastPathComponent().lastPathComponent.lowercased()
 
+// The library products a target links: the parsers' own, and the session library for `profile`
+// (which reads JSON as the CLI does, through FakeDRMProfileFile).
+func products(_ name: String) -> [String] {
+    ["CadenceCore", "CadenceReport", "DRM", "EDID", "KMSDisplay"] + (name == "profile" ? ["CadenceSession"] : [])
+}
+
 let package = Package(
     name: "CadenceFuzz",
     // No traits: nothing here serves HTTP (MetricsHTTP would build hummingbird).
@@ -25,9 +31,7 @@ let package = Package(
     ] + names.map { name in
         .executableTarget(
             name: "fuzz-\(name)",
-            dependencies: ["FuzzSupport"]
-                + (["CadenceCore", "CadenceReport", "DRM", "EDID", "KMSDisplay"] + (name == "profile" ? ["CadenceSession"] : []))
-                .map { .product(name: $0, package: cadence) },
+            dependencies: ["FuzzSupport"] + products(name).map { .product(name: $0, package: cadence) },
             path: "Targets/\(name)"
         )
     }
