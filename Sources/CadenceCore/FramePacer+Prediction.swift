@@ -36,6 +36,34 @@ extension FramePacer {
         return answer
     }
 
+    /// The vblank ``sequence(at:nearest:)`` would give a "not before" time `t`, without keeping
+    /// the answer: a look ahead (the next content frame's time) must not replace the answer kept
+    /// for the frame being decided.
+    func peekSequence(at t: Nanoseconds) -> UInt64 {
+        let answer = predictedSequence(at: t, nearest: false)
+        if let m = lastAnswer, m.time == t, !m.nearest, m.sequence > answer, m.sequence > lastVBlank.sequence {
+            return m.sequence
+        }
+        return answer
+    }
+
+    /// The vblank a "not before" frame at `t` presented now would be aimed at (`plan`'s
+    /// target: its own vblank, or the one after a tie the frame before took), without keeping
+    /// the answer.
+    func notBeforeTarget(_ t: Nanoseconds) -> UInt64 {
+        let target = peekSequence(at: t)
+        guard count > 0 else { return target }
+        let p = predicted[(head + count - 1) % ring.count]
+        return target <= p && followsATakenTie(t, predecessorAt: p) ? p &+ 1 : target
+    }
+
+    /// Whether a "not before" time `t` falls at or before vblank `sequence` beyond any tie: at
+    /// least the tie tolerance before that vblank's predicted time, so that neither the
+    /// tolerance nor an answer kept from a smaller one could put it at the vblank after.
+    func isDue(_ t: Nanoseconds, clearlyBy sequence: UInt64) -> Bool {
+        Double(t &+ tieTolerance) <= tieTime(ofSequence: sequence)
+    }
+
     /// How far before a predicted vblank a "not before" time may be and still be shown there:
     /// ε, or while ε is not settled (fewer than ``TimestampUncertainty/settledObservations``
     /// residuals) four times the jitter measured so far, within ε's cap (0.5% of a refresh).
@@ -62,7 +90,7 @@ extension FramePacer {
     /// Whether a "not before" frame at `t` follows the newest queued frame, aimed at vblank `p`,
     /// across a tie that frame took: its own time was within the tie tolerance of vblank p − 1
     /// and `t` is within it of vblank p, or after it.
-    private func followsATakenTie(_ t: Nanoseconds, predecessorAt p: UInt64) -> Bool {
+    func followsATakenTie(_ t: Nanoseconds, predecessorAt p: UInt64) -> Bool {
         guard p > 0, count > 0 else { return false }
         guard case .at(let tp, false) = ring[(head + count - 1) % ring.count].intent else { return false }
         let tolerance = tieTolerance

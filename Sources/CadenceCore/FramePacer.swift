@@ -155,6 +155,31 @@ public final class FramePacer {
         }
     }
 
+    /// Reports content frame `frameIndex`, "not before" `time`, discarded without drawing or
+    /// presenting it: a newer content frame is due at or before the callback `update`'s target,
+    /// so this one could never be seen (content ahead of the panel; ``PacingRun`` catches up
+    /// so, as a video player on a slow display drops a frame). Nothing was late: no cause, and
+    /// no refresh counts as dropped.
+    func skip(time: Nanoseconds, update: DisplayLinkUpdate, frameIndex: Int) {
+        var r = FrameReport()
+        r.id = nextID
+        nextID &+= 1
+        r.frameIndex = frameIndex
+        r.intent = .at(time, nearest: false)
+        r.crtc = backend.crtcID
+        let u = update.timing
+        r.callbackTimestamp = u.timestamp
+        r.wakeTime = currentUpdate == u ? currentWake : u.timestamp
+        r.schedulerDelay = currentUpdate == u ? currentSchedulerDelay : 0
+        r.latency = u.latency
+        r.effectiveRateHz = u.rate.hz
+        r.targetSequence = Swift.min(peekSequence(at: time), u.targetSequence)
+        r.targetTime = self.time(ofSequence: r.targetSequence)
+        r.deadline = u.deadline
+        r.outcome = .discarded
+        deliver(r)
+    }
+
     private func presentFrame(intent: PresentIntent, timing update: DisplayLinkUpdate.Timing?, drawable: Drawable?, frameIndex: Int, renderStart: Nanoseconds, renderEnd: Nanoseconds) throws -> FrameID {
         let id = nextID
         nextID &+= 1
