@@ -300,6 +300,7 @@ extension FramePacer {
         if havePresented { r.interval = r.presentedTime &- lastPresentedTime }
         r.hitch = hitch
         lastPresentedTime = r.presentedTime
+        lastShownIntent = r.intent
         havePresented = true
         intendedSince = nil
         discardedSinceTime = nil

@@ -50,23 +50,39 @@ extension FramePacer {
     /// The vblank a "not before" frame at `t` presented now would be aimed at (`plan`'s
     /// target: its own vblank, or the one after a tie the frame before took), without keeping
     /// the answer.
+    /// The frame before is the newest queued one, else the last shown one (at latency 1 it has
+    /// usually been shown by the next callback: its vblank has passed, and the frame is shown
+    /// at the vblank after without being late).
     func notBeforeTarget(_ t: Nanoseconds) -> UInt64 {
         let target = peekSequence(at: t)
-        guard count > 0 else { return target }
-        let p = predicted[(head + count - 1) % ring.count]
-        return target <= p && followsATakenTie(t, predecessorAt: p) ? p &+ 1 : target
+        let p: UInt64, before: PresentIntent
+        if count > 0 {
+            let last = (head + count - 1) % ring.count
+            (p, before) = (predicted[last], ring[last].intent)
+        } else if havePresented {
+            (p, before) = (lastPresentedSeq, lastShownIntent)
+        } else {
+            return target
+        }
+        guard target <= p, case .at(let tp, false) = before else { return target }
+        return tookTheLaterOfATie(tp, at: p) && isTiedTo(t, p) ? p &+ 1 : target
     }
 
     /// Whether a "not before" time `t` falls at or before vblank `sequence` beyond any tie: at
-    /// least the tie tolerance before that vblank's predicted time, so that neither the
-    /// tolerance nor an answer kept from a smaller one could put it at the vblank after.
+    /// least ``tieMargin`` before that vblank's predicted time, so that neither the tolerance,
+    /// nor an answer kept from a smaller one, nor the taken-tie rule could put it at the vblank
+    /// after.
     func isDue(_ t: Nanoseconds, clearlyBy sequence: UInt64) -> Bool {
-        Double(t &+ tieTolerance) <= tieTime(ofSequence: sequence)
+        Double(t &+ tieMargin) <= tieTime(ofSequence: sequence)
     }
 
     /// How far before a predicted vblank a "not before" time may be and still be shown there:
     /// ε, or while ε is not settled (fewer than ``TimestampUncertainty/settledObservations``
-    /// residuals) four times the jitter measured so far, within ε's cap (0.5% of a refresh).
+    /// residuals) four times the jitter measured so far, within half ε's cap (0.5% of a
+    /// refresh): those answers come from one raw timestamp and the nominal refresh, off by the
+    /// timestamp's jitter and the drift since it, and the contract's tolerance (the jitter
+    /// plus ε's cap) must still hold (with the whole cap, 29.97 fps on a 60 Hz panel 500 ppm
+    /// fast with 22 µs of jitter had its frame 2 shown 105 µs before its time).
     /// The first answers are predicted from one raw timestamp, off by its own jitter, and a
     /// residual is the difference of two timestamps' errors, often far smaller than either;
     /// and an answer once given is kept (``sequence(at:nearest:)``). 60 fps content on a 60 Hz
@@ -77,7 +93,20 @@ extension FramePacer {
         let settling = uncertainty.observations < TimestampUncertainty.settledObservations
         guard settling, vrrRange == nil, backend.hasHardwareVBlank else { return e }
         let cap = TimestampUncertainty.cap(refreshInterval: refreshInterval)
-        return Swift.max(e, Swift.min(uncertainty.measuredJitter &* 4, cap))
+        return Swift.max(e, Swift.min(uncertainty.measuredJitter &* 4, cap / 2))
+    }
+
+    /// How far before a vblank a "not before" time may be and still count as tied to it once a
+    /// frame before took the vblank before across a tie (``isDue(_:clearlyBy:)``, the taken-tie
+    /// rule of `plan`): ε's cap (0.5% of a refresh), at least the tie tolerance. The tie
+    /// tolerance is measured and moves, and the vblank a time is compared with is predicted
+    /// (under jitter, off by up to the jitter): at a tie tolerance, content at the refresh rate
+    /// whose first tie went to the later vblank left its chain of ties, frame by frame a vblank
+    /// late, at the first frame whose time the noise put a few µs more than the tolerance before
+    /// its vblank, and that frame and the one before were due at one vblank (one discarded). The
+    /// contract's tolerance (the jitter plus ε's cap) allows the later vblank up to there.
+    var tieMargin: Nanoseconds {
+        Swift.max(tieTolerance, TimestampUncertainty.cap(refreshInterval: refreshInterval))
     }
 
     /// Where ``sequence(at:nearest:)`` puts vblank `sequence`: on the fitted grid once it is
@@ -93,9 +122,18 @@ extension FramePacer {
     func followsATakenTie(_ t: Nanoseconds, predecessorAt p: UInt64) -> Bool {
         guard p > 0, count > 0 else { return false }
         guard case .at(let tp, false) = ring[(head + count - 1) % ring.count].intent else { return false }
-        let tolerance = tieTolerance
-        let itTookTheLater = Double(tp &- tolerance) <= tieTime(ofSequence: p &- 1)
-        return itTookTheLater && tieTime(ofSequence: p) <= Double(t &+ tolerance)
+        return tookTheLaterOfATie(tp, at: p) && isTiedTo(t, p)
+    }
+
+    /// Whether a "not before" frame at `tp` aimed at vblank `p` took the later vblank of a tie:
+    /// its time was within the tie tolerance of vblank p − 1.
+    private func tookTheLaterOfATie(_ tp: Nanoseconds, at p: UInt64) -> Bool {
+        p > 0 && Double(tp &- tieTolerance) <= tieTime(ofSequence: p &- 1)
+    }
+
+    /// Whether a "not before" time `t` is within ``tieMargin`` of vblank `p`, or after it.
+    private func isTiedTo(_ t: Nanoseconds, _ p: UInt64) -> Bool {
+        tieTime(ofSequence: p) <= Double(t &+ tieMargin)
     }
 
     /// The vblank and period ``sequence(at:nearest:)`` predicts from: the fitted grid's once it

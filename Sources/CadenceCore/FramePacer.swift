@@ -53,6 +53,8 @@ public final class FramePacer {
     var lastPresentedSeq: UInt64 = 0
     var lastPresentedTime: Nanoseconds = 0
     var havePresented = false
+    /// The intent of the last shown frame (the taken-tie rule looks at its time).
+    var lastShownIntent: PresentIntent = .nextOpportunity
     var intendedSince: UInt64? = nil
     /// Target time of the earliest discarded frame since the last shown one (the hitch's start).
     var discardedSinceTime: Nanoseconds? = nil
