@@ -68,6 +68,33 @@ extension FramePacer {
         return tookTheLaterOfATie(tp, at: p) && isTiedTo(t, p) ? p &+ 1 : target
     }
 
+    /// Whether content frame "not before" `t`, about to be presented in a callback aimed at
+    /// vblank `target`, would be hidden by the next content frame, "not before" `next`: the next
+    /// one can be presented now (its vblank at or before `target`) and is due at or before the
+    /// vblank this one would be shown at, beyond a tie (``isDue(_:clearlyBy:)``), or this one's
+    /// own vblank is unavailable (taken by a frame before it other than across a tie, or passed)
+    /// and the next is due at or before the vblank it would take instead. `cause`: nil when
+    /// nothing was late (its vblank is still to come, or a frame before it took it: content
+    /// ahead of the panel); when its vblank passed with no newer frame shown (the loop was
+    /// held up, by a late frame's render or the scheduler), that lateness, as ``lateCause(_:)``
+    /// would judge a frame that woke at `wake` after a scheduler delay of `schedulerDelay`.
+    func hiddenByNext(
+        _ t: Nanoseconds, next: Nanoseconds, target: UInt64, wake: Nanoseconds, schedulerDelay: Nanoseconds
+    ) -> (hidden: Bool, cause: DropCause?) {
+        let own = notBeforeTarget(t)
+        var taken: UInt64 = havePresented ? lastPresentedSeq : 0
+        if count > 0 { taken = predicted[(head + count - 1) % ring.count] }
+        let earliest = Swift.max(taken, lastVBlank.sequence) &+ 1
+        let shownAt = Swift.max(own, earliest)
+        let nextAt = peekSequence(at: next)
+        guard nextAt <= target else { return (false, nil) }
+        guard isDue(next, clearlyBy: shownAt) || (own < earliest && nextAt <= shownAt) else { return (false, nil) }
+        guard own <= lastVBlank.sequence && own > taken else { return (true, nil) }
+        let deadline = time(ofSequence: own) &- commitMargin
+        let heldUp = schedulerDelay > 0 && wake &- schedulerDelay <= deadline
+        return (true, heldUp ? .schedulerLate : .renderLate)
+    }
+
     /// Whether a "not before" time `t` falls at or before vblank `sequence` beyond any tie: at
     /// least ``tieMargin`` before that vblank's predicted time, so that neither the tolerance,
     /// nor an answer kept from a smaller one, nor the taken-tie rule could put it at the vblank

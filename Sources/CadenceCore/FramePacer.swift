@@ -158,11 +158,12 @@ public final class FramePacer {
     }
 
     /// Reports content frame `frameIndex`, "not before" `time`, discarded without drawing or
-    /// presenting it: a newer content frame is due at or before the callback `update`'s target,
-    /// so this one could never be seen (content ahead of the panel; ``PacingRun`` catches up
-    /// so, as a video player on a slow display drops a frame). Nothing was late: no cause, and
-    /// no refresh counts as dropped.
-    func skip(time: Nanoseconds, update: DisplayLinkUpdate, frameIndex: Int) {
+    /// presenting it: a newer content frame is due at or before the vblank it would be shown
+    /// at, so it could never be seen (content ahead of the panel, or behind after the loop was
+    /// held up; ``PacingRun`` catches up so, as a video player on a slow display drops a frame).
+    /// `cause` is ``hiddenByNext(_:next:target:wake:schedulerDelay:)``'s. No refresh counts as
+    /// dropped for it.
+    func skip(time: Nanoseconds, update: DisplayLinkUpdate, frameIndex: Int, cause: DropCause?) {
         var r = FrameReport()
         r.id = nextID
         nextID &+= 1
@@ -171,15 +172,20 @@ public final class FramePacer {
         r.crtc = backend.crtcID
         let u = update.timing
         r.callbackTimestamp = u.timestamp
-        r.wakeTime = currentUpdate == u ? currentWake : u.timestamp
-        r.schedulerDelay = currentUpdate == u ? currentSchedulerDelay : 0
+        (r.wakeTime, r.schedulerDelay) = callbackWake(update)
         r.latency = u.latency
         r.effectiveRateHz = u.rate.hz
         r.targetSequence = Swift.min(peekSequence(at: time), u.targetSequence)
         r.targetTime = self.time(ofSequence: r.targetSequence)
         r.deadline = u.deadline
         r.outcome = .discarded
+        r.cause = cause
         deliver(r)
+    }
+
+    /// When the callback `update` woke, and its scheduler delay (its timestamp and 0 outside it).
+    func callbackWake(_ update: DisplayLinkUpdate) -> (Nanoseconds, Nanoseconds) {
+        currentUpdate == update.timing ? (currentWake, currentSchedulerDelay) : (update.timing.timestamp, 0)
     }
 
     private func presentFrame(intent: PresentIntent, timing update: DisplayLinkUpdate.Timing?, drawable: Drawable?, frameIndex: Int, renderStart: Nanoseconds, renderEnd: Nanoseconds) throws -> FrameID {

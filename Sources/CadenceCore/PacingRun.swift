@@ -378,18 +378,17 @@ public final class PacingRun {
                 // frame): the newest content frame due at or before this callback's target is
                 // shown there, the older ones are discarded unseen, as a video player drops a
                 // frame to catch up. Shown one a callback, they would each be a vblank after
-                // their own, on time only because the frame before took that vblank. The newer
-                // frame must be due at the target beyond a tie (its time at least the tie
-                // tolerance before the target's vblank), or the older one behind the target (its
-                // vblank an earlier one, taken or passed): two frames that share a vblank only
-                // through a tie are otherwise shown a vblank apart (the taken-tie rule of
-                // `FramePacer.plan`), none discarded.
+                // their own, on time only because the frame before took that vblank. Two frames
+                // that share a vblank only through a tie are shown a vblank apart instead (the
+                // taken-tie rule of `FramePacer.plan`), none discarded
+                // (`FramePacer.hiddenByNext`).
+                let (wake, delay) = pacer.callbackWake(u)
                 while configuration.frames.map({ n + 1 < $0 }) ?? true {
                     let next = time(ofFrame: n + 1)
-                    let clearly = pacer.isDue(next, clearlyBy: u.targetSequence)
-                    let behind = pacer.notBeforeTarget(tn) < u.targetSequence
-                    guard clearly || (behind && pacer.peekSequence(at: next) <= u.targetSequence) else { break }
-                    pacer.skip(time: tn, update: u, frameIndex: n)
+                    let h = pacer.hiddenByNext(
+                        tn, next: next, target: u.targetSequence, wake: wake, schedulerDelay: delay)
+                    guard h.hidden else { break }
+                    pacer.skip(time: tn, update: u, frameIndex: n, cause: h.cause)
                     produced += 1
                     n += 1
                     tn = next
