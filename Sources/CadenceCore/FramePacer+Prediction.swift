@@ -50,6 +50,7 @@ extension FramePacer {
     /// The vblank a "not before" frame at `t` presented now would be aimed at (`plan`'s
     /// target: its own vblank, or the one after a tie the frame before took), without keeping
     /// the answer.
+    ///
     /// The frame before is the newest queued one, else the last shown one (at latency 1 it has
     /// usually been shown by the next callback: its vblank has passed, and the frame is shown
     /// at the vblank after without being late).
@@ -145,7 +146,7 @@ extension FramePacer {
 
     /// Whether a "not before" frame at `t` follows the newest queued frame, aimed at vblank `p`,
     /// across a tie that frame took: its own time was within the tie tolerance of vblank p − 1
-    /// and `t` is within it of vblank p, or after it.
+    /// and `t` is within ``tieMargin`` of vblank p, or after it.
     func followsATakenTie(_ t: Nanoseconds, predecessorAt p: UInt64) -> Bool {
         guard p > 0, count > 0 else { return false }
         guard case .at(let tp, false) = ring[(head + count - 1) % ring.count].intent else { return false }
