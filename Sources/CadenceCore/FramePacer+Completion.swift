@@ -155,11 +155,13 @@ extension FramePacer {
     }
 
     /// Discards the waiting frame at ring offset `offset` (0 = head).
-    func discardWaiting(at offset: Int) {
+    /// `superseded`: a newer frame due at or before its own vblank, which has not passed, hides
+    /// it (content ahead of the panel): nothing was late, so it has no cause.
+    func discardWaiting(at offset: Int, superseded: Bool = false) {
         let slot = (head + offset) % ring.count
         var r = ring[slot]
         r.outcome = .discarded
-        r.cause = lateCause(r)
+        r.cause = superseded ? nil : lateCause(r)
         noteDiscarded(r)
         if offset == 0 {
             complete(r)
@@ -298,6 +300,7 @@ extension FramePacer {
         if havePresented { r.interval = r.presentedTime &- lastPresentedTime }
         r.hitch = hitch
         lastPresentedTime = r.presentedTime
+        lastShownIntent = r.intent
         havePresented = true
         intendedSince = nil
         discardedSinceTime = nil

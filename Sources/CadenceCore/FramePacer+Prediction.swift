@@ -36,9 +36,81 @@ extension FramePacer {
         return answer
     }
 
+    /// The vblank ``sequence(at:nearest:)`` would give a "not before" time `t`, without keeping
+    /// the answer: a look ahead (the next content frame's time) must not replace the answer kept
+    /// for the frame being decided.
+    func peekSequence(at t: Nanoseconds) -> UInt64 {
+        let answer = predictedSequence(at: t, nearest: false)
+        if let m = lastAnswer, m.time == t, !m.nearest, m.sequence > answer, m.sequence > lastVBlank.sequence {
+            return m.sequence
+        }
+        return answer
+    }
+
+    /// The vblank a "not before" frame at `t` presented now would be aimed at (`plan`'s
+    /// target: its own vblank, or the one after a tie the frame before took), without keeping
+    /// the answer.
+    ///
+    /// The frame before is the newest queued one, else the last shown one (at latency 1 it has
+    /// usually been shown by the next callback: its vblank has passed, and the frame is shown
+    /// at the vblank after without being late).
+    func notBeforeTarget(_ t: Nanoseconds) -> UInt64 {
+        let target = peekSequence(at: t)
+        let p: UInt64, before: PresentIntent
+        if count > 0 {
+            let last = (head + count - 1) % ring.count
+            (p, before) = (predicted[last], ring[last].intent)
+        } else if havePresented {
+            (p, before) = (lastPresentedSeq, lastShownIntent)
+        } else {
+            return target
+        }
+        guard target <= p, case .at(let tp, false) = before else { return target }
+        return tookTheLaterOfATie(tp, at: p) && isTiedTo(t, p) ? p &+ 1 : target
+    }
+
+    /// Whether content frame "not before" `t`, about to be presented in a callback aimed at
+    /// vblank `target`, would be hidden by the next content frame, "not before" `next`: the next
+    /// one can be presented now (its vblank at or before `target`) and is due at or before the
+    /// vblank this one would be shown at, beyond a tie (``isDue(_:clearlyBy:)``), or this one's
+    /// own vblank is unavailable (taken by a frame before it other than across a tie, or passed)
+    /// and the next is due at or before the vblank it would take instead. `cause`: nil when
+    /// nothing was late (its vblank is still to come, or a frame before it took it: content
+    /// ahead of the panel); when its vblank passed with no newer frame shown (the loop was
+    /// held up, by a late frame's render or the scheduler), that lateness, as ``lateCause(_:)``
+    /// would judge a frame that woke at `wake` after a scheduler delay of `schedulerDelay`.
+    func hiddenByNext(
+        _ t: Nanoseconds, next: Nanoseconds, target: UInt64, wake: Nanoseconds, schedulerDelay: Nanoseconds
+    ) -> (hidden: Bool, cause: DropCause?) {
+        let own = notBeforeTarget(t)
+        var taken: UInt64 = havePresented ? lastPresentedSeq : 0
+        if count > 0 { taken = predicted[(head + count - 1) % ring.count] }
+        let earliest = Swift.max(taken, lastVBlank.sequence) &+ 1
+        let shownAt = Swift.max(own, earliest)
+        let nextAt = peekSequence(at: next)
+        guard nextAt <= target else { return (false, nil) }
+        guard isDue(next, clearlyBy: shownAt) || (own < earliest && nextAt <= shownAt) else { return (false, nil) }
+        guard own <= lastVBlank.sequence && own > taken else { return (true, nil) }
+        let deadline = time(ofSequence: own) &- commitMargin
+        let heldUp = schedulerDelay > 0 && wake &- schedulerDelay <= deadline
+        return (true, heldUp ? .schedulerLate : .renderLate)
+    }
+
+    /// Whether a "not before" time `t` falls at or before vblank `sequence` beyond any tie: at
+    /// least ``tieMargin`` before that vblank's predicted time, so that neither the tolerance,
+    /// nor an answer kept from a smaller one, nor the taken-tie rule could put it at the vblank
+    /// after.
+    func isDue(_ t: Nanoseconds, clearlyBy sequence: UInt64) -> Bool {
+        Double(t &+ tieMargin) <= tieTime(ofSequence: sequence)
+    }
+
     /// How far before a predicted vblank a "not before" time may be and still be shown there:
     /// ε, or while ε is not settled (fewer than ``TimestampUncertainty/settledObservations``
-    /// residuals) four times the jitter measured so far, within ε's cap (0.5% of a refresh).
+    /// residuals) four times the jitter measured so far, within half ε's cap (0.5% of a
+    /// refresh): those answers come from one raw timestamp and the nominal refresh, off by the
+    /// timestamp's jitter and the drift since it, and the contract's tolerance (the jitter
+    /// plus ε's cap) must still hold (with the whole cap, 29.97 fps on a 60 Hz panel 500 ppm
+    /// fast with 22 µs of jitter had its frame 2 shown 105 µs before its time).
     /// The first answers are predicted from one raw timestamp, off by its own jitter, and a
     /// residual is the difference of two timestamps' errors, often far smaller than either;
     /// and an answer once given is kept (``sequence(at:nearest:)``). 60 fps content on a 60 Hz
@@ -49,7 +121,20 @@ extension FramePacer {
         let settling = uncertainty.observations < TimestampUncertainty.settledObservations
         guard settling, vrrRange == nil, backend.hasHardwareVBlank else { return e }
         let cap = TimestampUncertainty.cap(refreshInterval: refreshInterval)
-        return Swift.max(e, Swift.min(uncertainty.measuredJitter &* 4, cap))
+        return Swift.max(e, Swift.min(uncertainty.measuredJitter &* 4, cap / 2))
+    }
+
+    /// How far before a vblank a "not before" time may be and still count as tied to it once a
+    /// frame before took the vblank before across a tie (``isDue(_:clearlyBy:)``, the taken-tie
+    /// rule of `plan`): ε's cap (0.5% of a refresh), at least the tie tolerance. The tie
+    /// tolerance is measured and moves, and the vblank a time is compared with is predicted
+    /// (under jitter, off by up to the jitter): at a tie tolerance, content at the refresh rate
+    /// whose first tie went to the later vblank left its chain of ties, frame by frame a vblank
+    /// late, at the first frame whose time the noise put a few µs more than the tolerance before
+    /// its vblank, and that frame and the one before were due at one vblank (one discarded). The
+    /// contract's tolerance (the jitter plus ε's cap) allows the later vblank up to there.
+    var tieMargin: Nanoseconds {
+        Swift.max(tieTolerance, TimestampUncertainty.cap(refreshInterval: refreshInterval))
     }
 
     /// Where ``sequence(at:nearest:)`` puts vblank `sequence`: on the fitted grid once it is
@@ -61,13 +146,22 @@ extension FramePacer {
 
     /// Whether a "not before" frame at `t` follows the newest queued frame, aimed at vblank `p`,
     /// across a tie that frame took: its own time was within the tie tolerance of vblank p − 1
-    /// and `t` is within it of vblank p, or after it.
-    private func followsATakenTie(_ t: Nanoseconds, predecessorAt p: UInt64) -> Bool {
+    /// and `t` is within ``tieMargin`` of vblank p, or after it.
+    func followsATakenTie(_ t: Nanoseconds, predecessorAt p: UInt64) -> Bool {
         guard p > 0, count > 0 else { return false }
         guard case .at(let tp, false) = ring[(head + count - 1) % ring.count].intent else { return false }
-        let tolerance = tieTolerance
-        let itTookTheLater = Double(tp &- tolerance) <= tieTime(ofSequence: p &- 1)
-        return itTookTheLater && tieTime(ofSequence: p) <= Double(t &+ tolerance)
+        return tookTheLaterOfATie(tp, at: p) && isTiedTo(t, p)
+    }
+
+    /// Whether a "not before" frame at `tp` aimed at vblank `p` took the later vblank of a tie:
+    /// its time was within the tie tolerance of vblank p − 1.
+    private func tookTheLaterOfATie(_ tp: Nanoseconds, at p: UInt64) -> Bool {
+        p > 0 && Double(tp &- tieTolerance) <= tieTime(ofSequence: p &- 1)
+    }
+
+    /// Whether a "not before" time `t` is within ``tieMargin`` of vblank `p`, or after it.
+    private func isTiedTo(_ t: Nanoseconds, _ p: UInt64) -> Bool {
+        tieTime(ofSequence: p) <= Double(t &+ tieMargin)
     }
 
     /// The vblank and period ``sequence(at:nearest:)`` predicts from: the fitted grid's once it

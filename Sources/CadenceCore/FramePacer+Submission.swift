@@ -35,7 +35,10 @@ extension FramePacer {
                         ? n.targetSequence <= due
                         : backend.now() >= time(ofSequence: n.targetSequence) &- softwareCommitLead
                     if newerDue && !isMinDuration(n.intent) {
-                        discardWaiting(at: 0)
+                        // Superseded, nothing late: the newer frame is due at or before this
+                        // one's own vblank, which has not passed (content ahead of the panel).
+                        let superseded = n.targetSequence <= r.targetSequence && r.targetSequence >= due
+                        discardWaiting(at: 0, superseded: superseded)
                         continue
                     }
                 }

@@ -53,6 +53,8 @@ public final class FramePacer {
     var lastPresentedSeq: UInt64 = 0
     var lastPresentedTime: Nanoseconds = 0
     var havePresented = false
+    /// The intent of the last shown frame (the taken-tie rule looks at its time).
+    var lastShownIntent: PresentIntent = .nextOpportunity
     var intendedSince: UInt64? = nil
     /// Target time of the earliest discarded frame since the last shown one (the hitch's start).
     var discardedSinceTime: Nanoseconds? = nil
@@ -153,6 +155,37 @@ public final class FramePacer {
             r.cause = outputDisconnected != nil ? .disconnected : .deviceLost
             d.complete(r)
         }
+    }
+
+    /// Reports content frame `frameIndex`, "not before" `time`, discarded without drawing or
+    /// presenting it: a newer content frame is due at or before the vblank it would be shown
+    /// at, so it could never be seen (content ahead of the panel, or behind after the loop was
+    /// held up; ``PacingRun`` catches up so, as a video player on a slow display drops a frame).
+    /// `cause` is ``hiddenByNext(_:next:target:wake:schedulerDelay:)``'s. No refresh counts as
+    /// dropped for it.
+    func skip(time: Nanoseconds, update: DisplayLinkUpdate, frameIndex: Int, cause: DropCause?) {
+        var r = FrameReport()
+        r.id = nextID
+        nextID &+= 1
+        r.frameIndex = frameIndex
+        r.intent = .at(time, nearest: false)
+        r.crtc = backend.crtcID
+        let u = update.timing
+        r.callbackTimestamp = u.timestamp
+        (r.wakeTime, r.schedulerDelay) = callbackWake(update)
+        r.latency = u.latency
+        r.effectiveRateHz = u.rate.hz
+        r.targetSequence = Swift.min(peekSequence(at: time), u.targetSequence)
+        r.targetTime = self.time(ofSequence: r.targetSequence)
+        r.deadline = u.deadline
+        r.outcome = .discarded
+        r.cause = cause
+        deliver(r)
+    }
+
+    /// When the callback `update` woke, and its scheduler delay (its timestamp and 0 outside it).
+    func callbackWake(_ update: DisplayLinkUpdate) -> (Nanoseconds, Nanoseconds) {
+        currentUpdate == update.timing ? (currentWake, currentSchedulerDelay) : (update.timing.timestamp, 0)
     }
 
     private func presentFrame(intent: PresentIntent, timing update: DisplayLinkUpdate.Timing?, drawable: Drawable?, frameIndex: Int, renderStart: Nanoseconds, renderEnd: Nanoseconds) throws -> FrameID {

@@ -360,17 +360,39 @@ public final class PacingRun {
             producing = false
             return
         }
-        let n = produced
+        var n = produced
         var intent = PresentIntent.nextOpportunity
         var target = u.timing.targetPresentationTimestamp
         if let rate = configuration.contentRate {
             let t0 = contentStart ?? configuration.contentClock?.start ?? u.timing.targetPresentationTimestamp
             contentStart = t0
-            let k = n &+ (configuration.contentClock?.firstFrame ?? 0)
-            let tn = t0 &+ Nanoseconds((Double(k) * 1e9 / rate).rounded())
+            func time(ofFrame n: Int) -> Nanoseconds {
+                let k = n &+ (configuration.contentClock?.firstFrame ?? 0)
+                return t0 &+ Nanoseconds((Double(k) * 1e9 / rate).rounded())
+            }
+            var tn = time(ofFrame: n)
             if pacer.vrrRange == nil {
                 // Not yet: a later callback will reach content frame n's vblank.
                 if pacer.sequence(at: tn) > u.targetSequence { return }
+                // Content ahead of the panel (faster than its real rate, or behind after a late
+                // frame): the newest content frame due at or before this callback's target is
+                // shown there, the older ones are discarded unseen, as a video player drops a
+                // frame to catch up. Shown one a callback, they would each be a vblank after
+                // their own, on time only because the frame before took that vblank. Two frames
+                // that share a vblank only through a tie are shown a vblank apart instead (the
+                // taken-tie rule of `FramePacer.plan`), none discarded
+                // (`FramePacer.hiddenByNext`).
+                let (wake, delay) = pacer.callbackWake(u)
+                while configuration.frames.map({ n + 1 < $0 }) ?? true {
+                    let next = time(ofFrame: n + 1)
+                    let h = pacer.hiddenByNext(
+                        tn, next: next, target: u.targetSequence, wake: wake, schedulerDelay: delay)
+                    guard h.hidden else { break }
+                    pacer.skip(time: tn, update: u, frameIndex: n, cause: h.cause)
+                    produced += 1
+                    n += 1
+                    tn = next
+                }
             } else if tn > u.timing.targetPresentationTimestamp &+ u.timing.frameInterval / 2 {
                 return
             }
