@@ -150,8 +150,15 @@ public final class WritebackCaptures: FrameSink, @unchecked Sendable {
     /// Nothing per frame: the display hands over captures.
     public func frame(_ report: FrameReport) {}
 
-    /// Waits for the worker and reports the PNGs that could not be written, if any.
+    /// The run never started: lets the context go.
+    public func discard() { context = nil }
+
+    /// Waits for the worker and reports the PNGs that could not be written, if any. Lets the
+    /// context go: the renderer's closure holds this object and the context holds the run, so
+    /// keeping it would keep the run alive for ever.
     public func close(_ summary: RunSummary) {
+        let context = self.context
+        self.context = nil
         let (failed, first, captures) = worker.sync { (pngFailures, firstPNGFailure, self.summary.captures) }
         guard let first else { return }
         context?.fail(
