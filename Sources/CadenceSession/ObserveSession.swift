@@ -1,9 +1,12 @@
 import CadenceCore
 import CadenceMetrics
 import CadenceReport
-import DRM
 import DRMTrace
 import Foundation
+
+// Long on purpose: one state machine over the trace stream (held flips, per-client cadence,
+// per-CRTC content check, outputs written as flips are judged); splitting it would spread its
+// private state across files. ObservedDisplays lives in its own file.
 
 /// Observing another program's flips (`cadence observe`, `cadence validate --observe`): the
 /// kernel's DRM trace text in, accounting per CRTC and client, log, CSV and metrics out.
@@ -424,29 +427,4 @@ private func jsonEscape(_ s: String) -> String {
         }
     }
     return out
-}
-
-/// Connector names and mode refreshes of the card's CRTCs (by index), when the card can be read.
-public struct ObservedDisplays {
-    /// Each driven CRTC's connector and mode refresh (0 when it has no mode).
-    public var byCRTC: [Int32: (connector: String, refreshHz: Double)] = [:]
-
-    /// Reads the card at `devicePath` (read-only); none when it cannot be read.
-    public init(devicePath: String) {
-        guard let dev = try? DRMDevice.open(path: devicePath, readOnly: true), let res = try? dev.resources() else {
-            return
-        }
-        for c in (try? dev.connectors()) ?? [] where c.encoderID.rawValue != 0 {
-            guard let enc = try? dev.encoder(c.encoderID), let i = res.crtcs.firstIndex(of: enc.crtcID) else {
-                continue
-            }
-            let hz = (try? dev.crtc(enc.crtcID))?.mode?.refreshHz ?? 0
-            byCRTC[Int32(i)] = (c.name, hz)
-        }
-    }
-
-    /// The CRTC `name` drives, if any.
-    public func crtc(ofConnector name: String) -> Int32? { byCRTC.first { $0.value.connector == name }?.key }
-    /// The connector driving `crtc`, else "crtc-N".
-    public func connector(_ crtc: Int32) -> String { byCRTC[crtc]?.connector ?? "crtc-\(crtc)" }
 }
