@@ -203,6 +203,7 @@ extension FramePacer {
             r.lateVBlankEvents = lateVBlankEvents
             lateVBlankEvents.removeAll(keepingCapacity: true)
         }
+        if !scriptedRenderEnds.isEmpty { scriptedRenderEnds.remove(r.id) }
         onFrameCompleted?(r)
         if var d = drawables.removeValue(forKey: r.id) {
             d.complete(r)
@@ -318,8 +319,10 @@ extension FramePacer {
         if r.busyRetries > 0 { return .busy }
         if r.waitedOnLateFlip { return .flipLate }
         if r.renderEnd > r.deadline {
-            // Would it have made the deadline had the loop woken on time?
-            if r.schedulerDelay > 0 && r.renderEnd &- r.schedulerDelay <= r.deadline { return .schedulerLate }
+            // Would it have made the deadline had the loop woken on time? Not a render scripted
+            // to end past it: a late wake-up did not move that end.
+            let heldUp = r.schedulerDelay > 0 && r.renderEnd &- r.schedulerDelay <= r.deadline
+            if heldUp && !scriptedRenderEnds.contains(r.id) { return .schedulerLate }
             return .renderLate
         }
         if r.copyEnd > r.deadline {

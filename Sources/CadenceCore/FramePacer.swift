@@ -74,6 +74,10 @@ public final class FramePacer {
     var lastCompletionReceived: Nanoseconds = 0
     /// Vblank events received late since the last completed frame (handed to the next one's report).
     var lateVBlankEvents: [VBlankReceipt] = []
+    /// Frames whose rendering was scripted to end at a fixed time past their deadline
+    /// (``PacingRun``'s injected lateness): a late wake-up did not move that end, so their
+    /// drop is never charged to the scheduler (``lateCause(_:)``). Emptied as they complete.
+    var scriptedRenderEnds: Set<FrameID> = []
     /// Without hardware vblank: how long the last flip took from commit to completion, so that
     /// the next is committed that much before its target time.
     var softwareCommitLead: Nanoseconds = 0
@@ -138,6 +142,23 @@ public final class FramePacer {
     @discardableResult
     public func present(intent: PresentIntent = .nextOpportunity, update: DisplayLinkUpdate? = nil, frameIndex: Int, renderStart: Nanoseconds, renderEnd: Nanoseconds) throws -> FrameID {
         try presentFrame(intent: intent, timing: update?.timing, drawable: nil, frameIndex: frameIndex, renderStart: renderStart, renderEnd: renderEnd)
+    }
+
+    /// ``present(intent:update:frameIndex:renderStart:renderEnd:)`` for a frame whose rendering
+    /// was scripted to end at `renderEnd` however late its callback woke (injected lateness).
+    @discardableResult
+    func presentScripted(
+        intent: PresentIntent, update: DisplayLinkUpdate, frameIndex: Int, renderStart: Nanoseconds,
+        renderEnd: Nanoseconds
+    ) throws -> FrameID {
+        scriptedRenderEnds.insert(nextID)
+        do {
+            return try present(
+                intent: intent, update: update, frameIndex: frameIndex, renderStart: renderStart, renderEnd: renderEnd)
+        } catch {
+            scriptedRenderEnds.removeAll()
+            throw error
+        }
     }
 
     /// Presents a drawable of a link callback (``Drawable/present()`` and friends): the render

@@ -424,7 +424,13 @@ public final class PacingRun {
         let renderEnd = backend.now()
         produced += 1
         do {
-            try pacer.present(intent: intent, update: u, frameIndex: n, renderStart: renderStart, renderEnd: renderEnd)
+            if configuration.injectLate[n] != nil {
+                try pacer.presentScripted(
+                    intent: intent, update: u, frameIndex: n, renderStart: renderStart, renderEnd: renderEnd)
+            } else {
+                try pacer.present(
+                    intent: intent, update: u, frameIndex: n, renderStart: renderStart, renderEnd: renderEnd)
+            }
         } catch {
             producing = false
         }

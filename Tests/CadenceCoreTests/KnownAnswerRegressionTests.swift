@@ -41,6 +41,39 @@ import Testing
         }
     }
 
+    /// Seen in the VM (pacing.sh, latency 2): frame 100's callback woke 9.66 ms late, its
+    /// injected render then ended 8.4 ms past the deadline, and the drop was blamed on the
+    /// scheduler ("had the loop woken on time, the render would have ended in time"). An
+    /// injected render ends at a fixed time past the frame's deadline whenever the loop woke, so
+    /// the wake-up changed nothing: the cause stays render-late, and the count stays K. Stalls of
+    /// 0.3 to 0.9 of a refresh at every vblank near frame 100's callback, latency 1–3, K 1–3.
+    @Test(arguments: [1, 2, 3])
+    func injectedLatenessStaysRenderLateWhenTheCallbackWokeLate(latency: Int) throws {
+        var stalledInjected = 0
+        for k in 1...3 {
+            for at in 95...108 {
+                for tenths in [3, 6, 9] {
+                    var fake = FakeDisplayConfiguration(refreshHz: 60)
+                    fake.faults = [.stall(atVBlank: at, by: 16_666_667 * Nanoseconds(tenths) / 10)]
+                    let (s, reports) = try run(fake) {
+                        $0.latency = latency
+                        $0.injectLate = [100: k]
+                    }
+                    let what = "latency \(latency), K \(k), stall at vblank \(at) for \(tenths)/10"
+                    let injected = try #require(reports.first { $0.frameIndex == 100 })
+                    if injected.schedulerDelay > 0 { stalledInjected += 1 }
+                    #expect(injected.cause == .renderLate, "\(what): \(String(describing: injected.cause))")
+                    #expect(injected.droppedRefreshes == k, "\(what): \(injected.droppedRefreshes)")
+                    // A stall can drop a refresh of its own (a scheduler-late frame elsewhere),
+                    // never one charged to the injected frame.
+                    #expect(s.causes["render-late"] == 1, "\(what): \(s.causes)")
+                }
+            }
+        }
+        // The case seen in the VM was exercised: the injected frame's own callback woke late.
+        #expect(stalledInjected >= 9, "only \(stalledInjected) runs stalled frame 100's callback")
+    }
+
     /// Finding 7: with `--min-duration 40` (3 refreshes at 60 Hz) `--inject-late 100:1` and
     /// `100:2` reported 0 dropped refreshes and `100:3` reported 1: lateness was measured from
     /// the link's next vblank, not from the frame's own target. Measured from the frame's own
