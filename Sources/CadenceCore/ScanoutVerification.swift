@@ -40,7 +40,8 @@ public struct ScanoutVerifier: Sendable {
         }
     }
 
-    var samples: [Sample] = []
+    /// The CRC samples added so far, in the order they were read.
+    public private(set) var samples: [Sample] = []
     var flips: [Flip] = []
 
     public init() {}

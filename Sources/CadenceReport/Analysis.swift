@@ -231,6 +231,7 @@ public struct LogSummaryBuilder {
                            effectiveRateHz: effective, latency: log.header?.latency ?? (firstLatency ?? 1),
                            end: end)
         if log.header?.adapt == true { s.rateSwitches = log.rateSwitches.count }
+        s.scanout = LogScanout.judge(log)
         if let (gaps, seconds) = LogAnalysis.sessionGaps(of: log, lastTime: lastTime) {
             s.sessionGaps = gaps
             s.sessionGapSeconds = seconds

@@ -177,6 +177,11 @@ public final class RunLogWriter {
         if file.rotation != nil { recentSessions.append(session) }
     }
 
+    /// Writes one line of the CRTC's CRC (a `"record":"crc"` line, in a version 3 log).
+    public func write(_ crc: CRCRecord) throws {
+        try file.write(line: [UInt8](try encoder.encode(crc)), record: false)
+    }
+
     /// Writes a context line (temperature, frequency).
     public func write(_ context: ContextRecord) throws {
         try file.write(line: [UInt8](try encoder.encode(context)), record: false)

@@ -17,9 +17,14 @@ public struct RunLogHeader: Codable, Equatable, Sendable {
     /// waited for came late while vblank events came on time (in version 1, when its own flip
     /// event did). Frame lines may carry `lateVBlankEvents`.
     public static let currentVersion = 2
+    /// The version of a log that carries the CRTC's CRC per vblank (``crcSource``, with
+    /// ``CRCRecord`` lines): version 2 plus those lines. Its header and CRC lines say 3; its
+    /// other lines keep version 2's shape and say 2. A build that predates it refuses the log in
+    /// one line naming the version rather than skipping the CRCs.
+    public static let scanoutVersion = 3
     /// The versions this build reads: version 1 logs still report and replay (a replay judges
     /// them by version 2's rules and says so).
-    public static let readableVersions = 1...2
+    public static let readableVersions = 1...3
     /// Always "run".
     public var record: String = "run"
     public var version: Int = RunLogHeader.currentVersion
@@ -56,6 +61,15 @@ public struct RunLogHeader: Codable, Equatable, Sendable {
     public var startedAt: String
     /// Kernel, driver, CPU model and governor (nil in older logs).
     public var system: SystemInfo?
+    /// The CRC source whose lines the log carries (``CRCRecord``), when the run verified its
+    /// scanout with the CRTC's CRC; nil otherwise. Set it with ``carryCRCs(source:)``.
+    public var crcSource: String?
+
+    /// Marks the log as carrying the CRTC's CRC per vblank from `source`: version 3.
+    public mutating func carryCRCs(source: String) {
+        crcSource = source
+        version = Self.scanoutVersion
+    }
 
     /// Describes a run about to start on `backend`, on the machine `system` describes.
     public init(backend: any DisplayBackend, configuration c: RunConfiguration, startedAt: Date = Date(), system: SystemInfo? = nil) {
@@ -125,6 +139,18 @@ public struct RunLog: Sendable {
     public var end: RunLogEnd?
     /// The context records (temperature, frequency), in log order; empty in older logs.
     public var context: [ContextRecord] = []
+    /// The CRTC's CRC lines (``CRCRecord``) of a log that verified its scanout, in log order;
+    /// empty otherwise.
+    public var crcSamples: [ScanoutVerifier.Sample] = []
+    /// In a log that carries CRCs: every shown frame's flip with its frame index, in log
+    /// order (kept as the log is read, also when its records are streamed and not kept).
+    public var crcFlips: [ShownFlip] = []
+
+    /// A shown frame's flip and its frame index (``crcFlips``).
+    public struct ShownFlip: Equatable, Sendable {
+        public var frame: Int
+        public var flip: ScanoutVerifier.Flip
+    }
     /// Line 2 of a rotated log's later files: which segment of the run this is (nil otherwise).
     public var continuation: LogContinuation?
     /// The last line of a rotated log's file that the run continued in the next one.

@@ -23,6 +23,14 @@ struct RunLogLineDecoder {
     /// Whether context records are kept in ``log`` (they are checked either way).
     var keepsContext = true
 
+    /// In a log that carries CRCs, keeps each shown frame's flip (``RunLog/crcFlips``): the
+    /// scanout is judged from them and the CRC lines even when the records are streamed.
+    mutating func noteScanoutFlip(_ r: FrameRecord) {
+        guard log.header?.crcSource != nil, r.outcome == .onTime || r.outcome == .late else { return }
+        log.crcFlips.append(
+            RunLog.ShownFlip(frame: r.frame, flip: .init(frame: r.id, sequence: r.sequence, timestamp: r.flipNs)))
+    }
+
     init(name: String, fastFrames: Bool = true) {
         self.name = name
         self.fastFrames = fastFrames
@@ -83,6 +91,7 @@ struct RunLogLineDecoder {
                 throw Invalid("\(name): line \(number): frame record field \(field) is out of range")
             }
             frames += 1
+            noteScanoutFlip(record)
             return record
         }
         let d = Data(line)
@@ -123,6 +132,16 @@ struct RunLogLineDecoder {
                 if log.continuation != nil && frames == 0 && log.carriedSessions == log.sessions.count - 1 {
                     log.carriedSessions += 1
                 }
+            case "crc":
+                if log.end != nil || log.rotated != nil {
+                    throw Invalid("\(name): line \(number): crc record after the end record")
+                }
+                guard log.header?.crcSource != nil, let c = try? decoder.decode(CRCRecord.self, from: d),
+                    let sample = c.sample
+                else {
+                    throw Invalid("\(name): line \(number): malformed crc record (or no crcSource in the header)")
+                }
+                log.crcSamples.append(sample)
             case "context":
                 if log.end != nil || log.rotated != nil {
                     throw Invalid("\(name): line \(number): context record after the end record")
@@ -199,6 +218,7 @@ struct RunLogLineDecoder {
             throw Invalid("\(name): line \(number): frame record field \(field) is out of range")
         }
         frames += 1
+        noteScanoutFlip(record)
         return record
     }
 }

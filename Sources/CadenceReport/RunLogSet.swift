@@ -113,6 +113,8 @@ extension RunLog {
             }
             frames += n
             r.context += log.context
+            r.crcSamples += log.crcSamples
+            r.crcFlips += log.crcFlips
             r.rateSwitches += log.rateSwitches
             r.sessions += log.sessions.dropFirst(log.carriedSessions)
             r.rotated = log.rotated

@@ -1,5 +1,6 @@
 import CadenceCore
 import CadenceReport
+import KMSDisplay
 
 /// The JSON-lines run log (`cadence run --log`): the header with the machine's context, one
 /// line per frame the moment it completes, rate switches, seat-session changes, a context
@@ -35,7 +36,9 @@ public final class LogSink: FrameSink {
         sampler = probe.sampler()
     }
 
-    /// Writes the header and the first context record.
+    /// Writes the header and the first context record. On a display that verifies its scanout
+    /// with the CRTC's CRC (started before the run), the log carries every CRC line from here
+    /// on (version 3: `RunLogHeader.carryCRCs(source:)`), those read before the run first.
     public func open(_ context: SinkContext) {
         self.context = context
         let backend = context.run.backend
@@ -43,9 +46,18 @@ public final class LogSink: FrameSink {
             var header = RunLogHeader(backend: backend, configuration: context.run.configuration, system: system)
             header.connector = context.connector
             header.card = context.card
+            let kms = backend as? KMSDisplay
+            if let source = kms?.scanoutSource { header.carryCRCs(source: source) }
             try writer.begin(header)
             if let s = sampler { try writer.write(s.sample(timeNs: backend.now())) }
+            kms?.observeScanoutSamples { [weak self] in self?.crc($0) }
         } catch { failed(error) }
+    }
+
+    /// Writes one CRC line.
+    private func crc(_ sample: ScanoutVerifier.Sample) {
+        guard !stopped else { return }
+        do { try writer.write(CRCRecord(sample)) } catch { failed(error) }
     }
 
     /// Writes the frame's line (with the output's connector in a run over several).

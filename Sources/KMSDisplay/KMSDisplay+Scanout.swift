@@ -12,6 +12,8 @@ final class ScanoutState {
     var readNs: Int64 = 0
     var reads = 0
     var lastFlip: UInt64?
+    /// Sees every sample as it is read (a run log's CRC records).
+    var onSample: ((ScanoutVerifier.Sample) -> Void)?
 
     init(capture: CRCCapture, anchor: UInt64) {
         self.capture = capture
@@ -44,6 +46,20 @@ extension KMSDisplay {
     /// True while ``verifyScanout(source:)`` runs.
     public var isVerifyingScanout: Bool { scanout != nil }
 
+    /// The CRC source being verified (`auto`, …), nil when no verification runs.
+    public var scanoutSource: String? { scanout?.capture.source }
+
+    /// Hands every CRC sample of the running verification to `body`: those read so far at
+    /// once, then each as it is read (on the thread that runs the display, before the flip
+    /// completion the read precedes, and while ``finishScanoutVerification()`` reads the last
+    /// lines). One observer: a second call replaces the first. Nothing happens when no
+    /// verification runs.
+    public func observeScanoutSamples(_ body: @escaping (ScanoutVerifier.Sample) -> Void) {
+        guard let s = scanout else { return }
+        for x in s.verifier.samples { body(x) }
+        s.onSample = body
+    }
+
     /// Reads the CRC lines ready now into the verifier (non-blocking). A read that fails ends
     /// the capture quietly: what was read still counts.
     func readScanout() {
@@ -61,8 +77,9 @@ extension KMSDisplay {
         for line in s.lines {
             guard let frame = line.frame else { continue }
             let seq = s.widener.widen(frame)
-            s.verifier.add(
-                ScanoutVerifier.Sample(sequence: seq, crc: ScanoutVerifier.fold(line.values), receivedAt: t1))
+            let sample = ScanoutVerifier.Sample(sequence: seq, crc: ScanoutVerifier.fold(line.values), receivedAt: t1)
+            s.verifier.add(sample)
+            s.onSample?(sample)
         }
     }
 

@@ -124,6 +124,8 @@ struct ReportCommand: ParsableCommand {
             note = " (segments \(first)–\(first + files.count - 1) of a rotated log, read as one run\(runLog.rotated != nil ? "; the run continued in a file not given" : runLog.end == nil ? "; the last has no end line: the run did not finish" : ""))"
         }
         print("\(runLog.frameCount) frames, \(s.droppedRefreshes) dropped refreshes in \(s.dropEvents) events, \(chart.markedFrames) frames marked\(note)")
+        // Judged again from the log's CRC lines (a run with --verify crc).
+        if let v = s.scanout { print("scanout: " + RunCommand.scanoutLine(v)) }
     }
 
     /// Whether the file starts with an observe log's first line (false when it cannot be read:

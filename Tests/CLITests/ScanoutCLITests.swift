@@ -45,6 +45,51 @@ import Testing
         #expect(plain.status == 0 && !plain.out.contains("scanout"))
     }
 
+    /// The log carries the CRC per vblank (version 3), and `report` judges the content again
+    /// from it alone: the same verdict as the run's, stale frame named; replay still reads it.
+    @Test func theLogCarriesTheCRCsAndReportJudgesThemAgain() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let live = try cadence(
+            [
+                "run", "--backend", "fake-drm", "--verify", "crc", "--frames", "300", "--inject-late", "100:1,250:3",
+                "--fault", "stale-buffer:200", "--log", "v.jsonl", "--quiet"
+            ], in: dir)
+        #expect(live.status == 0, "\(live.err)")
+        let liveLine = try #require(lines(live.out).first { $0.hasPrefix("scanout ") })
+        let text = try String(contentsOfFile: dir + "/v.jsonl", encoding: .utf8)
+        let records = lines(text).compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let header = try #require(records.first)
+        #expect(header["version"] as? Int == 3 && header["crcSource"] as? String == "auto")
+        let crcs = records.filter { $0["record"] as? String == "crc" }
+        #expect(crcs.allSatisfy { $0["version"] as? Int == 3 && ($0["crc"] as? String)?.count == 16 })
+        // One line per vblank from before the first flip to after the last (fake-drm reads them all).
+        let seqs = crcs.compactMap { $0["sequence"] as? Int }
+        #expect(seqs.count >= 300 + 4 && seqs == Array(seqs.first!...seqs.last!), "\(seqs.count) lines")
+        let report = try cadence(["report", "v.jsonl", "--output", "v.html"], in: dir)
+        #expect(report.status == 0, "\(report.err)")
+        let reported = try #require(lines(report.out).first { $0.hasPrefix("scanout: ") })
+        // The run's line less its read cost (the run's own, not in a log).
+        let judged = String(reported.dropFirst("scanout: ".count))
+        let liveJudged = liveLine.dropFirst("scanout".count).drop { $0 == " " }
+        #expect(liveJudged.hasPrefix(judged), "live: \(liveLine)\nreport: \(reported)")
+        #expect(
+            judged.hasPrefix("crc auto: 299 of 300 frames verified  mismatches 1 (stale 1 at frame 200,"), "\(judged)")
+        let replay = try cadence(["replay", "v.jsonl"], in: dir)
+        #expect(replay.status == 0, "\(replay.out)\(replay.err)")
+        // A log that says it carries CRCs must: a crc line in a log without crcSource is refused.
+        var stray = lines(text).map(String.init)
+        stray[0] = stray[0].replacingOccurrences(of: "\"crcSource\":\"auto\",", with: "")
+        try (stray.joined(separator: "\n") + "\n").write(
+            toFile: dir + "/stray.jsonl", atomically: true, encoding: .utf8)
+        let refused = try cadence(["report", "stray.jsonl", "--output", "s.html"], in: dir)
+        #expect(
+            refused.status == 2 && refused.err.contains("malformed crc record (or no crcSource in the header)"),
+            "\(refused.err)")
+    }
+
     @Test(arguments: [
         (["--backend", "fake-drm:bochs", "--verify", "crc"], "cadence run: --verify crc: not supported by bochs-drm"),
         (

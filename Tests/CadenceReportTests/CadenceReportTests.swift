@@ -73,7 +73,7 @@ import FoundationXML
         // A newer log version (the header's) or frame version is refused.
         let text = String(decoding: good, as: UTF8.self)
         let newerLog = text.replacingOccurrences(of: "\"version\":2}", with: "\"version\":9}")
-        check(Data(newerLog.utf8), "line 1: unknown log version 9 (this build reads 1 to 2)")
+        check(Data(newerLog.utf8), "line 1: unknown log version 9 (this build reads 1 to 3)")
         let newerFrame = text.replacingOccurrences(of: "\"version\":1,\"wakeNs\"", with: "\"version\":9,\"wakeNs\"")
         check(Data(newerFrame.utf8), "line 2: unknown frame record version 9")
         // A header only is not a log.

@@ -288,7 +288,7 @@ import Testing
         #expect(text.hasPrefix("{") && text.split(separator: "\n").first!.contains(#""version":2"#))
         let current = try Replay.run(try RunLog.read(path: path))
         #expect(current.note == nil && current.differences == [])
-        for (version, refused) in [(1, false), (3, true)] {
+        for (version, refused) in [(1, false), (4, true)] {
             let lines = text.split(separator: "\n").map { line in
                 guard line.contains(#""record":"#) else { return String(line) }
                 return line.replacingOccurrences(of: #""version":2"#, with: #""version":\#(version)"#)
@@ -296,7 +296,7 @@ import Testing
             let other = dir + "/v\(version).jsonl"
             try (lines.joined(separator: "\n") + "\n").write(toFile: other, atomically: true, encoding: .utf8)
             if refused {
-                #expect(throws: RunLog.Invalid(other + ": line 1: unknown log version 3 (this build reads 1 to 2)")) {
+                #expect(throws: RunLog.Invalid(other + ": line 1: unknown log version 4 (this build reads 1 to 3)")) {
                     _ = try RunLog.read(path: other)
                 }
             } else {

@@ -1,0 +1,55 @@
+import CadenceCore
+
+/// One line of the CRTC's CRC in a run log that verified its scanout (`{"record":"crc",…}`,
+/// version 3, ``RunLogHeader/crcSource``): the vblank it was taken at, the CRC words folded
+/// into 64 bits (`ScanoutVerifier.fold(_:)`) as 16 hex digits, and when the line was read.
+/// One per line the driver wrote, in the order they were read, so that `report` judges the
+/// content again from the log alone (``LogScanout``).
+public struct CRCRecord: Codable, Equatable, Sendable {
+    /// Always "crc".
+    public var record: String = "crc"
+    /// Always ``RunLogHeader/scanoutVersion``.
+    public var version: Int = RunLogHeader.scanoutVersion
+    /// The vblank the line names (widened to 64 bits as the flips' sequences are).
+    public var sequence: UInt64
+    /// The folded CRC, 16 lowercase hex digits (a JSON number would lose bits past 2^53).
+    public var crc: String
+    /// When the line was read (CLOCK_MONOTONIC ns, the frames' clock).
+    public var receivedNs: Int64
+
+    /// The record of `sample`.
+    public init(_ sample: ScanoutVerifier.Sample) {
+        sequence = sample.sequence
+        let hex = String(sample.crc, radix: 16)
+        crc = String(repeating: "0", count: 16 - hex.count) + hex
+        receivedNs = sample.receivedAt
+    }
+
+    /// The sample it records; nil when `crc` is not 1 to 16 hex digits.
+    public var sample: ScanoutVerifier.Sample? {
+        guard !crc.isEmpty, crc.count <= 16, let v = UInt64(crc, radix: 16) else { return nil }
+        return ScanoutVerifier.Sample(sequence: sequence, crc: v, receivedAt: receivedNs)
+    }
+}
+
+/// Scanout verification judged again from a run log: the log's CRC lines against its shown
+/// frames' flips, by the same rules the run used (`ScanoutVerifier`).
+public enum LogScanout {
+    /// The verdict of `log`'s CRC lines against its frames, with stale frames named by frame
+    /// index as the run names them; nil when the log carries no CRCs. The cost of reading the
+    /// lines (`reads`, `readMicroseconds`) is the run's own and is not in a log.
+    public static func judge(_ log: RunLog) -> ScanoutSummary? {
+        guard let source = log.header?.crcSource else { return nil }
+        var v = ScanoutVerifier()
+        for s in log.crcSamples { v.add(s) }
+        var index: [FrameID: Int] = [:]
+        for f in log.crcFlips {
+            v.add(f.flip)
+            index[f.flip.frame] = f.frame
+        }
+        var summary = v.finish()
+        summary.source = source
+        summary.staleFrames = summary.staleFrames.map { FrameID(index[$0] ?? Int($0)) }
+        return summary
+    }
+}
