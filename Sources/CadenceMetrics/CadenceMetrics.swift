@@ -20,6 +20,15 @@ import Glibc
 /// | `cadence_hitch_time_ratio` | gauge | hitch time ratio (ms per s) over the last minute |
 /// | `cadence_frame_interval_refreshes` | histogram | interval between shown frames in refreshes |
 /// | `cadence_frame_interval_seconds` | histogram | interval between shown frames in seconds |
+/// | `cadence_scanout_frames_verified_total` | counter | frames whose CRC changed at the vblank their flip names (with the CRC check) |
+/// | `cadence_scanout_mismatches_total{kind}` | counter | `stale` (a flip that changed nothing) and `change-without-flip` |
+/// | `cadence_scanout_inexact_frames_total` | counter | frames the CRC lines cannot judge (missing, repeated, catch-up lines) |
+/// | `cadence_scanout_repeated_refreshes_total` | counter | refreshes whose CRC equals the one before: a frame shown again |
+/// | `cadence_writeback_captures_total{result}` | counter | writeback captures: `equal`, `mismatched`, `skipped`, `timed-out` |
+///
+/// The scanout and writeback series exist only when the check ran; the verdict is reached at
+/// the end of the run (the CRC of a frame is judged against the flips around it), so they are
+/// set once then, in the last textfile and scrape.
 ///
 /// Labels: `connector`, `crtc` (the CRTC's index) and, for observed clients, `client` (the
 /// flipping process' command).
@@ -128,6 +137,38 @@ public final class FrameMetrics: @unchecked Sendable {
             let span = Double(now &- max(from, s.first)) / 1e9
             let hitchMs = s.recent.reduce(0.0) { $0 + Double($1.1) / 1e6 }
             s.hitch.set(to: span > 0 ? hitchMs / span : 0)
+        }
+    }
+
+    /// Sets the scanout verification's counters of `labels` from its verdict (once, at the end
+    /// of a run): the CRC counters when the CRC check ran, the writeback ones when captures ran.
+    public func setScanout(_ v: ScanoutSummary, labels: Labels) {
+        func d(_ n: String, _ help: String) -> MetricNameDescriptor {
+            MetricNameDescriptor(namespace: "cadence", metricName: n, unitName: "total", helpText: help)
+        }
+        let l = labels.pairs
+        lock.withLock {
+            if v.crcRan {
+                let verified = d("scanout_frames_verified", "Frames whose CRC changed at the vblank their flip names.")
+                registry.makeCounter(descriptor: verified, labels: l).increment(by: Int64(v.verified))
+                let mismatches = d("scanout_mismatches", "Scanout mismatches: stale flips and changes without a flip.")
+                registry.makeCounter(descriptor: mismatches, labels: l + [("kind", "stale")])
+                    .increment(by: Int64(v.stale))
+                registry.makeCounter(descriptor: mismatches, labels: l + [("kind", "change-without-flip")])
+                    .increment(by: Int64(v.changesWithoutFlip))
+                let inexact = d("scanout_inexact_frames", "Frames the CRC lines cannot judge.")
+                registry.makeCounter(descriptor: inexact, labels: l).increment(by: Int64(v.inexact))
+                let repeated = d("scanout_repeated_refreshes", "Refreshes whose CRC equals the one before.")
+                registry.makeCounter(descriptor: repeated, labels: l).increment(by: Int64(v.repeatedRefreshes))
+            }
+            if let w = v.writeback {
+                let captures = d("writeback_captures", "Writeback captures by result.")
+                var results = [("equal", w.equal), ("mismatched", w.captures - w.equal)]
+                results += [("skipped", w.skipped), ("timed-out", w.timedOut)]
+                for (result, n) in results {
+                    registry.makeCounter(descriptor: captures, labels: l + [("result", result)]).increment(by: Int64(n))
+                }
+            }
         }
     }
 

@@ -97,6 +97,12 @@ public final class MetricsFeed: @unchecked Sendable {
         return metrics.exposition()
     }
 
+    /// Sets the scanout verification's counters from its verdict (``FrameMetrics/setScanout(_:labels:)``)
+    /// for the series being fed; call it before ``finish()``, which writes the last textfile.
+    public func setScanout(_ v: ScanoutSummary) {
+        consumer.withLock { metrics.setScanout(v, labels: labels) }
+    }
+
     /// Stops the thread, counts every frame still in the ring and writes the textfile a last
     /// time. Returns the first textfile failure of the run, if any (the file then is not complete).
     @discardableResult

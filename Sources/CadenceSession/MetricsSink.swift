@@ -48,8 +48,10 @@ public final class MetricsSink: FrameSink {
         if let run = context?.run { intendedRateHz = run.intendedRateHz }
     }
 
-    /// Writes the textfile a last time and stops the server.
+    /// Sets the scanout counters (when the run verified its scanout), writes the textfile a
+    /// last time and stops the server.
     public func close(_ summary: RunSummary) {
+        if let v = summary.scanout { feed.setScanout(v) }
         if let e = feed.finish() {
             context?.fail(SinkFailure(incompleteOutput: "metrics textfile \(textfile ?? ""): \(e)", notice: nil))
         }

@@ -375,6 +375,9 @@ public final class ObserveSession {
                 scanout!.reads = crcReads
                 scanout!.readMicroseconds = Double(crcReadNs) / 1e3
             }
+            if let v = scanout {
+                metrics.setScanout(v, labels: FrameMetrics.Labels(connector: displays.connector(crtc), crtc: Int(crtc)))
+            }
             result.crtcs.append(
                 .init(
                     crtc: Int(crtc), connector: displays.connector(crtc), vblanks: vblanks[crtc] ?? 0,

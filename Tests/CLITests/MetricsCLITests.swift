@@ -117,6 +117,42 @@ func scrape(port: Int) -> String? {
         #expect(abs((m["cadence_refresh_hz\(fake)"] ?? 0) - s.refreshHz) < 1e-6)
     }
 
+    /// With the CRC check, the textfile carries its verdict: the stale frame the fault made,
+    /// the frames verified, the repeated refreshes; promtool accepts it.
+    @Test func scanoutCountersEqualTheSummaryScanout() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let args = [
+            "run", "--backend", "fake-drm", "--quiet", "--frames", "300", "--inject-late", "100:1", "--verify", "crc",
+            "--fault", "stale-buffer:200", "--json", "--metrics-textfile", "m.prom"
+        ]
+        let r = try cadence(args, in: dir)
+        #expect(r.status == 0, "\(r.err)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
+        let v = try #require(json["scanout"] as? [String: Any])
+        let text = try String(contentsOfFile: dir + "/m.prom", encoding: .utf8)
+        let m = exposition(text)
+        func value(_ name: String, _ extra: String? = nil) -> Double? {
+            for (k, v) in m where k.hasPrefix("cadence_" + name + "{") {
+                if let e = extra, !k.contains(e) { continue }
+                return v
+            }
+            return nil
+        }
+        #expect(value("scanout_frames_verified_total") == Double(v["verified"] as? Int ?? -1))
+        #expect(value("scanout_mismatches_total", "kind=\"stale\"") == 1)
+        #expect(value("scanout_mismatches_total", "kind=\"change-without-flip\"") == 0)
+        #expect(value("scanout_inexact_frames_total") == Double(v["inexact"] as? Int ?? -1))
+        #expect(value("scanout_repeated_refreshes_total") == Double(v["repeatedRefreshes"] as? Int ?? -1))
+        #expect(value("writeback_captures_total", "equal") == nil)
+        if let p = try promtoolCheck(text) { #expect(p.status == 0, "\(p.output)") }
+        // Without the check there is no scanout series.
+        let plain = try cadence(
+            ["run", "--backend", "fake-drm", "--quiet", "--frames", "30", "--metrics-textfile", "p.prom"], in: dir)
+        #expect(plain.status == 0)
+        #expect(!(try String(contentsOfFile: dir + "/p.prom", encoding: .utf8)).contains("scanout"))
+    }
+
     @Test func runTextfileEqualsTheSummary() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
