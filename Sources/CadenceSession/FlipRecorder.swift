@@ -16,6 +16,9 @@ public struct FlipRecording: Sendable {
     public var stopped: Bool
     /// Indices of flips that start a stretch after a session gap (VT switched away and back).
     public var breaks: Set<Int> = []
+    /// The scanout check's verdict over the recorded flips (``FlipRecorder/crcSource``), each
+    /// recorded flip a frame whose id is its index + 1; nil without the check.
+    public var scanout: ScanoutSummary?
 }
 
 /// One output's measurement: its swapchain flipped at every vblank (or, without vblank, once per
@@ -44,6 +47,11 @@ public final class FlipRecorder {
     private var breakNext = false
     /// Paused by the seat (VT switched away): nothing is flipped.
     public private(set) var paused = false
+    /// The CRC source to verify the recorded flips against (`auto`), set before the
+    /// measurement starts; nil for none. Starting throws `CRCError` when the CRTC has no CRC or
+    /// debugfs cannot be read.
+    public var crcSource: String?
+    private var scanout: FlipScanout?
 
     /// Paints each buffer of `swapchain` a shade of its own through `shadow` (never reading the
     /// buffers back). `warmupFlips` flips after the modeset are not recorded (and the duration
@@ -68,6 +76,12 @@ public final class FlipRecorder {
         try output.modeset(framebuffer: swapchain.buffers[0].framebuffer)
         swapchain.markOnScreen(0)
         vblank = output.probeVBlank()
+        if let source = crcSource {
+            let s = FlipScanout(
+                capture: try CRCCapture(device: output.device, crtcIndex: output.crtcIndex, source: source))
+            if warmupLeft == 0 { s.judge(from: 0) }
+            scanout = s
+        }
         end = output.device.monotonicNow() + durationNs
         try submitNext()
         lastEvent = output.device.monotonicNow()
@@ -90,13 +104,23 @@ public final class FlipRecorder {
 
     /// Records `events` (this output's, read at `received`) and queues the next flip.
     public func handle(_ events: [DRMEvent], received: Int64) throws {
+        // The lines of the vblanks up to now come before the flips they are judged against.
+        scanout?.read()
         for e in events where e.kind == .flipComplete {
             lastEvent = received
             let seq = vblank == .hardware ? widener.widen(UInt32(truncatingIfNeeded: e.sequence)) : 0
             if warmupLeft > 0 {
                 warmupLeft -= 1
                 end = received + durationNs
+                // The last warm-up frame's vblank is the first line judged.
+                if warmupLeft == 0 { scanout?.judge(from: seq) }
             } else {
+                if let s = scanout {
+                    s.verifier.add(
+                        ScanoutVerifier.Flip(frame: FrameID(samples.count + 1), sequence: seq, timestamp: e.timestampNs)
+                    )
+                    s.lastFlip = seq
+                }
                 let buffer = e.userData >= 1 && e.userData <= UInt64(swapchain.buffers.count) ? Int(e.userData) - 1 : -1
                 let submitted = submittedAt.indices.contains(buffer) ? submittedAt[buffer] : 0
                 if breakNext { breaks.insert(samples.count); breakNext = false }
@@ -150,12 +174,16 @@ public final class FlipRecorder {
         try submitNext()
     }
 
-    /// What was recorded; `stopped`: whether the measurement was cut short.
+    /// What was recorded; `stopped`: whether the measurement was cut short. With the scanout
+    /// check, waits up to 3 refreshes for the CRC line after the last flip and ends the capture.
     public func recording(stopped: Bool) -> FlipRecording {
         var v = vblank
         // A driver that claims vblank but reports sequence 0 on every flip has none.
         if v == .hardware, samples.count > 2, samples.allSatisfy({ $0.sequence == 0 }) { v = .none }
-        return FlipRecording(flips: samples, vblank: v, stopped: stopped, breaks: breaks)
+        var r = FlipRecording(flips: samples, vblank: v, stopped: stopped, breaks: breaks)
+        r.scanout = scanout?.finish(limit: 3 * max(period, 1_000_000))
+        scanout = nil
+        return r
     }
 
     private func submitNext() throws {
@@ -236,14 +264,15 @@ public final class FlipRecorder {
 }
 
 extension KMSOutput {
-    /// Measures this output alone (see ``FlipRecorder``); `notice` gets the seat's pause and
-    /// resume lines.
+    /// Measures this output alone (see ``FlipRecorder``), its flips checked against the CRTC's
+    /// CRC from `crcSource` when given; `notice` gets the seat's pause and resume lines.
     public func recordFlips(
-        swapchain: Swapchain, shadow: ShadowBuffer, durationNs: Int64, warmupFlips: Int = 3,
+        swapchain: Swapchain, shadow: ShadowBuffer, durationNs: Int64, warmupFlips: Int = 3, crcSource: String? = nil,
         notice: (String) -> Void = { _ in }, shouldStop: () -> Bool = { false }
     ) throws -> FlipRecording {
         let r = FlipRecorder(
             output: self, swapchain: swapchain, shadow: shadow, durationNs: durationNs, warmupFlips: warmupFlips)
+        r.crcSource = crcSource
         let stopped = try FlipRecorder.recordFlips([r], notice: notice, shouldStop: shouldStop)
         return r.recording(stopped: stopped)
     }

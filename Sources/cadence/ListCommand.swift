@@ -1,6 +1,7 @@
 import ArgumentParser
 import CadenceSession
 import DRM
+import Foundation
 import KMSDisplay
 
 /// `cadence list`: devices, driver, caps, connectors with status, modes with exact Hz
@@ -275,6 +276,16 @@ enum JSON {
     case string(String)
     case array([JSON])
     case object([(String, JSON)])
+    /// A value encoded by JSONEncoder (sorted keys), rendered as it is.
+    case raw(String)
+
+    /// `value` as JSONEncoder writes it (sorted keys); null when it cannot be encoded.
+    static func encoded(_ value: some Encodable) -> JSON {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys]
+        guard let d = try? e.encode(value) else { return .null }
+        return .raw(String(decoding: d, as: UTF8.self))
+    }
 
     var rendered: String {
         switch self {
@@ -291,6 +302,7 @@ enum JSON {
         case .string(let s): return JSON.quote(s)
         case .array(let a): return "[" + a.map(\.rendered).joined(separator: ",") + "]"
         case .object(let o): return "{" + o.map { JSON.quote($0.0) + ":" + $0.1.rendered }.joined(separator: ",") + "}"
+        case .raw(let text): return text
         }
     }
 

@@ -99,6 +99,14 @@ struct MeasureCommand: ParsableCommand {
     @Option(name: .long, help: "off (default): the fixed refresh; on: sweep rates across the panel's VRR range; auto: sweep when VRR is available.")
     var vrr: String = "off"
 
+    @Option(
+        name: .long,
+        help: """
+            crc: check every measured flip against the CRTC's CRC (debugfs; root): the picture must \
+            change at exactly the vblank each flip names (docs/scanout.md).
+            """)
+    var verify: String?
+
     func run() throws {
         try exitTwoOnError("measure") { try execute() }
     }
@@ -119,7 +127,13 @@ struct MeasureCommand: ParsableCommand {
         } else if backend != "kms" && backend != "auto" {
             throw CLIFailure("--backend must be kms or fake-drm[:PROFILE]")
         }
+        if let v = verify, v != "crc" {
+            throw CLIFailure("--verify '\(v)': measure checks crc only (writeback is for run and validate)")
+        }
         if connectors.count > 1 || connectors == ["all"] {
+            if verify != nil {
+                throw CLIFailure("--verify is not supported with several outputs yet: measure one --connector at a time")
+            }
             return try measureSeveral(source: devices, allocator: alloc, api: modesetAPI)
         }
         // `cardN-NAME` names its card.
@@ -135,6 +149,9 @@ struct MeasureCommand: ParsableCommand {
         let conn = selection.connector
         let chosen = selection.mode
         let policy = try BackendChoice.vrrPolicy(vrr)
+        if policy != .off && verify != nil {
+            throw CLIFailure("--verify crc checks the fixed refresh: leave out --vrr")
+        }
         if policy != .off, try measureVRR(dev, path: path, driver: driver.name, selection: selection,
                                           allocator: alloc, api: modesetAPI, policy: policy) {
             return
@@ -154,9 +171,13 @@ struct MeasureCommand: ParsableCommand {
             let stop = SignalStop()
             defer { stop.remove() }
             do {
-                recording = try output.recordFlips(swapchain: chain, shadow: shadow, durationNs: Int64(duration * 1e9),
-                                                   warmupFlips: Self.warmupFlips, notice: printError, shouldStop: { stop.isRequested })
+                recording = try output.recordFlips(
+                    swapchain: chain, shadow: shadow, durationNs: Int64(duration * 1e9), warmupFlips: Self.warmupFlips,
+                    crcSource: verify.map { _ in "auto" }, notice: printError, shouldStop: { stop.isRequested })
                 stoppedBy = stop.signal
+            } catch let e as CRCError {
+                try? output.restore()
+                throw RunCommand.crcRefusal(e)
             } catch let e as DRMError {
                 try? output.restore()
                 if e.errno == .enodev {
@@ -183,19 +204,27 @@ struct MeasureCommand: ParsableCommand {
             var j = Self.json(m, driver: driver.name, path: path, connector: conn.name, mode: chosen, source: source,
                               api: output.api, allocator: alloc, duration: duration, vblank: recording.vblank)
             if let sim = dev.simulatorName, case .object(let fields) = j { j = .object([("backend", .string(sim))] + fields) }
+            if let v = recording.scanout, case .object(let fields) = j {
+                j = .object(fields + [("scanout", .encoded(v))])
+            }
             print(j.rendered)
         } else {
             print(Self.text(m, driver: driver.name, path: path, connector: conn.name, mode: chosen, source: source,
                             api: output.api, allocator: alloc, vblank: recording.vblank))
+            if let v = recording.scanout { print("  scanout           " + RunCommand.scanoutLine(v)) }
         }
         if recording.stopped, let signal = stoppedBy {
             // Like `run`: what was measured is reported and judged as usual.
             printError("stopped by signal \(signal) after \(m.flips) flips; display restored")
         }
         if m.flips < 2 { throw CLIFailure("only \(m.flips) flip event(s) in \(duration) s: nothing to measure") }
-        let failed = m.checks.filter { $0.passed == false }
+        var failed = m.checks.filter { $0.passed == false }.map { "\($0.name): \($0.detail)" }
+        if let v = recording.scanout, v.mismatches > 0 {
+            failed.append(
+                "scanout: \(v.mismatches) mismatches (stale \(v.stale), changes without flip \(v.changesWithoutFlip))")
+        }
         if !failed.isEmpty {
-            for c in failed { printError("check failed: \(c.name): \(c.detail)") }
+            for c in failed { printError("check failed: \(c)") }
             throw ExitCode(1)
         }
     }

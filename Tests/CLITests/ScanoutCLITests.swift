@@ -45,6 +45,46 @@ import Testing
         #expect(plain.status == 0 && !plain.out.contains("scanout"))
     }
 
+    /// `measure --verify crc`: every measured flip changes the picture at the vblank it names
+    /// (the warm-up's flips are not judged), and the refusals are one line, exit 2.
+    @Test func measureVerifiesEveryMeasuredFlip() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cadence(
+            ["measure", "--backend", "fake-drm", "--duration", "2", "--verify", "crc", "--json"], in: dir)
+        #expect(r.status == 0, "\(r.err)")
+        let j = try #require(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
+        let v = try #require(j["scanout"] as? [String: Any])
+        let flips = try #require(j["flips"] as? Int)
+        #expect(flips >= 119 && v["frames"] as? Int == flips && v["verified"] as? Int == flips, "\(v)")
+        #expect(v["mismatches"] as? Int == 0 && v["inexact"] as? Int == 0 && v["repeatedRefreshes"] as? Int == 0)
+        let text = try cadence(["measure", "--backend", "fake-drm", "--duration", "1", "--verify", "crc"], in: dir)
+        #expect(
+            text.status == 0 && text.out.contains("  scanout           crc auto: 61 of 61 frames verified"),
+            "\(text.out)")
+        let refusals: [([String], String)] = [
+            (
+                ["--backend", "fake-drm:bochs", "--verify", "crc"],
+                "cadence measure: --verify crc: not supported by bochs-drm"
+            ),
+            (
+                ["--backend", "fake-drm", "--verify", "writeback"],
+                "cadence measure: --verify 'writeback': measure checks crc only (writeback is for run and validate)"
+            ),
+            (
+                ["--backend", "fake-drm:two-crtc", "--connector", "all", "--verify", "crc"],
+                "cadence measure: --verify is not supported with several outputs yet: measure one --connector at a time"
+            )
+        ]
+        for (args, message) in refusals {
+            let x = try cadence(["measure", "--duration", "1"] + args, in: dir)
+            #expect(x.status == 2 && x.out.isEmpty && x.err.hasSuffix(message + "\n"), "\(x.err)")
+        }
+        // Without --verify there is no scanout key.
+        let plain = try cadence(["measure", "--backend", "fake-drm", "--duration", "1", "--json"], in: dir)
+        #expect(plain.status == 0 && !plain.out.contains("scanout"))
+    }
+
     /// The log carries the CRC per vblank (version 3), and `report` judges the content again
     /// from it alone: the same verdict as the run's, stale frame named; replay still reads it.
     @Test func theLogCarriesTheCRCsAndReportJudgesThemAgain() throws {
