@@ -6,6 +6,10 @@
 #   - the same with `--fault stale-buffer:300`: exactly 1 stale frame, frame 300, and the CRCs
 #     show one repeated refresh more than the flips' timestamps (the stale frame, which the flip
 #     accounting cannot see);
+#   - both runs' logs carry their CRC lines (log version 3), and `report` of each log (the
+#     host's cadence) judges them again to the run's own verdict;
+#   - `measure --mode 640x480 --duration 5 --verify crc`: every measured flip verified (or
+#     inexact), 0 mismatches;
 #   - debugfs unmounted: one stderr line ("no debugfs") and exit 2;
 #   - bochs (no CRC): `--verify crc: not supported by bochs-drm`, one line, exit 2;
 #   - vkms2 (tools/vm/vkms-writeback-clone.patch: Writeback-1 may clone Virtual-1): `--verify
@@ -66,6 +70,7 @@ elif [ "$(cat /sys/kernel/debug/dri/0/name 2>/dev/null | cut -d' ' -f1)" = vkms 
         --inject-late 100:1,250:3 --json --quiet --log /out/clean.jsonl
     try stale cadence run --backend kms --mode 640x480 --scene solid --verify crc --frames 600 \
         --inject-late 100:1,250:3 --fault stale-buffer:300 --json --quiet --log /out/stale.jsonl
+    try measure cadence measure --mode 640x480 --duration 5 --verify crc --json
     umount /sys/kernel/debug
     cadence run --backend kms --mode 640x480 --scene solid --verify crc --frames 60 >/out/nodebugfs.out 2>/out/nodebugfs.err
     echo $? >/out/nodebugfs.rc
@@ -87,9 +92,9 @@ for driver in vkms bochs vkms2; do
 done
 
 status=0
-python3 - "$work" <<'PY' || status=$?
-import json, sys
-work = sys.argv[1]
+python3 - "$work" "$bin" <<'PY' || status=$?
+import json, subprocess, sys
+work, cadence = sys.argv[1], sys.argv[2]
 passed = failed = 0
 def check(name, ok, detail=""):
     global passed, failed
@@ -155,6 +160,40 @@ if r:
     rep, unj, flips = v.get("repeatedRefreshes", -1), v.get("unjudgedVBlanks", 0), flip_repeats(s)
     check("stale-buffer:300: the CRCs show one repeat more than the flips' timestamps (the stale frame)" + (f" (±{unj})" if unj else ""),
           abs(rep - (flips + 1)) <= unj, f"CRC {rep}, flips {flips} (the run's dropped refreshes {s['droppedRefreshes']}), unjudged vblanks {unj}")
+def log_judged_again(name, v):
+    """The run's log carries its CRC lines (version 3) and `report` (the host's cadence) judges
+    them again to the run's own verdict (the run's line less its read cost)."""
+    path = f"{work}/vkms/{name}.jsonl"
+    try:
+        records = [json.loads(l) for l in open(path)]
+    except (OSError, ValueError) as e:
+        check(f"{name}: log readable", False, str(e)); return
+    crcs = [r for r in records if r.get("record") == "crc"]
+    check(f"{name}: the log is version 3 with one crc record per line the run read",
+          records[0].get("version") == 3 and records[0].get("crcSource") == "auto" and len(crcs) == v.get("lines", -1) + v.get("repeatedLines", 0),
+          f"version {records[0].get('version')}, {len(crcs)} crc records, run: {v.get('lines')} lines + {v.get('repeatedLines')} repeated")
+    p = subprocess.run([cadence, "report", path, "--output", f"{work}/vkms/{name}.html"], capture_output=True, text=True)
+    line = next((l for l in p.stdout.splitlines() if l.startswith("scanout: ")), "")
+    want = f"crc auto: {v.get('verified')} of {v.get('frames')} frames verified  mismatches {v.get('mismatches')} (stale {v.get('stale')}"
+    same = all(f"{k} {v.get(kk)}" in line for k, kk in [("changes without flip", "changesWithoutFlip"), ("repeated refreshes", "repeatedRefreshes"), ("lines", "lines")])
+    check(f"{name}: report judges the log's CRCs to the run's verdict", p.returncode == 0 and line.startswith("scanout: " + want) and same,
+          f"rc {p.returncode}: {line or p.stderr.strip()}")
+
+for name in ("clean", "stale"):
+    try:
+        v = json.loads(read(f"{work}/vkms/{name}.out").strip().splitlines()[-1]).get("scanout") or {}
+        log_judged_again(name, v)
+    except (ValueError, IndexError) as e:
+        check(f"{name}: log judged again", False, str(e))
+
+rc, m = summary("measure") or (-1, {})
+mv = m.get("scanout") or {}
+print(f"   flips {m.get('flips')}, missed vblanks {m.get('missedVblanks')}, scanout " + json.dumps(mv, sort_keys=True))
+check("measure --verify crc: exit 0, every measured flip verified or inexact, 0 mismatches",
+      rc == 0 and mv.get("frames") == m.get("flips") and mv.get("mismatches") == 0
+      and mv.get("verified", 0) + mv.get("inexact", 0) == m.get("flips"),
+      f"rc {rc}, flips {m.get('flips')}, verified {mv.get('verified')}, inexact {mv.get('inexact')}, mismatches {mv.get('mismatches')}")
+
 def png_pixels(path):
     """An 8-bit RGB PNG (what Cadence writes) decoded here, independently of Cadence: rows of (r, g, b)."""
     import struct, zlib
