@@ -283,7 +283,7 @@ public final class ObserveSession {
                 "\(f.crtc),\(name),\(task?.pid ?? 0),\(f.sequence),\(f.timestamp),\(f.committedAt ?? 0),\(r.intervalRefreshes),\(r.droppedRefreshes),\(r.hitch),\(cause),\(f.exact)"
             )
             writeLog(
-                #"{"record":"frame","kind":"observed","crtc":\#(f.crtc),"client":"\#(jsonEscape(name))","pid":\#(task?.pid ?? 0),"file":"\#(String(f.file, radix: 16))","sequence":\#(f.sequence),"flipNs":\#(f.timestamp),"commitNs":\#(f.committedAt ?? 0),"deliveredNs":\#(f.deliveredAt),"intervalNs":\#(r.interval),"intervalRefreshes":\#(r.intervalRefreshes),"expectedRefreshes":\#(r.cadenceRefreshes),"targetNs":\#(r.targetTime),"targetSequence":\#(r.targetSequence),"droppedRefreshes":\#(r.droppedRefreshes),"hitchNs":\#(r.hitch),"cause":\#(r.cause.map { "\"\($0.rawValue)\"" } ?? "null"),"exact":\#(f.exact)}"#
+                #"{"record":"frame","kind":"observed","crtc":\#(f.crtc),"client":\#(name.jsonQuoted),"pid":\#(task?.pid ?? 0),"file":"\#(String(f.file, radix: 16))","sequence":\#(f.sequence),"flipNs":\#(f.timestamp),"commitNs":\#(f.committedAt ?? 0),"deliveredNs":\#(f.deliveredAt),"intervalNs":\#(r.interval),"intervalRefreshes":\#(r.intervalRefreshes),"expectedRefreshes":\#(r.cadenceRefreshes),"targetNs":\#(r.targetTime),"targetSequence":\#(r.targetSequence),"droppedRefreshes":\#(r.droppedRefreshes),"hitchNs":\#(r.hitch),"cause":\#(r.cause.map { "\"\($0.rawValue)\"" } ?? "null"),"exact":\#(f.exact)}"#
             )
         }
     }
@@ -417,17 +417,4 @@ public final class ObserveSession {
         result.incompleteOutputs = incomplete
         return result
     }
-}
-
-private func jsonEscape(_ s: String) -> String {
-    var out = ""
-    for u in s.unicodeScalars {
-        switch u {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case _ where u.value < 0x20: out += String(format: "\\u%04x", u.value)
-        default: out.unicodeScalars.append(u)
-        }
-    }
-    return out
 }
