@@ -24,6 +24,9 @@ public struct ReplayResult: Sendable {
     public var log: RunLog? = nil
     /// The most records the replay display held at once (the whole log when it read every record first).
     var window = 0
+    /// The replay stalled: the replay display could not follow the log (the first of
+    /// ``differences`` says after how many frames).
+    public var stalled = false
 }
 
 /// Re-runs the pacing core on a recorded run's kernel timestamps.
@@ -277,6 +280,7 @@ public enum Replay {
             replayed: replayed, recorded: recorded, differences: differences,
             divergences: display.divergences, records: records, rateSwitches: run.rateSwitches)
         result.window = display.maxWindow
+        result.stalled = run.stalled
         return (result, lowest)
     }
 }

@@ -90,7 +90,8 @@ enum ReplaySegment {
             return t.frame >= firstOwn.frame ? t : nil
         }
         let own = { (rs: [FrameRecord]) in RunLog(header: log.header, records: rs, end: nil) }
-        var differences = result.differences.filter { $0.hasPrefix("the replay stalled") }
+        // A stall's line stays (the first difference); the summary fields are compared below.
+        var differences = result.stalled ? Array(result.differences.prefix(1)) : []
         let replayedByFrame = Dictionary(result.records.map { ($0.frame, $0) }, uniquingKeysWith: { a, _ in a })
         let differing = log.records.filter { r in
             guard let p = replayedByFrame[r.frame] else { return true }

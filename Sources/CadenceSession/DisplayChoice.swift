@@ -109,7 +109,7 @@ public enum DisplayChoice {
         do {
             return try KMSDisplay.open(
                 device: device, connector: connector, mode: mode, vrr: vrr, rate: rate, source: source)
-        } catch let e as OutputSelectionError where vrr == .on && e.description.hasPrefix("VRR unavailable") {
+        } catch let e as OutputSelectionError where vrr == .on && e.kind == .vrrUnavailable {
             throw Refusal.vrrUnavailable(e.description)
         }
     }

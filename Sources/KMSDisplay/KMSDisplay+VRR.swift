@@ -68,7 +68,9 @@ public struct VRRAvailability: Equatable, Sendable {
         case .off:
             return (nil, nil)
         case .on:
-            guard let range else { throw OutputSelectionError("VRR unavailable: \(reason ?? "no VRR range")") }
+            guard let range else {
+                throw OutputSelectionError("VRR unavailable: \(reason ?? "no VRR range")", kind: .vrrUnavailable)
+            }
             return (range, nil)
         case .auto:
             guard Self.wantsVRR(rate, refreshHz: modeHz) else { return (nil, nil) }

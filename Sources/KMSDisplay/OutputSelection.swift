@@ -21,6 +21,8 @@ public struct OutputSelectionError: Error, Equatable, CustomStringConvertible {
         case masterHeld
         /// The device refused with EBUSY.
         case busy
+        /// VRR was required and the output has none (no VRR range, or the driver cannot enable it).
+        case vrrUnavailable
         /// Anything else: not a DRM device, no connector, a bad mode, a driver error…
         case other
     }

@@ -14,7 +14,7 @@ extension MeasureCommand {
         do {
             display = try KMSDisplay.open(on: dev, connector: selection.connector.name, mode: mode,
                                           allocator: allocator, api: api, vrr: .on)
-        } catch let e as OutputSelectionError where e.description.hasPrefix("VRR unavailable") {
+        } catch let e as OutputSelectionError where e.kind == .vrrUnavailable {
             if policy == .auto {
                 printError("notice: \(e.description): measuring the fixed refresh")
                 return false
