@@ -88,7 +88,7 @@ struct ListCommand: ParsableCommand {
         for path in paths {
             do {
                 let dev = try openDevice(path, source: source)
-                let report = try DeviceReport.read(dev)
+                let report = try DeviceInventory.read(dev)
                 if json { reports.append(report.json) } else { print(report.text, terminator: "") }
                 for w in report.fasterModeWarnings { printError("warning: \(path): " + w) }
             } catch let e as CLIFailure {
@@ -111,8 +111,6 @@ struct ListCommand: ParsableCommand {
 
 /// Everything `list` shows about one device: CadenceSession's `DeviceInventory`, with its text
 /// and JSON.
-typealias DeviceReport = DeviceInventory
-
 extension DeviceInventory {
     /// Reads `dev`, a failure to read its version or resources being one line that names it.
     static func read(_ dev: DRMDevice) throws -> DeviceInventory {

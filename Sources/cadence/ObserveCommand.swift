@@ -89,7 +89,7 @@ struct ObserveCommand: ParsableCommand {
 
     func run() throws {
         try exitTwoOnError("observe") {
-            var o = ObserveSettings.onStandardError()
+            var o = Observation.onStandardError()
             o.device = device
             o.crtc = crtc
             o.connector = connector

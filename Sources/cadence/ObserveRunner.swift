@@ -3,8 +3,6 @@ import Foundation
 
 /// What one observation needs, whichever command asked for it (`observe`, `validate --observe`):
 /// CadenceSession's `Observation`, with the CLI's options and stderr lines.
-typealias ObserveSettings = Observation
-
 extension Observation {
     /// `--metrics-port`, `--metrics-address`, `--metrics-textfile`.
     var metrics: MetricsOptions {

@@ -40,7 +40,7 @@ extension ValidateCommand {
     func executeObserved() throws {
         let started = Date()
         let criteria: ValidationCriteria
-        var settings = ObserveSettings.onStandardError()
+        var settings = Observation.onStandardError()
         do {
             guard observe else {
                 throw CLIFailure("\(client != nil ? "--client" : expectRate != nil ? "--expect-rate" : "--from-trace") needs --observe")

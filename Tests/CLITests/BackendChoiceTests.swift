@@ -1,5 +1,6 @@
 import ArgumentParser
 import CadenceCore
+import CadenceSession
 import DRM
 import Foundation
 import KMSDisplay
@@ -191,7 +192,7 @@ import Testing
         let fake = FakeDRMDevice()
         let base = fake.connectors[0].modes[0]
         fake.connectors[0].modes.append(mode(120, base))
-        let report = try DeviceReport(try DRMDevice.open(fake: fake))
+        let report = try DeviceInventory(try DRMDevice.open(fake: fake))
         let w = report.fasterModeWarnings
         #expect(w.count == 1)
         #expect(w.first?.hasPrefix("Virtual-1 prefers 1024x768@60.0038 Hz but offers 1024x768@120") == true, "\(w)")
@@ -200,16 +201,16 @@ import Testing
         let driven = FakeDRMDevice()
         driven.connectors[0].modes.append(mode(120, base))
         driven.preset(mode: base)
-        let d = try DeviceReport(try DRMDevice.open(fake: driven)).fasterModeWarnings
+        let d = try DeviceInventory(try DRMDevice.open(fake: driven)).fasterModeWarnings
         #expect(d == ["Virtual-1 is driven at 1024x768@60.0038 Hz but offers 1024x768@120.0003 Hz at the same size (stuck at 60 Hz?): --mode 1024x768@120.0003 uses it"])
         // Driven at the fast mode: nothing to say.
         let fast = FakeDRMDevice()
         fast.connectors[0].modes.append(mode(120, base))
         fast.preset(mode: fast.connectors[0].modes.last!)
-        #expect(try DeviceReport(try DRMDevice.open(fake: fast)).fasterModeWarnings.isEmpty)
+        #expect(try DeviceInventory(try DRMDevice.open(fake: fast)).fasterModeWarnings.isEmpty)
         // The plain fake (vkms' three sizes) offers nothing faster; a disconnected one is skipped.
-        #expect(try DeviceReport(try DRMDevice.open(fake: FakeDRMDevice())).fasterModeWarnings.isEmpty)
+        #expect(try DeviceInventory(try DRMDevice.open(fake: FakeDRMDevice())).fasterModeWarnings.isEmpty)
         fake.connectors[0].status = .disconnected
-        #expect(try DeviceReport(try DRMDevice.open(fake: fake)).fasterModeWarnings.isEmpty)
+        #expect(try DeviceInventory(try DRMDevice.open(fake: fake)).fasterModeWarnings.isEmpty)
     }
 }

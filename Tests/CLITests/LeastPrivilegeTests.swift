@@ -1,4 +1,5 @@
 import CadenceCore
+import CadenceSession
 import DRM
 import KMSDisplay
 import Testing
@@ -14,7 +15,7 @@ import Testing
         let dev = try openDevice(fake.path, source: .fake(fake))
         #expect(dev.isReadOnly)
         #expect(fake.calls.first == "open(O_RDONLY)" && !fake.calls.contains("open"))
-        let report = try DeviceReport(dev)
+        let report = try DeviceInventory(dev)
         #expect(report.text.contains("Virtual-1"))
         #expect(!fake.calls.contains("drmSetMaster"), "listing never asks for DRM master")
     }
