@@ -10,10 +10,10 @@ extension FrameReport {
         id = r.id
         frameIndex = r.frame
         switch r.intent.kind {
-        case "at": intent = .at(r.intent.requestedTimeNs ?? r.intent.targetTimeNs, nearest: false)
-        case "at-nearest": intent = .at(r.intent.requestedTimeNs ?? r.intent.targetTimeNs, nearest: true)
-        case "after-minimum-duration": intent = .afterMinimumDuration(r.intent.minDurationNs ?? 0)
-        default: intent = .nextOpportunity
+        case .at: intent = .at(r.intent.requestedTimeNs ?? r.intent.targetTimeNs, nearest: false)
+        case .atNearest: intent = .at(r.intent.requestedTimeNs ?? r.intent.targetTimeNs, nearest: true)
+        case .afterMinimumDuration: intent = .afterMinimumDuration(r.intent.minDurationNs ?? 0)
+        case .next: intent = .nextOpportunity
         }
         range = r.intent.range
         effectiveRateHz = r.effectiveRateHz

@@ -8,9 +8,22 @@ public struct FrameRecord: Codable, Equatable, Sendable {
     public static let currentVersion = 1
 
     /// What the application asked for.
+    /// How a frame asked to be shown (the log's `kind`): `PresentIntent` without its values.
+    public enum IntentKind: String, Codable, Equatable, Sendable {
+        /// At the next opportunity (`present()`).
+        case next
+        /// Not before a time (`present(at:)`).
+        case at
+        /// At the vblank nearest a time (`present(at:)`, nearest).
+        case atNearest = "at-nearest"
+        /// At least a duration after the previous frame (`present(afterMinimumDuration:)`).
+        case afterMinimumDuration = "after-minimum-duration"
+    }
+
     public struct Intent: Codable, Equatable, Sendable {
-        /// "next", "at", "at-nearest" or "after-minimum-duration".
-        public var kind: String
+        /// "next", "at", "at-nearest" or "after-minimum-duration" in the log; a reader refuses
+        /// any other.
+        public var kind: IntentKind
         /// The display link's frame-rate range.
         public var range: FrameRateRange
         /// The intended presentation time.
@@ -76,13 +89,13 @@ public struct FrameRecord: Codable, Equatable, Sendable {
         version = Self.currentVersion
         frame = r.frameIndex
         id = r.id
-        var kind = "next"
+        var kind = IntentKind.next
         var minDuration: Int64? = nil
         var requested: Int64? = nil
         switch r.intent {
         case .nextOpportunity: break
-        case .at(let t, let nearest): kind = nearest ? "at-nearest" : "at"; requested = t
-        case .afterMinimumDuration(let d): kind = "after-minimum-duration"; minDuration = d
+        case .at(let t, let nearest): kind = nearest ? .atNearest : .at; requested = t
+        case .afterMinimumDuration(let d): kind = .afterMinimumDuration; minDuration = d
         }
         intent = Intent(kind: kind, range: r.range, targetTimeNs: r.targetTime, targetSequence: r.targetSequence, minDurationNs: minDuration, requestedTimeNs: requested)
         latency = r.latency

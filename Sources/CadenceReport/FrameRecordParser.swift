@@ -181,7 +181,7 @@ private struct FastJSONCursor {
 
     mutating func intent() -> FrameRecord.Intent? {
         guard eat(0x7B) else { return nil }
-        var kind = ""
+        var kind = FrameRecord.IntentKind.next
         var range = FrameRateRange.default
         var targetTime: Int64 = 0, targetSequence: UInt64 = 0
         var minDuration: Int64? = nil, requested: Int64? = nil
@@ -192,7 +192,7 @@ private struct FastJSONCursor {
             seen |= 1 << UInt32(k)
             expected = k + 1
             switch k {
-            case 0: guard let v = string() else { return nil }; kind = v
+            case 0: guard let v = string(), let k = FrameRecord.IntentKind(rawValue: v) else { return nil }; kind = k
             case 1: guard let v = int64() else { return nil }; minDuration = v
             case 2: guard let v = self.range() else { return nil }; range = v
             case 3: guard let v = int64() else { return nil }; requested = v
@@ -270,7 +270,7 @@ extension FrameRecord {
     fileprivate init(zeroed: Void) {
         version = 0; frame = 0; id = 0
         intent = Intent(
-            kind: "", range: .default, targetTimeNs: 0, targetSequence: 0, minDurationNs: nil, requestedTimeNs: nil)
+            kind: .next, range: .default, targetTimeNs: 0, targetSequence: 0, minDurationNs: nil, requestedTimeNs: nil)
         latency = 0; effectiveRateHz = 0; callbackNs = 0; wakeNs = 0; schedulerDelayNs = nil; deadlineNs = 0
         renderStartNs = 0; renderEndNs = 0; copyEndNs = nil; commitNs = 0; busyRetries = 0; flipNs = 0; sequence = 0
         receivedNs = 0; crtc = 0; connector = nil; outcome = .onTime; lateRefreshes = 0; droppedRefreshes = 0

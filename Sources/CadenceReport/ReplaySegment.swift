@@ -62,7 +62,7 @@ enum ReplaySegment {
         // --content-rate: content frame n was due at t0 + n/rate; the fresh run picks the clock
         // up at the first carried frame (t0 from its requested time, exactly as the run computed it).
         var clock: ContentClock? = nil
-        if let rate = header.contentRateHz, start.intent.kind == "at" || start.intent.kind == "at-nearest",
+        if let rate = header.contentRateHz, start.intent.kind == .at || start.intent.kind == .atNearest,
             let requested = start.intent.requestedTimeNs, Double(base) * 1e9 / rate < Double(ReplayLimits.maxTime)
         {
             clock = ContentClock(

@@ -49,7 +49,7 @@ import Testing
         }
         func maybe<T>(_ v: T) -> T? { Bool.random(using: &g) ? v : nil }
         var r = FrameRecord(FrameReport.sample)
-        let kind = ["next", "at", "at-nearest", "after-minimum-duration", "some-kind_2"].randomElement(using: &g)!
+        let kind: FrameRecord.IntentKind = [.next, .at, .atNearest, .afterMinimumDuration].randomElement(using: &g)!
         r.intent = .init(
             kind: kind, range: FrameRateRange(minimum: rate(), maximum: rate(), preferred: rate()),
             targetTimeNs: time(), targetSequence: UInt64.random(in: 0...UInt64(RunLog.maxIndex), using: &g),
@@ -114,7 +114,7 @@ import Testing
         #expect(r.busyRetries == 2 && r.cause == .renderLate && r.connector == "DP-1" && r.copyEndNs == 1_000_000_005)
         #expect(
             r.crtc == UInt32.max && r.effectiveRateHz == 59.94 && r.hitchNs == -16_666_667 && r.frame == 7 && r.id == 8)
-        #expect(r.intent.kind == "at-nearest" && r.intent.minDurationNs == -5 && r.intent.requestedTimeNs == 999)
+        #expect(r.intent.kind == .atNearest && r.intent.minDurationNs == -5 && r.intent.requestedTimeNs == 999)
         #expect(r.intent.range == FrameRateRange(minimum: 23.976, maximum: 144, preferred: 0.1))
         #expect(r.intent.targetSequence == 1001 && r.intent.targetTimeNs == 1_033_333_334)
         #expect(
@@ -128,6 +128,17 @@ import Testing
         #expect(
             o.cause == nil && o.connector == nil && o.copyEndNs == nil && o.schedulerDelayNs == nil
                 && o.intent.minDurationNs == nil)
+    }
+
+    /// An intent kind the format does not have is refused by both readings (it was read as
+    /// "next" while the kind was a string).
+    @Test func anUnknownIntentKindIsRefused() throws {
+        let line =
+            #"{"version":1,"frame":0,"id":1,"intent":{"targetTimeNs":5,"targetSequence":6,"range":{"preferred":0,"minimum":0,"maximum":0},"kind":"sometimes"},"latency":1,"effectiveRateHz":60,"callbackNs":1,"wakeNs":2,"deadlineNs":3,"renderStartNs":4,"renderEndNs":5,"commitNs":6,"busyRetries":0,"flipNs":7,"sequence":8,"receivedNs":9,"crtc":0,"outcome":"on-time","lateRefreshes":0,"droppedRefreshes":0,"hitchNs":0,"intervalNs":0,"intervalRefreshes":0}"#
+        #expect(FrameRecord(logLine: Array(line.utf8)) == nil)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(FrameRecord.self, from: Data(line.utf8)) }
+        let known = line.replacingOccurrences(of: #""kind":"sometimes""#, with: #""kind":"after-minimum-duration""#)
+        #expect(FrameRecord(logLine: Array(known.utf8))?.intent.kind == .afterMinimumDuration)
     }
 
     /// Each of these is valid JSON the decoder may read (or reject), but not the writer's
