@@ -37,12 +37,10 @@ extension RunCommand {
     /// True when the options ask for several outputs.
     var severalOutputs: Bool { connectors.count > 1 || connectors == ["all"] }
 
-    /// What several outputs cannot do yet: one line naming the options.
+    /// What several outputs cannot do yet (docs/several-outputs.md says why): one line naming the options.
     func refuseForSeveral() throws {
         var used: [String] = []
         if outputs.metrics.metricsPort != nil || outputs.metrics.metricsTextfile != nil { used.append("--metrics-port/--metrics-textfile") }
-        if hud { used.append("--hud") }
-        if adapt { used.append("--adapt") }
         if verify != nil || capture != nil { used.append("--verify") }
         if fault != nil { used.append("--fault") }
         if !used.isEmpty {
