@@ -28,14 +28,19 @@ enum BackendChoice {
             return try DisplayChoice.open(backend: choice, device: device, connector: connector, mode: mode, fake: fake,
                                           source: source, purpose: purpose, vrr: vrr == nil ? nil : policy, rate: rate)
         } catch let refusal as DisplayChoice.Refusal {
-            switch refusal {
-            case .vrrOnFake: throw CLIFailure("--vrr is for kms and fake-drm backends: the fake display takes --fake-vrr MIN:MAX")
-            case .validateNeedsDisplay: throw CLIFailure(validateNeedsDisplay)
-            case .vrrOnWithoutDevice: throw CLIFailure("--vrr on needs a KMS display, and this machine has no DRM device")
-            case .vrrUnavailable(let why): throw CLIFailure("--vrr on: " + why)
-            }
+            throw failure(refusal)
         } catch let e as OutputSelectionError {
             throw CLIFailure(e.description)
+        }
+    }
+
+    /// The one line of a refusal of the display choice, naming the options.
+    static func failure(_ refusal: DisplayChoice.Refusal) -> CLIFailure {
+        switch refusal {
+        case .vrrOnFake: return CLIFailure("--vrr is for kms and fake-drm backends: the fake display takes --fake-vrr MIN:MAX")
+        case .validateNeedsDisplay: return CLIFailure(validateNeedsDisplay)
+        case .vrrOnWithoutDevice: return CLIFailure("--vrr on needs a KMS display, and this machine has no DRM device")
+        case .vrrUnavailable(let why): return CLIFailure("--vrr on: " + why)
         }
     }
 

@@ -57,43 +57,6 @@ extension RunCommand {
         }
     }
 
-    /// Starts `--verify crc` on the display: one line and exit 2 when it cannot.
-    func startVerification(_ display: any DisplayBackend, out: SessionSinks) throws {
-        guard let k = display as? KMSDisplay else {
-            try? display.close()
-            out.discard()
-            throw CLIFailure("--verify crc needs a KMS display (the \(display.name) display has no CRTC)")
-        }
-        do {
-            try k.verifyScanout()
-        } catch let e {
-            try? display.close()
-            out.discard()
-            throw Self.crcRefusal(e)
-        }
-    }
-
-    /// Starts `--verify writeback` on the display: one line and exit 2 when it cannot.
-    func startWriteback(_ display: any DisplayBackend, captures: WritebackCaptures, out: SessionSinks) throws {
-        guard let k = display as? KMSDisplay else {
-            try? display.close()
-            out.discard()
-            throw CLIFailure("--verify writeback needs a KMS display (the \(display.name) display has no CRTC)")
-        }
-        do {
-            try k.startWriteback(
-                request: { captures.take() },
-                deliver: { c in
-                    captures.check(
-                        label: c.label, width: c.width, height: c.height, rendered: c.rendered, captured: c.captured)
-                })
-        } catch let e {
-            try? display.close()
-            out.discard()
-            throw CLIFailure("--verify writeback: \(e)")
-        }
-    }
-
     /// The writeback part of the summary's scanout line.
     static func writebackText(_ w: WritebackSummary) -> String {
         var s = "writeback: captures \(w.captures), decoded \(w.decoded), equal \(w.equal)"

@@ -153,7 +153,7 @@ struct RunCommand: ParsableCommand {
 
     /// Everything up to the run itself fails with exit 2; the run ends with 0 or 1.
     private func execute() throws {
-        if connectors.count > 1 || connectors == ["all"] { return try executeSeveral() }
+        if severalOutputs { return try executeSeveral() }
         let summary = try pace()
         try printSummary(summary)
         if case .disconnected = summary.end {
@@ -167,101 +167,7 @@ struct RunCommand: ParsableCommand {
     /// display is closed (CRTC restored) when it returns. `validate` runs this too.
     func pace(source: DeviceSource? = nil, purpose: BackendChoice.Purpose = .run,
               onRun: ((PacingRun, SessionSinks) -> Void)? = nil) throws -> RunSummary {
-        let config = try makeConfiguration()
-        let source = try source ?? sessionOptions.source(command: purpose == .validate ? "validate" : "run")
-        let sceneRenderer: SceneRenderer?
-        if scene == "solid" {
-            guard !hud else { throw CLIFailure("--hud needs a scene; --scene solid draws plain colours only") }
-            sceneRenderer = nil
-        } else {
-            guard let s = SceneCatalog.scene(named: scene) else {
-                throw CLIFailure("unknown scene '\(scene)': choose solid or one of \(SceneCatalog.names.joined(separator: ", "))")
-            }
-            sceneRenderer = SceneRenderer(scene: s)
-        }
-        // One HUD per run: its figures start at the first frame (rates known), every completed
-        // frame updates them, and they are drawn over each rendered frame.
-        let hudSink: HUDSink? = hud ? HUDSink() : nil
-        let checks = try verifyChecks()
-        let verifying = checks.crc || checks.writeback
-        let staleFrame = try staleBufferFault()
-        let fakeConfig = try makeFakeConfiguration(surface: sceneRenderer != nil)
-        let out = try outputs.sinks(outputs.files(log: log))
-
-        let display = try out.discardOnError { try openBackend(fakeConfig, source: source, purpose: purpose, rate: config.range) }
-        for target in try injectLatePlan().names where !RunDisplay.drives(display, target) {
-            try? display.close()
-            out.discard()
-            throw CLIFailure("--inject-late \(target)=…: the run drives \((display as? KMSDisplay)?.output.connector.name ?? display.name), not \(target)")
-        }
-        let captures = WritebackCaptures(schedule: checks.schedule, pngBase: WritebackCaptures.pngBase(log: log))
-        if checks.writeback {
-            try startWriteback(display, captures: captures, out: out)
-            out.add(captures)
-        }
-        if checks.crc { try startVerification(display, out: out) }
-        var runConfig = config
-        runConfig.commitMargin = display.recommendedCommitMargin
-        if let note = Self.latencyNotice(requested: config.latency, display: display) {
-            FileHandle.standardError.write(Data("cadence run: \(note)\n".utf8))
-        }
-        if let note = EffectiveRate.select(for: config.range, refreshHz: 1e9 / display.refreshInterval, vrr: display.vrrRange).unevenRateNote {
-            StandardStreams.errorLine("cadence run: \(note)")
-        }
-        let stop = SignalStop()
-        defer {
-            stop.remove()
-            try? display.close()
-        }
-
-        let renderer: FrameRenderer
-        if let sr = sceneRenderer {
-            renderer = { surface, ctx in
-                // The stale-buffer fault draws the previous frame again.
-                let index = ctx.frameIndex == staleFrame && ctx.frameIndex > 0 ? ctx.frameIndex - 1 : ctx.frameIndex
-                captures.rendered(ctx.frameIndex)
-                var c = SceneContext(ctx)
-                c.frameIndex = index
-                if let h = hudSink {
-                    if h.stats == nil { h.stats = HUDStats(refreshHz: ctx.refreshHz, effectiveRateHz: ctx.effectiveRateHz) }
-                    h.stats!.effectiveRateHz = ctx.effectiveRateHz
-                }
-                sr.render(base: surface.base, width: surface.width, height: surface.height, stride: surface.stride, context: c,
-                          hud: hudSink?.stats, identity: verifying)
-            }
-        } else {
-            let colours: [UInt32] = [0x00C0_3030, 0x0030_C030, 0x0030_30C0, 0x00C0_C030]
-            renderer = { surface, ctx in
-                let index = ctx.frameIndex == staleFrame && ctx.frameIndex > 0 ? ctx.frameIndex - 1 : ctx.frameIndex
-                captures.rendered(ctx.frameIndex)
-                surface.fill(colours[index & 3])
-                if verifying {
-                    FrameIdentity.draw(index, base: surface.base, width: surface.width, height: surface.height, stride: surface.stride)
-                }
-            }
-        }
-        out.prepare(driver: RunDisplay.driverName(display))
-        let session = try RunSession(display: display, configuration: runConfig, renderer: renderer, sinks: out)
-        StandardStreams.unblockStopSignals()
-        try out.discardOnError { try out.startMetrics(labels: RunDisplay.metricsLabels(display)) }
-        if let h = hudSink { out.add(h) }
-        // Frame ids to frame indexes, for the stale frames the verification names.
-        let indexes: FrameIndexes? = verifying ? FrameIndexes() : nil
-        if let i = indexes { out.add(i) }
-        onRun?(session.run, out)
-        // An output file that fails stops being written; the display keeps running.
-        return try session.run(shouldStop: { stop.isRequested }) { summary in
-            if let indexes, let k = display as? KMSDisplay, var scanout = k.finishScanoutVerification() {
-                scanout.staleFrames = scanout.staleFrames.map { FrameID(indexes.indexes[$0] ?? Int($0)) }
-                summary.scanout = scanout
-            }
-            if let k = display as? KMSDisplay, let stats = k.finishWriteback() {
-                var scanout = summary.scanout ?? ScanoutSummary()
-                scanout.writeback = captures.finish(
-                    skipped: stats.skipped, timedOut: stats.timedOut, readMicroseconds: stats.readMicroseconds)
-                summary.scanout = scanout
-            }
-        }
+        try paceOutputs(source: source, purpose: purpose) { onRun?($0.run, $0.sinks) }[0].summary
     }
 
     func makeConfiguration() throws -> RunConfiguration {
@@ -281,10 +187,10 @@ struct RunCommand: ParsableCommand {
         } else if frames == nil {
             c.duration = 5_000_000_000
         }
-        // One output: every entry is on it (pace() checks the names); several: each output's
-        // own are set when the outputs are known (paceSeveral).
+        // One output: every entry is on it (the run checks the names); several: each output's
+        // own are set when the outputs are known.
         let plan = try injectLatePlan()
-        c.injectLate = connectors.count > 1 || connectors == ["all"] ? plan.everyOutput : try plan.frames(of: connector ?? "the output") { _ in true }
+        c.injectLate = severalOutputs ? plan.everyOutput : try plan.frames(of: connector ?? "the output") { _ in true }
         if let r = renderCost { c.renderCost = try RunSpec.renderCost(r) }
         c.adapt = adapt
         do { try c.validate() } catch let e as RunConfiguration.Invalid { throw CLIFailure(e.commandLineMessage) }
@@ -303,14 +209,4 @@ struct RunCommand: ParsableCommand {
         guard requested > cap else { return nil }
         return "\(display.name) has \(display.queueCapacity + 2) buffers, so frame latency is capped at \(cap): --latency \(requested) runs as \(cap)"
     }
-
-    /// Opens the display `--backend` names (see ``BackendChoice``), printing the fallback notice.
-    func openBackend(_ fake: FakeDisplayConfiguration, source: DeviceSource, purpose: BackendChoice.Purpose,
-                     rate: FrameRateRange = .default) throws -> any DisplayBackend {
-        let (display, notice) = try BackendChoice.open(backend: backend, device: device, connector: connector, mode: try singleOutputMode(),
-                                                      fake: fake, source: source, purpose: purpose, vrr: vrr, rate: rate)
-        if let notice { StandardStreams.errorLine("cadence run: \(notice)") }
-        return display
-    }
-
 }

@@ -34,22 +34,13 @@ extension RunCommand {
         }
     }
 
-    /// Each output's files: `--log`, `--csv` and `--summary` with the output's name in theirs
-    /// (`run.DP-1.jsonl`; `run.card1-DP-1.jsonl` across cards, when `card` is given).
-    func outputFiles(for connector: String, named name: String, card: String?) throws -> SessionSinks {
-        let files = try outputs.sinks(try outputs.files(log: log).forOutput(named: name))
-        files.connector = connector
-        files.card = card
-        files.outputName = name
-        return files
-    }
+    /// True when the options ask for several outputs.
+    var severalOutputs: Bool { connectors.count > 1 || connectors == ["all"] }
 
-    /// What several outputs cannot do yet: one line naming the options.
+    /// What several outputs cannot do yet (docs/several-outputs.md says why): one line naming the options.
     func refuseForSeveral() throws {
         var used: [String] = []
         if outputs.metrics.metricsPort != nil || outputs.metrics.metricsTextfile != nil { used.append("--metrics-port/--metrics-textfile") }
-        if hud { used.append("--hud") }
-        if adapt { used.append("--adapt") }
         if verify != nil || capture != nil { used.append("--verify") }
         if fault != nil { used.append("--fault") }
         if !used.isEmpty {
@@ -59,106 +50,17 @@ extension RunCommand {
     }
 
     /// Opens every output, runs them together until the end (or SIGINT/SIGTERM/SIGHUP) and
-    /// restores each CRTC.
+    /// restores each CRTC (CadenceSession's `OutputGroupRun`, as for one output).
     /// `onRun` sees each output's display, run and files before the runs start (`validate` hooks
     /// its frame counting there).
     func paceSeveral(source given: DeviceSource? = nil, command: String = "run",
                      onRun: ((KMSDisplay, PacingRun, SessionSinks) -> Void)? = nil) throws -> [OutputResult] {
         try refuseForSeveral()
-        let base = try makeConfiguration()
-        let plan = try injectLatePlan()
-        let fakeConfig = try makeFakeConfiguration(surface: false)
-        let source: DeviceSource
-        if let given {
-            source = given
-        } else if BackendChoice.isFakeDRM(backend) {
-            source = .fake(try BackendChoice.fakeDRMDevices(backend, wallClock: fakeConfig.clock == .wall, seed: seed))
-        } else if backend == "kms" || backend == "auto" {
-            source = try sessionOptions.source(command: command)
-        } else {
-            throw CLIFailure("--backend must be auto, kms, fake or fake-drm[:PROFILE[,PROFILE…]]")
+        let results = try paceOutputs(source: given, purpose: command == "validate" ? .validate : .run) { o in
+            if let k = o.display as? KMSDisplay { onRun?(k, o.run, o.sinks) }
         }
-        let policy = try BackendChoice.vrrPolicy(vrr)
-        let modes = try modeChoice()
-        let displays: [KMSDisplay] = try selecting {
-            try KMSDisplay.openOutputs(connectors: connectors, device: device, source: source, mode: modes.all,
-                                       modes: modes.perOutput, vrr: policy, rate: base.range)
-        }
-        defer { for d in displays.reversed() { try? d.close() } }
-        let names = KMSDisplay.outputNames(displays)
-        let spansCards = Set(displays.map { ObjectIdentifier($0.device) }).count > 1
-        // Each named output of --inject-late is one of the outputs run (one line otherwise).
-        var targets: [String: Int] = [:]
-        for name in plan.names { targets[name] = try Self.output(named: name, names: names, displays: displays) }
-        for (d, name) in zip(displays, names) {
-            if let note = d.vrrNote { StandardStreams.errorLine("cadence \(command): \(name): \(note)") }
-            if let note = Self.latencyNotice(requested: base.latency, display: d) {
-                StandardStreams.errorLine("cadence \(command): \(name): \(note)")
-            }
-        }
-        var files: [SessionSinks] = []
-        var runs: [PacingRun] = []
-        do {
-            for (d, name) in zip(displays, names) {
-                files.append(try outputFiles(for: d.output.connector.name, named: name, card: spansCards ? d.device.path : nil))
-            }
-            for (i, (d, out)) in zip(displays, files).enumerated() {
-                var c = base
-                c.commitMargin = d.recommendedCommitMargin
-                c.injectLate = try plan.frames(of: names[i]) { targets[$0] == i }
-                out.prepare(driver: RunDisplay.driverName(d))
-                let run = try PacingRun(backend: d, configuration: c, renderer: try makeRenderer())
-                out.attach(run)
-                StandardStreams.unblockStopSignals()
-                onRun?(d, run, out)
-                runs.append(run)
-            }
-        } catch {
-            for f in files { f.discard() }
-            throw error
-        }
-        let stop = SignalStop()
-        defer { stop.remove() }
-        // One group per card, each on its own thread: cards share nothing, and one card's
-        // drawing must not hold another's outputs. Outputs of one card take turns on one thread.
-        var cards: [ObjectIdentifier] = []
-        for d in displays where !cards.contains(ObjectIdentifier(d.device)) { cards.append(ObjectIdentifier(d.device)) }
-        let members = cards.map { c in displays.indices.filter { ObjectIdentifier(displays[$0].device) == c } }
-        let grouped = try PacingGroup.runTogether(members.map { PacingGroup(runs: $0.map { runs[$0] }) },
-                                                  shouldStop: { stop.isRequested })
-        var summaries = [RunSummary?](repeating: nil, count: runs.count)
-        for (m, s) in zip(members, grouped) { for (i, summary) in zip(m, s) { summaries[i] = summary } }
-        // An output file that fails stops being written; the displays keep running.
-        return displays.indices.map { i in
-            OutputResult(display: displays[i], name: names[i], summary: files[i].finish(summaries[i]!))
-        }
-    }
-
-    /// The output `target` names (`--inject-late TARGET=…`): one of `names`, or a bare connector
-    /// name that only one output has. Throws one line otherwise.
-    static func output(named target: String, names: [String], displays: [KMSDisplay]) throws -> Int {
-        if let i = names.firstIndex(of: target) { return i }
-        let bare = displays.indices.filter { displays[$0].output.connector.name == target }
-        if bare.count == 1 { return bare[0] }
-        if bare.count > 1 {
-            throw CLIFailure("--inject-late \(target)=…: \(target) is on several cards: name one (\(bare.map { names[$0] }.joined(separator: ", ")))")
-        }
-        throw CLIFailure("--inject-late \(target)=…: \(target) is not one of the outputs run (\(names.joined(separator: ", ")))")
-    }
-
-    /// The scene renderer of one output (or plain colours for `--scene solid`).
-    func makeRenderer() throws -> FrameRenderer {
-        guard scene != "solid" else {
-            let colours: [UInt32] = [0x00C0_3030, 0x0030_C030, 0x0030_30C0, 0x00C0_C030]
-            return { surface, ctx in surface.fill(colours[ctx.frameIndex & 3]) }
-        }
-        guard let s = SceneCatalog.scene(named: scene) else {
-            throw CLIFailure("unknown scene '\(scene)': choose solid or one of \(SceneCatalog.names.joined(separator: ", "))")
-        }
-        let sr = SceneRenderer(scene: s)
-        return { surface, ctx in
-            let c = SceneContext(ctx)
-            sr.render(base: surface.base, width: surface.width, height: surface.height, stride: surface.stride, context: c, hud: nil)
+        return results.compactMap { r in
+            (r.display as? KMSDisplay).map { OutputResult(display: $0, name: r.name?.name ?? $0.output.connector.name, summary: r.summary) }
         }
     }
 

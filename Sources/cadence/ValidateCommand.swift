@@ -171,15 +171,15 @@ struct ValidateCommand: ParsableCommand {
         let junitFile: LineFile?
         var outputs: SessionSinks? = nil
         var observed = DrivenPanel()
-        let keepFrames = warmup != nil || window != nil
-        let tally = FrameTally(keepFrames: keepFrames)
+        var tally = FrameTally(keepFrames: false)
         let summary: RunSummary
-        let criteria: ValidationCriteria
+        let judging: OutputJudge
         let started = Date()
         do {
-            criteria = try self.criteria()
+            judging = outputJudge(try self.criteria())
+            tally = judging.makeTally()
             try expect.validate()
-            if criteria.isEmpty && expect.isEmpty && maxScanoutMismatches == nil {
+            if judging.criteria.isEmpty && expect.isEmpty && maxScanoutMismatches == nil {
                 throw ValidationCriteria.Invalid("give at least one threshold (--max-dropped, --max-drop-events, --max-drop-event, --refresh-tolerance, --max-jitter, --min-rate, --expect-monitor, --expect-serial, --expect-mode)")
             }
             junitFile = try junit.map { try LineFile(path: $0) }
@@ -201,27 +201,31 @@ struct ValidateCommand: ParsableCommand {
             throw ExitCode(2)
         }
         try options.printSummary(summary)
-        var results = try judge(criteria, summary: summary, frames: keepFrames ? tally.frames : nil,
-                                hardwareVBlank: outputs?.hardwareVBlank ?? true, measuredRefreshHz: outputs?.measuredRefreshHz,
-                                largestDropEvent: tally.largestDropEvent, junitFile: junitFile)
-        if let failed = CriterionResult.display(summary.end) { results.append(failed) }
+        var results = try judge(judging, summary: summary, tally: tally, sinks: outputs ?? SessionSinks(notice: { _ in }),
+                                junitFile: junitFile)
         results += expect.evaluate(observed)
         if let m = maxScanoutMismatches { results.append(CriterionResult.scanoutMismatches(summary.scanout, limit: m)) }
         try verdict(results, summary: summary, junitFile: junitFile, started: started)
     }
 
-    /// Judges `criteria` on the summary, or, when `frames` are given (--warmup/--window), on
-    /// the frames after the warm-up and in each window (printing the "judged" line).
-    /// Exits 2 when nothing is left to judge.
-    func judge(_ criteria: ValidationCriteria, summary: RunSummary, frames: [FrameReport]?, hardwareVBlank: Bool,
-               measuredRefreshHz: Double?, largestDropEvent: Int, junitFile: LineFile?,
+    /// The judge of each output (CadenceSession's `OutputJudge`): `criteria`, after `--warmup`
+    /// and in each `--window`.
+    func outputJudge(_ criteria: ValidationCriteria) -> OutputJudge {
+        OutputJudge(criteria: criteria, warmupSeconds: warmup, windowSeconds: window)
+    }
+
+    /// Judges one output's run (printing the "judged" line with --warmup/--window), its
+    /// display's failure included. Exits 2 when nothing is left to judge.
+    func judge(_ judge: OutputJudge, summary: RunSummary, tally: FrameTally, sinks: SessionSinks, junitFile: LineFile?,
                note printNote: (String) -> Void = { print($0) }) throws -> [CriterionResult] {
-        guard let frames else {
-            return criteria.evaluate(summary, measuredRefreshHz: measuredRefreshHz, largestDropEvent: largestDropEvent)
-        }
-        let info = ValidationWindows.RunInfo(summary, hardwareVBlank: hardwareVBlank)
-        let split = ValidationWindows(frames: frames, info: info, warmupNs: Int64(((warmup ?? 0) * 1e9).rounded()),
-                                      windowNs: window.map { Int64(($0 * 1e9).rounded()) })
+        try judged(judge.judge(summary, tally: tally, sinks: sinks), junitFile: junitFile, note: printNote)
+    }
+
+    /// The results of `judged`, after its "judged" line (--warmup/--window). Exits 2 when
+    /// nothing is left to judge.
+    func judged(_ judged: OutputJudge.Judged, junitFile: LineFile?,
+                note printNote: (String) -> Void = { print($0) }) throws -> [CriterionResult] {
+        guard let split = judged.split else { return judged.results }
         var note = "judged            \(split.judgedFrames) frames"
         if let w = warmup { note += " after a \(String(format: "%g", w)) s warm-up (\(split.warmupFrames) ignored)" }
         if let w = window {
@@ -234,12 +238,12 @@ struct ValidateCommand: ParsableCommand {
             }
         }
         printNote(note)
-        if split.judgedFrames == 0 {
+        if judged.nothingToJudge {
             junitFile?.discard()
             printError("cadence validate: no frames after the \(String(format: "%g", warmup ?? 0)) s warm-up: nothing to judge")
             throw ExitCode(2)
         }
-        return split.judge(criteria)
+        return judged.results
     }
 
     /// Prints one PASS/FAIL line per criterion (and the failed ones on stderr), writes the

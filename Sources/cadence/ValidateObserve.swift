@@ -128,9 +128,12 @@ extension ValidateCommand {
         if incomplete == nil && !result.incompleteOutputs.isEmpty { incomplete = result.incompleteOutputs }
         summary.incompleteOutputs = incomplete
         try options.printSummary(summary)
-        var results = try judge(criteria, summary: summary, frames: settings.keepFrames ? outcome.frames[picked.key] ?? [] : nil,
-                                hardwareVBlank: measured != nil, measuredRefreshHz: measured, largestDropEvent: picked.largestDropEvent,
-                                junitFile: junitFile)
+        let judging = outputJudge(criteria)
+        let frames = judging.keepsFrames ? outcome.frames[picked.key] ?? [] : []
+        let judgement = judging.judge(
+            summary, frames: frames, hardwareVBlank: measured != nil, measuredRefreshHz: measured,
+            largestDropEvent: picked.largestDropEvent)
+        var results = try judged(judgement, junitFile: junitFile)
         if measured == nil {
             for i in results.indices where results[i].name == "refresh-tolerance" && !results[i].passed {
                 results[i].detail = "the CRTC's nominal refresh is unknown (its mode could not be read from \(settings.device))"

@@ -14,24 +14,23 @@ extension ValidateCommand {
     var severalOutputs: Bool { options.connectors.count > 1 || options.connectors == ["all"] }
 
     func executeSeveral(source: DeviceSource?) throws {
-        let criteria: ValidationCriteria
+        let judging: OutputJudge
         let results: [RunCommand.OutputResult]
         var tallies: [(tally: FrameTally, files: SessionSinks)] = []
-        let keepFrames = warmup != nil || window != nil
         let started = Date()
         let junitFile: LineFile?
         do {
-            criteria = try self.criteria()
+            judging = outputJudge(try self.criteria())
             if !expect.isEmpty {
                 throw CLIFailure("--expect-monitor/--expect-serial/--expect-mode are not supported with several outputs yet: validate one --connector at a time")
             }
-            if criteria.isEmpty {
+            if judging.criteria.isEmpty {
                 throw ValidationCriteria.Invalid("give at least one threshold (--max-dropped, --max-drop-events, --max-drop-event, --refresh-tolerance, --max-jitter, --min-rate)")
             }
             junitFile = try junit.map { try LineFile(path: $0) }
             do {
                 results = try options.paceSeveral(source: source, command: "validate") { _, _, out in
-                    let t = FrameTally(keepFrames: keepFrames)
+                    let t = judging.makeTally()
                     out.add(t)
                     tallies.append((t, out))
                 }
@@ -57,11 +56,8 @@ extension ValidateCommand {
                 try options.printSummary(r.summary)
             }
             var note: String? = nil
-            var judged = try judge(criteria, summary: r.summary, frames: keepFrames ? t.tally.frames : nil,
-                                   hardwareVBlank: t.files.hardwareVBlank, measuredRefreshHz: t.files.measuredRefreshHz,
-                                   largestDropEvent: t.tally.largestDropEvent, junitFile: nil,
+            let judged = try judge(judging, summary: r.summary, tally: t.tally, sinks: t.files, junitFile: nil,
                                    note: { line in if json { note = line } else { print(line) } })
-            if let failed = CriterionResult.display(r.summary.end) { judged.append(failed) }
             suites.append(JUnitReport.Suite(name: "cadence.validate.\(r.name)", results: judged, summary: r.summary))
             if json {
                 objects[i]["criteria"] = judged.map { ["name": $0.name, "passed": $0.passed, "detail": $0.detail] as [String: Any] }

@@ -199,7 +199,6 @@ import Testing
             (["--connector", "all", "--connector", "DP-1"], "'all' cannot be combined"),
             (["--connector", "eDP-1", "--connector", "DP-1", "--inject-late", "HDMI-A-1=5:1"], "HDMI-A-1 is not one of the outputs"),
             (["--connector", "eDP-1", "--connector", "DP-1", "--metrics-textfile", dir + "/x.prom"], "--metrics-port/--metrics-textfile is not supported with several outputs"),
-            (["--connector", "eDP-1", "--connector", "DP-1", "--hud"], "--hud is not supported with several outputs"),
         ]
         for (args, message) in cases {
             let r = try cadence(base + args, in: dir)

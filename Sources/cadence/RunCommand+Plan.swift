@@ -1,0 +1,132 @@
+import CadenceCore
+import CadenceSession
+import DRM
+import KMSDisplay
+import Scenes
+
+/// `cadence run`'s options as CadenceSession's `OutputGroupPlan`, for one output or several:
+/// the library opens, runs and completes the outputs; this turns its typed refusals and notices
+/// into the CLI's lines.
+extension RunCommand {
+    /// The run the options ask for. `source` is where DRM devices come from (tests pass a fake;
+    /// nil: `--session`'s).
+    func makePlan(source given: DeviceSource?, purpose: BackendChoice.Purpose) throws -> OutputGroupPlan {
+        let several = severalOutputs
+        let config = try makeConfiguration()
+        let source = try given ?? sessionOptions.source(command: purpose == .validate ? "validate" : "run")
+        let scene: (any Scene)?
+        if self.scene == "solid" {
+            guard !hud else { throw CLIFailure("--hud needs a scene; --scene solid draws plain colours only") }
+            scene = nil
+        } else {
+            guard let s = SceneCatalog.scene(named: self.scene) else {
+                throw CLIFailure(
+                    "unknown scene '\(self.scene)': choose solid or one of \(SceneCatalog.names.joined(separator: ", "))"
+                )
+            }
+            scene = s
+        }
+        let checks = try verifyChecks()
+        let staleFrame = try staleBufferFault()
+        let fake = try makeFakeConfiguration(surface: scene != nil)
+        let selection: OutputGroupPlan.Outputs
+        if several {
+            let modes = try modeChoice()
+            selection = .several(connectors: connectors, mode: modes.all, modes: modes.perOutput)
+        } else {
+            selection = .one(connector: connector, mode: try singleOutputMode())
+        }
+        let policy = try BackendChoice.vrrPolicy(vrr)
+        guard let backend = DisplayChoice.Backend(self.backend) else {
+            throw CLIFailure(
+                several
+                    ? "--backend must be auto, kms, fake or fake-drm[:PROFILE[,PROFILE…]]"
+                    : "--backend must be auto, kms, fake or fake-drm[:PROFILE]")
+        }
+        let files = try outputs.files(log: log)
+        var plan = OutputGroupPlan(
+            backend: backend, device: device, source: source, outputs: selection, fake: fake,
+            vrr: vrr == nil ? nil : policy, purpose: purpose, configuration: config, scene: scene,
+            sinks: { [self] output in
+                guard let output else { return try self.outputs.sinks(files) }
+                return try self.outputs.sinks(files.forOutput(named: output.name))
+            })
+        plan.injectLate = try injectLatePlan()
+        plan.hud = hud
+        plan.crc = checks.crc
+        plan.writeback = checks.writeback ? checks.schedule : nil
+        plan.capturePNGBase = WritebackCaptures.pngBase(log: log)
+        plan.staleFrame = staleFrame
+        return plan
+    }
+
+    /// Opens the outputs the options name (one, or several at once), runs them until the end
+    /// (or SIGINT/SIGTERM/SIGHUP) and returns each one's result; every output is complete and
+    /// every display closed (CRTC restored) when it returns. `onOutput` sees each output's run
+    /// and sinks before the runs start.
+    func paceOutputs(
+        source: DeviceSource?, purpose: BackendChoice.Purpose,
+        onOutput: (OutputGroupRun.Output) -> Void
+    ) throws -> [OutputGroupRun.Result] {
+        let plan = try makePlan(source: source, purpose: purpose)
+        let command = purpose == .validate ? "validate" : "run"
+        let group = try Self.refusingInOneLine {
+            try OutputGroupRun.open(plan) { StandardStreams.errorLine(Self.noticeLine($0, command: command)) }
+        }
+        let stop = SignalStop()
+        defer { stop.remove() }
+        StandardStreams.unblockStopSignals()
+        for o in group.outputs { onOutput(o) }
+        return try group.run(shouldStop: { stop.isRequested })
+    }
+
+    /// The stderr line of a notice: `cadence run: …` for one output, `cadence COMMAND: NAME: …`
+    /// for one of several.
+    static func noticeLine(_ notice: OutputGroupRun.Notice, command: String) -> String {
+        func line(_ output: String?, _ text: String) -> String {
+            output.map { "cadence \(command): \($0): \(text)" } ?? "cadence run: \(text)"
+        }
+        switch notice {
+        case .display(let output, let text), .unevenRate(let output, let text): return line(output, text)
+        case .latencyCapped(let output, let requested, let display):
+            return line(output, latencyNotice(requested: requested, display: display) ?? "")
+        }
+    }
+
+    /// Runs `body`, turning the run's and the display's refusals into one line naming the
+    /// options (exit 2).
+    static func refusingInOneLine<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let refusal as OutputGroupRun.Refusal {
+            switch refusal {
+            case .severalOutputsNeedKMS:
+                throw CLIFailure(
+                    "several outputs need a KMS display: --backend kms or fake-drm[:PROFILE] (the fake display has one output)"
+                )
+            case .checksNeedOneOutput:
+                throw CLIFailure("--verify is not supported with several outputs yet: run one --connector at a time")
+            case .injectLateTargetNotDriven(let target, let driven):
+                throw CLIFailure("--inject-late \(target)=…: the run drives \(driven), not \(target)")
+            case .injectLateTargetAmbiguous(let target, let outputs):
+                throw CLIFailure(
+                    "--inject-late \(target)=…: \(target) is on several cards: name one (\(outputs.joined(separator: ", ")))"
+                )
+            case .injectLateTargetNotRun(let target, let outputs):
+                throw CLIFailure(
+                    "--inject-late \(target)=…: \(target) is not one of the outputs run (\(outputs.joined(separator: ", ")))"
+                )
+            case .checkNeedsKMS(let check, let display):
+                throw CLIFailure("--verify \(check) needs a KMS display (the \(display) display has no CRTC)")
+            case .crcUnavailable(let e):
+                throw crcRefusal(e)
+            case .writebackUnavailable(let e):
+                throw CLIFailure("--verify writeback: \(e)")
+            }
+        } catch let refusal as DisplayChoice.Refusal {
+            throw BackendChoice.failure(refusal)
+        } catch let e as OutputSelectionError {
+            throw CLIFailure(e.description)
+        }
+    }
+}
