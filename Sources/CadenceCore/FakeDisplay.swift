@@ -261,12 +261,18 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
             return grid
         }
         let minInterval = Nanoseconds((1e9 / vrr.upperBound * (1 + configuration.driftPPM / 1e6)).rounded())
-        let maxInterval = Nanoseconds((1e9 / vrr.lowerBound * (1 + configuration.driftPPM / 1e6)).rounded())
+        // Rounded up: the panel holds a frame up to its longest refresh, so that a flip committed
+        // exactly then (a frame of k × the longest refresh, 1 Hz on 48–144 Hz) still wins over the
+        // panel's own refresh; rounded to the nearest ns that refresh came 1 ns before the flip
+        // and every second frame waited the shortest refresh after it.
+        let maxInterval = Nanoseconds((1e9 / vrr.lowerBound * (1 + configuration.driftPPM / 1e6)).rounded(.up))
         // Forced repeat: evenly spaced inside the frame's duration (the interval between the
         // last two commits) when it is longer than the panel can hold (low-framerate
         // compensation, ``LowFramerateCompensation``), else at the longest refresh.
         var repeatAt = lastRefreshStart + maxInterval
-        let lfc = LowFramerateCompensation(range: vrr.lowerBound * (1 - configuration.driftPPM / 1e6)...vrr.upperBound * (1 - configuration.driftPPM / 1e6))
+        // The panel's real range: every interval × (1 + drift), as above.
+        let drift = 1 + configuration.driftPPM / 1e6
+        let lfc = LowFramerateCompensation(range: vrr.lowerBound / drift...vrr.upperBound / drift)
         if lastFlipStart >= 0, cadence.frameDuration > 0,
            let at = lfc.repeatStart(Int(repeatIndex) + 1, frameStart: lastFlipStart, duration: cadence.frameDuration), at > lastRefreshStart {
             repeatAt = at

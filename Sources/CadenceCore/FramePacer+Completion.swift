@@ -33,6 +33,7 @@ extension FramePacer {
             pullBackTargets(shown: id, at: vb.sequence)
             account(&r)
             complete(r)
+            pushBackQueuedVRRFrames(behindFrameShownAt: r.presentedTime)
         case .discarded(let id):
             guard count > 0, ring[head].id == id else { return }
             if inFlight { inFlight = false }
@@ -125,6 +126,35 @@ extension FramePacer {
                 l.nextTargetSequence = Swift.max(p.unpushed, sequence &+ UInt64(l.rate.refreshesPerFrame))
             }
         }
+    }
+
+    /// VRR: a frame the panel showed later than it could be predicted (a late one that met the
+    /// panel's own refresh at its longest interval, then waited its shortest refresh) pushes the
+    /// frames queued behind it back, and the links' next targets with them, so that the first is
+    /// aimed no sooner than the panel's shortest refresh after it and the link keeps its cadence
+    /// from there: as at latency 1, where the next callback waits for the frame to be shown. Their
+    /// delay is the late frame's, already charged to it; aimed at their old targets they were
+    /// each a second drop event behind it (latency 2, 90 Hz on 48–144 Hz, a frame 2 refreshes
+    /// late: the next one 2.1 ms late, flip-late). Frames with a time of their own (`present(at:)`,
+    /// a minimum duration) keep it.
+    ///
+    /// The first of them is then committed at once when the rate is inside the panel's range
+    /// (`trySubmit`: the panel holds it until then).
+    func pushBackQueuedVRRFrames(behindFrameShownAt shown: Nanoseconds) {
+        guard vrrRange != nil, count > 0, ring[head].intent == .nextOpportunity else { return }
+        let shift = shown &+ Nanoseconds(refreshInterval.rounded()) &- ring[head].targetTime
+        guard shift > 0 else { return }
+        // (At a rate below the panel's minimum the commits keep the frame's own cadence: the
+        // panel's low-framerate compensation learns the frame's duration from them.)
+        if let vrr = vrrRange, ring[head].effectiveRateHz >= vrr.lowerBound { vrrHeldFrame = ring[head].id }
+        for i in 0..<count {
+            let slot = (head + i) % ring.count
+            guard ring[slot].intent == .nextOpportunity else { continue }
+            ring[slot].targetTime &+= shift
+            ring[slot].deadline &+= shift
+            predicted[slot] = UInt64(bitPattern: Nanoseconds(bitPattern: predicted[slot]) &+ shift)
+        }
+        for l in links where l.rate.isVariable && !l.needsReanchor { l.nextTargetTime &+= shift }
     }
 
     /// A ``BackendFailure/deviceLost(_:)`` or ``BackendFailure/disconnected(_:)`` ends the

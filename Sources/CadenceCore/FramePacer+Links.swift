@@ -140,7 +140,13 @@ extension FramePacer {
             let minGap = Nanoseconds(refreshInterval.rounded())
             var floor = havePresented ? lastPresentedTime &+ minGap : Nanoseconds.min
             if count > 0 { floor = Swift.max(floor, Nanoseconds(bitPattern: predicted[(head + count - 1) % ring.count]) &+ minGap) }
-            if link.nextTargetTime < floor { link.nextTargetTime = floor }
+            if link.nextTargetTime < floor {
+                // Aimed at the panel's shortest refresh after a frame it showed late: committed
+                // at once (`pushBackQueuedVRRFrames`).
+                let behindShown = count == 0 && havePresented && floor == lastPresentedTime &+ minGap
+                heldBehindLateFrame = behindShown && link.rate.refreshesPerFrame == 1
+                link.nextTargetTime = floor
+            }
         }
         let target = link.nextTargetTime
         let timing = DisplayLinkUpdate.Timing(
@@ -155,6 +161,10 @@ extension FramePacer {
             latency: link.plannedLatency,
             firedLate: late)
         let presentedSlot = try invoke(link, timing, plannedAt: planned)
+        if heldBehindLateFrame, let slot = presentedSlot, slot < ring.count, ring[slot].intent == .nextOpportunity {
+            vrrHeldFrame = ring[slot].id
+        }
+        heldBehindLateFrame = false
         if link.rateDirty {
             link.rate = EffectiveRate.select(for: link.preferredFrameRateRange, refreshHz: 1e9 / refreshInterval, vrr: vrrRange)
             link.rateDirty = false

@@ -49,7 +49,15 @@ extension FramePacer {
                     ring[head] = r
                 }
                 let nowT = backend.now()
-                if r.targetTime &- commitMargin > nowT || notBefore > nowT { return }
+                // The frame aimed at the panel's shortest refresh after a frame the panel showed
+                // late is committed at once: the panel holds it until then. Committed at its
+                // target, its commit interval was the late frame's delay plus a refresh, after a
+                // long one (the late frame's): the panel's low-framerate compensation took the two
+                // long intervals for a long frame and repeated it just before the next commit,
+                // which then waited a refresh, and so on: every frame after was late (59.94 Hz on
+                // a 40–60 Hz panel at frame latency 2, a frame 4 refreshes late).
+                let held = r.id == vrrHeldFrame
+                if (r.targetTime &- commitMargin > nowT && !held) || notBefore > nowT { return }
                 if count > 1 {
                     let n = ring[(head + 1) % ring.count]
                     if n.targetTime &- commitMargin <= nowT && !isMinDuration(n.intent) {

@@ -68,6 +68,12 @@ public final class FramePacer {
     var nextID: FrameID = 1
     var outstandingRequest: UInt64? = nil
     var retryAfterBusy = false
+    /// VRR: the frame aimed at the panel's shortest refresh after a frame the panel showed late,
+    /// committed as soon as it is the head (`trySubmit`).
+    var vrrHeldFrame: FrameID? = nil
+    /// VRR: the callback running now aims at the panel's shortest refresh after the last shown
+    /// frame (`fireVariable`).
+    var heldBehindLateFrame = false
     var lastCompletionDelay: Nanoseconds = 0
     var lastVBlankEventDelay: Nanoseconds = 0
     /// When the last flip completion was received (the event's receipt time, which a log keeps).

@@ -28,17 +28,24 @@ public struct LowFramerateCompensation: Sendable, Equatable {
     public func refreshes(forFrameDuration duration: Nanoseconds) -> Int {
         let d = Double(duration)
         guard d > maximumIntervalNs * 1.001 else { return 1 }
-        let k = (d / maximumIntervalNs).rounded(.up)
+        var k = (d / maximumIntervalNs).rounded(.up)
+        // The fewest: d / maximum can round above a whole k that holds exactly (1.6 Hz on
+        // 48–144 Hz: 625 ms / 20.833 ms gave 30.000000000000004, 31 repeats instead of 30).
+        if k > 1 && d / (k - 1) <= maximumIntervalNs { k -= 1 }
         return d / k >= minimumIntervalNs * 0.999 ? Int(k) : 1
     }
 
     /// When the `index`-th repeat (1-based) of a frame whose refresh started at `frameStart`
     /// and that is meant to stay up `duration` ns begins, or nil when the frame has no such
-    /// repeat.
+    /// repeat. Rounded up to the ns: a flip committed at the same time as a repeat wins. Rounded
+    /// down, a repeat half-way through a frame of an odd number of ns came 1 ns before the next
+    /// frame's commit (60 Hz on a 40–60 Hz panel at frame latency 3, the first frame shown a
+    /// refresh late: every frame after it was shown a refresh late, each behind a repeat).
     public func repeatStart(_ index: Int, frameStart: Nanoseconds, duration: Nanoseconds) -> Nanoseconds? {
         let k = refreshes(forFrameDuration: duration)
         guard index >= 1, index < k else { return nil }
-        return frameStart &+ (Nanoseconds(index) &* duration) / Nanoseconds(k)
+        let kk = Nanoseconds(k)
+        return frameStart &+ (Nanoseconds(index) &* duration &+ kk &- 1) / kk
     }
 }
 

@@ -26,7 +26,7 @@ func expectTheModel(_ s: PacingScenario, sourceLocation: SourceLocation = #_sour
 }
 
 /// Property-based tests of the pacing contracts: the real pacer against ``ReferenceModel`` on
-/// random scenarios (fixed refresh; VRR is left out while its lateness judging changes).
+/// random scenarios (fixed refresh; VRR: `VRRPacingPropertyTests`).
 @Suite struct PacingPropertyTests {
     /// Every frame's vblank, dropped refreshes and cause, and the summary's totals, on a
     /// jitter-free fake display: rates and ranges, latency 1–3, injected lateness, minimum

@@ -3,7 +3,8 @@ import CadenceCore
 // A reference model of the pacing contracts (CadenceCore.docc/PacingModel.md), written from
 // their text and table and not from the pacer's code: small, slow and obviously correct. Given
 // a scenario it says, for every frame, the vblank (relative to the first frame's) it must be
-// shown at, its dropped refreshes and its cause. Fixed refresh only (VRR is not modelled).
+// shown at, its dropped refreshes and its cause. Fixed refresh here; variable refresh (VRR, LFC)
+// in ReferenceModelVRR.swift (CadenceCoreTests).
 //
 // This file is shared, as a symbolic link, by CadenceCoreTests, KMSDisplayTests and
 // CadenceReportTests: it imports CadenceCore only.

@@ -1,0 +1,243 @@
+import PropertyBased
+import Testing
+
+@testable import CadenceCore
+
+/// Runs `s` with the real ``PacingRun`` over a VRR ``FakeDisplay`` on virtual time.
+func runOnFakeVRRDisplay(_ s: VRRScenario) throws -> (RunSummary, [FrameReport]) {
+    let run = try PacingRun(backend: FakeDisplay(s.fakeDisplay), configuration: s.runConfiguration())
+    var reports: [FrameReport] = []
+    reports.reserveCapacity(s.frames)
+    run.onFrame = { reports.append($0) }
+    return (try run.run(), reports)
+}
+
+/// Runs `s` on the VRR fake display: the model's mismatches, the summary and the reports.
+func vrrRunAgainstTheModel(_ s: VRRScenario) throws -> (wrong: [String], summary: RunSummary, reports: [FrameReport]) {
+    let (summary, reports) = try runOnFakeVRRDisplay(s)
+    // Times in whole ns: the model's and the display's roundings part by up to 1 ns a frame.
+    let wrong = ReferenceModel.vrrMismatches(
+        s, reports: reports, summary: summary, panelStart: Double(s.fakeDisplay.startTime),
+        slop: 20 + Double(s.frames))
+    return (wrong, summary, reports)
+}
+
+/// Generators of VRR scenarios, from small integers (so that they shrink).
+enum VRRGen {
+    /// Panels' VRR ranges seen in the wild.
+    static let panels: [ClosedRange<Double>] = [48...144, 40...60, 30...120, 48...240, 40...165]
+    /// Rates people ask for, fractional ones too.
+    static let rates: [Double] = [24, 23.976, 25, 29.97, 30, 47.952, 48, 50, 59.94, 60, 72, 90, 100, 119.88, 120, 144]
+
+    struct Knobs: Sendable {
+        var panel: Int, kind: Int, a: Int, b: Int, c: Int
+        var latency: Int, frames: Int
+        var late: [Int], gaps: [Int]
+        var drift: Int, ppm: Int
+    }
+
+    static func knobs(frames: ClosedRange<Int>) -> Generator<Knobs, some SendableSequenceType> {
+        zip(
+            zip(
+                Gen.int(in: 0...9), Gen.int(in: 0...9), Gen.int(in: 0...3000), Gen.int(in: 0...3000),
+                Gen.int(in: 0...3000)),
+            zip(Gen.int(in: 1...3), Gen.int(in: frames)),
+            Gen.int(in: 1...6).array(of: 0...3),
+            Gen.int(in: 0...40).array(of: 0...3),
+            zip(Gen.int(in: 0...3), Gen.int(in: 0...1000))
+        ).map { t in
+            Knobs(
+                panel: t.0.0, kind: t.0.1, a: t.0.2, b: t.0.3, c: t.0.4, latency: t.1.0, frames: t.1.1,
+                late: t.2, gaps: t.3, drift: t.4.0, ppm: t.4.1)
+        }
+    }
+
+    /// A scenario: a panel, a rate inside its range, a common (maybe fractional) one, one below
+    /// its minimum (LFC, or a rate it cannot show evenly), its maximum, or the fixed-refresh
+    /// generator's range shapes; latency 1–3; injected lateness K 1–6 at random frames; drift.
+    static func scenario(_ k: Knobs) -> VRRScenario {
+        var s = VRRScenario()
+        s.vrr = panels[k.panel % panels.count]
+        let (lo, hi) = (s.vrr.lowerBound, s.vrr.upperBound)
+        switch k.kind {
+        case 0, 1:  // a rate inside the panel's range, in tenths of Hz
+            let p = lo + Double(k.a % Int((hi - lo) * 10 + 1)) / 10
+            s.range = FrameRateRange(minimum: 0, maximum: 0, preferred: p)
+        case 2:  // a common rate, maybe with the content's range up to it
+            let p = rates[k.a % rates.count]
+            s.range = FrameRateRange(minimum: 0, maximum: k.b % 2 == 0 ? 0 : p, preferred: p)
+        case 3, 4:  // below the panel's minimum, down to 1 Hz: LFC, or a rate it cannot show evenly
+            let p = max(1, Double(k.a % Int(lo * 10)) / 10)
+            s.range = FrameRateRange(minimum: 0, maximum: k.b % 3 == 0 ? p + Double(k.c % 100) / 10 : 0, preferred: p)
+        case 5:
+            s.range = .default
+        default:
+            s.range = PacingGen.range(kind: k.kind, k.a, k.b, k.c, refreshHz: hi)
+        }
+        s.latency = k.latency
+        let rate = ReferenceModel.vrrRate(for: s.range, panel: s.vrr)
+        // At most about 8 s of virtual time.
+        s.frames = max(12, min(k.frames, Int(8 * rate.hz)))
+        s.injectLate = PacingGen.injectLate(k.late, gaps: k.gaps, latency: s.latency, frames: s.frames)
+        // Drift (±500 ppm), but only where each refresh (the frame, or its LFC repeats) is 0.2 %
+        // inside the panel's range: at its edge the panel's real range no longer holds it (not
+        // modelled, see ReferenceModelVRR.swift).
+        let refreshes = rate.hz * Double(rate.repeats)
+        if k.drift == 1 && refreshes >= lo * 1.002 && refreshes <= hi / 1.002 { s.driftPPM = Double(k.ppm - 500) }
+        return s
+    }
+}
+
+/// Property-based tests of the VRR contracts: the real pacer on a VRR ``FakeDisplay`` against
+/// the reference model's VRR half (ReferenceModelVRR.swift).
+@Suite struct VRRPacingPropertyTests {
+    /// Every frame's target, presentation time, lateness, dropped frame intervals, hitch and
+    /// cause, and the summary: random panels (48–144, 40–60, 30–120, 48–240, 40–165 Hz), rates
+    /// inside, below the minimum (LFC or the nearest even rate) and fractional, latency 1–3,
+    /// injected lateness, drift. Two local runs of 10,000 passed (68 s and 51 s).
+    @Test func thePacerFollowsTheModelOnAVRRPanel() async {
+        await propertyCheck(count: 1_000, input: VRRGen.knobs(frames: 60...200)) { k in
+            let s = VRRGen.scenario(k)
+            let (wrong, _, _) = try vrrRunAgainstTheModel(s)
+            #expect(wrong.isEmpty, "\(s): \(wrong.count) mismatches: \(wrong.prefix(4).joined(separator: "; "))")
+        }
+    }
+
+    /// The rate rule under VRR: the model's reading of PacingModel.md against
+    /// ``EffectiveRate/select(for:refreshHz:vrr:)``.
+    @Test func theVRRRateRuleIsTheModels() async {
+        let input = zip(
+            Gen.int(in: 0...9), Gen.int(in: 0...9), Gen.int(in: 0...3000), Gen.int(in: 0...3000), Gen.int(in: 0...3000))
+        await propertyCheck(count: 20_000, input: input) { t in
+            let k = VRRGen.Knobs(
+                panel: t.0, kind: t.1, a: t.2, b: t.3, c: t.4, latency: 1, frames: 12, late: [], gaps: [], drift: 0,
+                ppm: 0)
+            let s = VRRGen.scenario(k)
+            let m = ReferenceModel.vrrRate(for: s.range, panel: s.vrr)
+            let e = EffectiveRate.select(for: s.range, refreshHz: s.vrr.upperBound, vrr: s.vrr)
+            let same =
+                abs(e.hz - m.hz) <= 1e-9 * m.hz && e.refreshesPerFrame == m.repeats && e.isVariable
+                && (e.requestedHz == nil) == (m.requested == nil)
+            #expect(
+                same, "\(s): \(e.hz) Hz ×\(e.refreshesPerFrame) asked \(String(describing: e.requestedHz)); model \(m)")
+        }
+    }
+
+    /// `injectLate` 100:K on a 48–144 Hz panel at 90 Hz, every latency, K 1–6: one drop event,
+    /// render-late, its hitch the frame's lateness (the model's), growing with K, and no frame
+    /// after it late. At latency 2 and 3 the frame after one that met the panel's own refresh
+    /// was aimed at its old target, sooner than the panel's shortest refresh after the late
+    /// frame: a second drop event (found by the property: latency 2, K 2: frame 101 2.08 ms
+    /// late, flip-late, 3 dropped in 2 events besides frame 0's). Frame 0 at latency 2–3 meets
+    /// the panel's own refresh at the start (a real hitch, in the model too).
+    @Test(arguments: [1, 2, 3])
+    func oneDropEventPerLateFrameAtEveryLatency(latency: Int) throws {
+        var hitches: [Nanoseconds] = []
+        for k in 1...6 {
+            let s = VRRScenario(
+                vrr: 48...144, range: .init(minimum: 0, maximum: 144, preferred: 90), latency: latency, frames: 200,
+                injectLate: [100: k])
+            let (wrong, summary, reports) = try vrrRunAgainstTheModel(s)
+            #expect(wrong.isEmpty, "\(s): \(wrong.prefix(4).joined(separator: "; "))")
+            let late = reports.filter { $0.frameIndex > 0 && $0.droppedRefreshes > 0 }
+            #expect(late.map(\.frameIndex) == [100] && late.first?.cause == .renderLate, "\(s): \(summary.causes)")
+            if let r = late.first { hitches.append(r.hitch) }
+        }
+        #expect(zip(hitches, hitches.dropFirst()).allSatisfy { $0 < $1 }, "\(hitches)")
+    }
+
+    /// The property's other counterexamples, shrunk, each fixed and pinned:
+    /// - A: 60 Hz on 40–60 Hz, latency 3: frame 0 met the panel's own refresh (1 ns before its
+    ///   commit) and every frame after it was late by a refresh (60 dropped in 60 events,
+    ///   flip-late). With the frames queued behind it pushed back (`pushBackQueuedVRRFrames`)
+    ///   the commits came 2 frames apart, the panel's LFC took them for a 30 Hz frame and its
+    ///   repeat, half-way and rounded down, came 1 ns before the next commit, again every
+    ///   frame. Repeats are now rounded up (a flip committed then wins): 1 in 1, frame 0.
+    /// - B: 59.94 Hz on 40–60 Hz, latency 2, late 3:4 and 11:2: frames 4–10 each late by a
+    ///   refresh, 16 dropped in 12 events: frame 4, pushed to the panel's shortest refresh after
+    ///   frame 3 and committed at its new target, made a second long commit interval, and LFC
+    ///   repeats came before the commits. That frame is now committed at once: 8 in 3.
+    /// - C: 1 Hz on 48–144 Hz: every second frame late by a refresh (1 s is 48 of the panel's
+    ///   longest refreshes, rounded to the ns 1 ns short, so its own refresh came just before
+    ///   the commit). The fake display's longest refresh is rounded up now.
+    /// - D: 1.6 Hz on 48–144 Hz, late 2:1: 625 ms / 20.833 ms was 30.000000000000004 and LFC
+    ///   showed each frame 31 times; frame 2 (late) met a refresh of the panel's own: shown
+    ///   0.67 ms later than the model's 30. `LowFramerateCompensation` takes the fewest k now.
+    @Test func vrrCounterexamplesFoundByTheProperty() throws {
+        let found: [(VRRScenario, dropped: Int, events: Int)] = [
+            (VRRScenario(vrr: 40...60, range: .default, latency: 3, frames: 60), 1, 1),
+            (
+                VRRScenario(
+                    vrr: 40...60, range: .init(minimum: 0, maximum: 0, preferred: 59.94), latency: 2, frames: 60,
+                    injectLate: [3: 4, 11: 2]), 8, 3
+            ),
+            (
+                VRRScenario(vrr: 48...144, range: .init(minimum: 0, maximum: 1, preferred: 1), latency: 1, frames: 12),
+                0, 0
+            ),
+            (
+                VRRScenario(
+                    vrr: 48...144, range: .init(minimum: 0, maximum: 1.6, preferred: 1.6), latency: 1, frames: 12,
+                    injectLate: [2: 1]), 1, 1
+            )
+        ]
+        for (s, dropped, events) in found {
+            let (wrong, summary, _) = try vrrRunAgainstTheModel(s)
+            #expect(wrong.isEmpty, "\(s): \(wrong.prefix(4).joined(separator: "; "))")
+            #expect(
+                summary.droppedRefreshes == dropped && summary.dropEvents == events,
+                "\(s): \(summary.droppedRefreshes) in \(summary.dropEvents), \(summary.causes)")
+        }
+    }
+}
+
+/// The VRR model itself against PacingModel.md's table and the LFC contract's numbers.
+@Suite struct ReferenceModelVRRTests {
+    @Test func theRuleTable() {
+        let rows: [(ClosedRange<Double>, FrameRateRange, Double, Int)] = [
+            (48...144, .init(minimum: 0, maximum: 144, preferred: 90), 90, 1),
+            (48...144, .init(minimum: 0, maximum: 144, preferred: 47), 47, 2),
+            (48...144, .init(minimum: 0, maximum: 144, preferred: 30), 30, 2),
+            (40...60, .init(minimum: 0, maximum: 60, preferred: 35), 40, 1),
+            (40...60, .init(minimum: 0, maximum: 36, preferred: 35), 30, 2)
+        ]
+        for (panel, range, hz, k) in rows {
+            let m = ReferenceModel.vrrRate(for: range, panel: panel)
+            #expect(m.hz == hz && m.repeats == k, "\(panel) \(range): \(m)")
+        }
+    }
+
+    /// 47 Hz on 48–144 Hz: each frame shown twice, 10.64 ms apart, once the panel knows the
+    /// frame's duration (from the second commit on).
+    @Test func lfcShowsEachFrameTwiceEvenly() {
+        var panel = ReferenceModel.VRRPanel(range: 48...144, driftPPM: 0, firstRefresh: 0)
+        let frame = (1e9 / 47).rounded()
+        for i in 1...6 {
+            let c = Double(i) * frame
+            // From the fourth frame on: one repeat of the frame before, half-way, then this one
+            // at its commit.
+            let repeatAt = panel.nextRepeat
+            let shown = panel.show(committedAt: c)
+            if i >= 4 {
+                #expect(shown == c)
+                #expect(abs(repeatAt - (c - frame / 2)) <= 1, "\(repeatAt) \(c)")
+            }
+        }
+        #expect(abs(frame / 2 - 10_638_298) <= 1)
+    }
+
+    /// A frame K refreshes late at 90 Hz on 48–144 Hz (latency 1): K = 1 is half a 144 Hz refresh
+    /// late (3.47 ms); K = 2 meets the panel's own refresh (at its longest, 20.8 ms after the
+    /// frame before) and waits its shortest after it: 16.67 ms late, 2 frame intervals.
+    @Test func lateFramesOnTheModelsPanel() {
+        for (k, lateness, dropped) in [(1, 3_472_222.0, 1), (2, 16_666_666.0, 2)] {
+            let s = VRRScenario(
+                vrr: 48...144, range: .init(minimum: 0, maximum: 144, preferred: 90), frames: 12, injectLate: [5: k])
+            let e = ReferenceModel.expectations(for: s, firstTarget: 1e9 + 1e9 / 90, panelStart: 1e9)
+            #expect(
+                abs(e[5].hitch - lateness) <= 2 && e[5].droppedRefreshes == dropped && e[5].cause == .renderLate,
+                "K \(k): \(e[5])")
+            #expect(e.enumerated().allSatisfy { $0.offset == 5 || !$0.element.late })
+        }
+    }
+}
