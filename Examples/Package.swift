@@ -15,6 +15,14 @@ let package = Package(
                 .product(name: "KMSDisplay", package: "Cadence"),
             ],
             path: "Sources/MovingBar"),
+        // `cadence run --connector all --log --csv` in under 40 lines (issue 22).
+        .executableTarget(
+            name: "run-all",
+            dependencies: [
+                .product(name: "CadenceCore", package: "Cadence"),
+                .product(name: "CadenceSession", package: "Cadence")
+            ],
+            path: "Sources/RunAll"),
         .testTarget(
             name: "MovingBarTests",
             dependencies: [.product(name: "CadenceCore", package: "Cadence")]),

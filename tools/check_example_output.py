@@ -2,6 +2,7 @@
 """Checks what Examples' `moving-bar` printed (stdout + stderr of one run).
 
     check_example_output.py fake|kms OUTPUT_FILE [--rc N] [--overruns N] [--no-drops]
+    check_example_output.py run-all OUTPUT_FILE DIR [--rc N]
 
 fake: no DRM card, so the fallback line, then exactly the fake display's virtual-time numbers:
       300 frames at 60 Hz (5 s), drawables 60, 120, … 300 presented one second apart, no drops.
@@ -20,7 +21,43 @@ import sys
 VKMS_HZ = 65000e3 / (1344 * 806)  # vkms' preferred 1024x768 mode: 60.00384 Hz
 
 
+def run_all(argv):
+    """`run-all` (Examples/Sources/RunAll): run in DIR, it printed OUTPUT_FILE. Both outputs of
+    the fake two-CRTC card: 300 of 300 frames each (eDP-1 at 60 Hz, DP-1 at 144 Hz), the injected
+    2 refreshes in 1 drop event each, and each output's log and CSV in DIR, complete (an end line;
+    a header row and 300 rows)."""
+    import json, os
+    path, d = argv[2], argv[3]
+    rc = int(argv[argv.index("--rc") + 1]) if "--rc" in argv else 0
+    text = open(path, encoding="utf-8", errors="replace").read()
+    failed = 0
+
+    def check(label, ok, detail=""):
+        nonlocal failed
+        print("%s  example (run-all): %s%s" % ("PASS" if ok else "FAIL", label, "" if ok else "  [%s]" % detail))
+        failed += 0 if ok else 1
+
+    check("exit status 0", rc == 0, "rc %d: %s" % (rc, text[-400:]))
+    want = ["eDP-1: 300 of 300 frames at 60.0 Hz, 2 dropped refreshes, 1 drop events, log run.eDP-1.jsonl",
+            "DP-1: 300 of 300 frames at 144.0 Hz, 2 dropped refreshes, 1 drop events, log run.DP-1.jsonl"]
+    check("one line per output, the known answers", text.splitlines() == want, text[-400:])
+    for name in ("eDP-1", "DP-1"):
+        try:
+            lines = open(os.path.join(d, "run.%s.jsonl" % name)).read().splitlines()
+            end = json.loads(lines[-1])
+            frames = [l for l in lines if '"outcome"' in l and '"record"' not in l]
+            ok = json.loads(lines[0]).get("connector") == name and end.get("record") == "end" and len(frames) == 300
+            check("run.%s.jsonl: header for %s, 300 frame lines, an end line" % (name, name), ok, "%d lines" % len(lines))
+            rows = open(os.path.join(d, "run.%s.csv" % name)).read().splitlines()
+            check("run.%s.csv: a header row and 300 rows" % name, len(rows) == 301 and rows[0].startswith("Frame,"), "%d rows" % len(rows))
+        except (OSError, ValueError, IndexError) as e:
+            check("run.%s files" % name, False, str(e))
+    return 1 if failed else 0
+
+
 def main(argv):
+    if len(argv) >= 4 and argv[1] == "run-all":
+        return run_all(argv)
     if len(argv) < 3 or argv[1] not in ("fake", "kms"):
         sys.exit(__doc__)
     mode, path = argv[1], argv[2]

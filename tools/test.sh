@@ -170,6 +170,13 @@ grep -E "^(✔|✘) Test run with" "$log" || tail -n 3 "$log"
 example_rc=0
 "$(swift build --package-path Examples --show-bin-path)/moving-bar" >"$log" 2>&1 || example_rc=$?
 python3 tools/check_example_output.py fake "$log" --rc "$example_rc"
+# The session example: what `cadence run --connector all --log --csv` does, in a scratch folder.
+run_all_dir=$(mktemp -d)
+example_rc=0
+run_all_bin="$(swift build --package-path Examples --show-bin-path)/run-all"
+(cd "$run_all_dir" && "$run_all_bin") >"$log" 2>&1 || example_rc=$?
+python3 tools/check_example_output.py run-all "$log" "$run_all_dir" --rc "$example_rc"
+rm -rf "$run_all_dir"
 
 [ "$unit_only" = 1 ] && exit 0
 

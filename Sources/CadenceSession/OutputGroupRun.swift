@@ -60,7 +60,8 @@ public struct OutputGroupPlan {
     public var sinks: (OutputName?) throws -> SessionSinks
 
     /// A plan driving `outputs` on `backend` with `configuration`, drawing `scene`; the rest is
-    /// off (no HUD, no checks, no injected lateness) until set.
+    /// off (no HUD, no checks) until set. The configuration's injected lateness becomes
+    /// ``injectLate``'s lateness of every output.
     public init(
         backend: DisplayChoice.Backend, device: String? = nil, source: DeviceSource = .live,
         outputs: Outputs = .one(connector: nil, mode: nil),
@@ -76,7 +77,10 @@ public struct OutputGroupPlan {
         self.vrr = vrr
         self.purpose = purpose
         self.configuration = configuration
+        // The configuration's own injected lateness applies to every output unless the plan
+        // names outputs (a library user sets one or the other).
         self.injectLate = RunSpec.InjectLatePlan()
+        self.injectLate.everyOutput = configuration.injectLate
         self.scene = scene
         self.hud = false
         self.crc = false
