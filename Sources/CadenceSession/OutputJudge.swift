@@ -3,7 +3,7 @@ import CadenceReport
 
 /// How `cadence validate` judges each output's run, for one output or several alike: the
 /// criteria over the whole run, or, with a warm-up or windows, over the frames after the
-/// warm-up and in every window (``ValidationWindows``); a display that failed mid-run fails
+/// warm-up and in every window (`ValidationWindows`); a display that failed mid-run fails
 /// too.
 ///
 ///     let judge = OutputJudge(criteria: criteria, warmupSeconds: 5, windowSeconds: 10)
