@@ -125,6 +125,13 @@ public final class RunLogWriter {
     /// the next file's continuation line, so that a replay of that file knows of a gap among
     /// the frames it carries.
     private var recentSessions: [SessionChange] = []
+    /// CRC lines not written yet, newline-separated, and how many.
+    private var pendingCRC: [UInt8] = []
+    private var pendingCRCLines = 0
+    /// CRC lines are written together, in one write(2), before the next other line or once
+    /// this many wait (2 s at 60 Hz): one write a vblank cost a guest on a slow share 27 ms each
+    /// and held the pacing loop up.
+    public static let crcLinesPerWrite = 120
 
     /// Creates (truncating) `path`; throws a one-line ``LineFile/Failure``. A `path` ending in
     /// `.zst` is written as a zstd stream (``CompressedLineFile``: flushed at least once a
@@ -150,8 +157,9 @@ public final class RunLogWriter {
         try file.write(line: headerLine, record: false, mayRotate: false)
     }
 
-    /// Writes one frame.
+    /// Writes one frame (after the CRC lines read before it).
     public func write(_ record: FrameRecord) throws {
+        try flushCRC()
         try file.write(line: [UInt8](try encoder.encode(record)))
         frames += 1
         if file.rotation != nil {
@@ -166,29 +174,47 @@ public final class RunLogWriter {
 
     /// Writes one `--adapt` rate switch (a `"record":"rate-switch"` line).
     public func write(_ rateSwitch: RateSwitch) throws {
+        try flushCRC()
         try file.write(line: [UInt8](try encoder.encode(rateSwitch)), record: false)
     }
 
     /// Writes a seat-session pause or resume (a `"record":"session"` line). A compressed log is
     /// flushed at once: no line may come until the session resumes.
     public func write(_ session: SessionChange) throws {
+        try flushCRC()
         try file.write(line: [UInt8](try encoder.encode(session)), record: false)
         try file.compressedFile?.flush()
         if file.rotation != nil { recentSessions.append(session) }
     }
 
-    /// Writes one line of the CRTC's CRC (a `"record":"crc"` line, in a version 3 log).
+    /// Writes one line of the CRTC's CRC (a `"record":"crc"` line, in a version 3 log): held
+    /// with the ones before it and written in one write(2) before the next other line, or once
+    /// ``crcLinesPerWrite`` wait.
     public func write(_ crc: CRCRecord) throws {
-        try file.write(line: [UInt8](try encoder.encode(crc)), record: false)
+        if pendingCRCLines > 0 { pendingCRC.append(0x0A) }
+        pendingCRC += crc.jsonLine
+        pendingCRCLines += 1
+        if pendingCRCLines >= Self.crcLinesPerWrite { try flushCRC() }
+    }
+
+    /// Writes the CRC lines held back.
+    public func flushCRC() throws {
+        guard pendingCRCLines > 0 else { return }
+        let bytes = pendingCRC
+        pendingCRC.removeAll(keepingCapacity: true)
+        pendingCRCLines = 0
+        try file.write(line: bytes, record: false)
     }
 
     /// Writes a context line (temperature, frequency).
     public func write(_ context: ContextRecord) throws {
+        try flushCRC()
         try file.write(line: [UInt8](try encoder.encode(context)), record: false)
     }
 
     /// Writes the end line with the summary and closes the file.
     public func end(_ summary: RunSummary) throws {
+        try flushCRC()
         // Never rotated away from the frames it sums up.
         try file.write(line: [UInt8](try encoder.encode(RunLogEnd(summary: summary))), record: false, mayRotate: false)
         try file.finish()

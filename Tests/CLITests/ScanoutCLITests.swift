@@ -87,6 +87,13 @@ import Testing
         #expect(header["version"] as? Int == 3 && header["crcSource"] as? String == "auto")
         let crcs = records.filter { $0["record"] as? String == "crc" }
         #expect(crcs.allSatisfy { $0["version"] as? Int == 3 && ($0["crc"] as? String)?.count == 16 })
+        // Written by hand, one write for many lines: byte for byte what JSONEncoder writes.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        for line in lines(text) where line.contains(#""record":"crc""#) {
+            let record = try JSONDecoder().decode(CRCRecordShape.self, from: Data(line.utf8))
+            #expect(String(decoding: try encoder.encode(record), as: UTF8.self) == line)
+        }
         // One line per vblank from before the first flip to after the last (fake-drm reads them all).
         let seqs = crcs.compactMap { $0["sequence"] as? Int }
         #expect(seqs.count >= 300 + 4 && seqs == Array(seqs.first!...seqs.last!), "\(seqs.count) lines")
@@ -184,4 +191,13 @@ import Testing
                 && unverified.err == "cadence validate: --max-scanout-mismatches needs --verify crc\n",
             "\(unverified.err)")
     }
+}
+
+/// A crc line's shape, to encode it again with JSONEncoder (the CLI tests see the log as text).
+private struct CRCRecordShape: Codable {
+    var crc: String
+    var receivedNs: Int64
+    var record: String
+    var sequence: UInt64
+    var version: Int
 }
