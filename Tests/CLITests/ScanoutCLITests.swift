@@ -1,3 +1,4 @@
+import CadenceReport
 import Foundation
 import Testing
 
@@ -91,8 +92,9 @@ import Testing
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         for line in lines(text) where line.contains(#""record":"crc""#) {
-            let record = try JSONDecoder().decode(CRCRecordShape.self, from: Data(line.utf8))
+            let record = try JSONDecoder().decode(CRCRecord.self, from: Data(line.utf8))
             #expect(String(decoding: try encoder.encode(record), as: UTF8.self) == line)
+            #expect(String(decoding: record.jsonLine, as: UTF8.self) == line)
         }
         // One line per vblank from before the first flip to after the last (fake-drm reads them all).
         let seqs = crcs.compactMap { $0["sequence"] as? Int }
@@ -191,13 +193,4 @@ import Testing
                 && unverified.err == "cadence validate: --max-scanout-mismatches needs --verify crc\n",
             "\(unverified.err)")
     }
-}
-
-/// A crc line's shape, to encode it again with JSONEncoder (the CLI tests see the log as text).
-private struct CRCRecordShape: Codable {
-    var crc: String
-    var receivedNs: Int64
-    var record: String
-    var sequence: UInt64
-    var version: Int
 }

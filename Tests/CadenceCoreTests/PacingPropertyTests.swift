@@ -124,6 +124,22 @@ func expectTheModel(_ s: PacingScenario, sourceLocation: SourceLocation = #_sour
         }
     }
 
+    /// E (found by the property below in a full-suite run at stop 29, not yet understood): 120 Hz,
+    /// latency 1, 60 frames, content 90 fps, −500 ppm, jitter 28 µs, seed 168417: frame 12 shown
+    /// at vblank 16, where the model wants 17 (a tie inside the tolerance). Kept visible here as
+    /// a known issue until it is fixed (issue 21).
+    @Test
+    func contentTieFoundAtStop29() throws {
+        var s = PacingScenario(refreshHz: 120, latency: 1, frames: 60)
+        s.mode = .content(90)
+        s.driftPPM = -500
+        s.jitter = 28_000
+        s.seed = 168417
+        withKnownIssue("issue 21: a content tie on a slow jittery 120 Hz panel") {
+            try expectTheModel(s)
+        }
+    }
+
     /// The same over random configurations (jitter within ε's cap). Was disabled, failing about
     /// once in 6,000 (the counterexamples above); with their fixes 3 runs of 12,000 passed.
     @Test
