@@ -28,7 +28,8 @@ public struct CRCRecord: Codable, Equatable, Sendable {
     /// The record as one JSON line, byte for byte what a `JSONEncoder` with sorted keys writes,
     /// without the encoder's cost (one line a vblank is written from the pacing thread).
     public var jsonLine: [UInt8] {
-        var s = #"{"crc":"# + crc.jsonQuotedHex + #","receivedNs":\#(receivedNs),"record":"crc""#
+        // `crc` is hex digits only: nothing in it needs escaping.
+        var s = #"{"crc":""# + crc + #"","receivedNs":\#(receivedNs),"record":"crc""#
         s += #","sequence":\#(sequence),"version":\#(version)}"#
         return Array(s.utf8)
     }
@@ -38,11 +39,6 @@ public struct CRCRecord: Codable, Equatable, Sendable {
         guard !crc.isEmpty, crc.count <= 16, let v = UInt64(crc, radix: 16) else { return nil }
         return ScanoutVerifier.Sample(sequence: sequence, crc: v, receivedAt: receivedNs)
     }
-}
-
-extension String {
-    /// A string of hex digits (``CRCRecord/crc``) quoted for JSON: nothing in it needs escaping.
-    fileprivate var jsonQuotedHex: String { "\"" + self + "\"" }
 }
 
 /// Scanout verification judged again from a run log: the log's CRC lines against its shown
@@ -64,5 +60,19 @@ public enum LogScanout {
         summary.source = source
         summary.staleFrames = summary.staleFrames.map { FrameID(index[$0] ?? Int($0)) }
         return summary
+    }
+}
+
+extension ScanoutSummary {
+    /// The CRC check's verdict in one line, as the run prints it and `report` prints it again
+    /// from a log: frames verified, mismatches, inexact frames, repeated refreshes, lines (the
+    /// read cost, the run's own, is not in it).
+    public var crcVerdict: String {
+        var line = "crc \(source ?? "auto"): \(verified) of \(frames) frames verified  mismatches \(mismatches)"
+        line += " (stale \(stale)"
+        if !staleFrames.isEmpty { line += " at frame " + staleFrames.map(String.init).joined(separator: ",") }
+        line += ", changes without flip \(changesWithoutFlip))  inexact \(inexact) (missing lines \(missingLines)"
+        line += ", repeated \(repeatedLines), catch-up \(catchUpLines))"
+        return line + "  repeated refreshes \(repeatedRefreshes)  lines \(lines)"
     }
 }

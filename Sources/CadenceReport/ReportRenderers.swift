@@ -264,7 +264,7 @@ public enum HTMLReport {
             ("end", s.endReason),
         ] + (s.sessionGaps.map { n in [("session gaps", "\(n) (\(f3(s.sessionGapSeconds ?? 0)) s away; no drops counted inside)")] } ?? [])
             + (log.segmentDescription.map { [("file", $0)] } ?? []) + Self.systemRows(log)
-        let scanout = s.scanout.map { [("scanout (CRC \($0.source ?? "auto"))", Self.scanoutText($0))] } ?? []
+        let scanout = s.scanout.map { [("scanout", $0.crcVerdict)] } ?? []
         for (k, v) in rows + scanout { h += "<tr><th>\(k)</th><td>\(JUnitReport.escape(v))</td></tr>\n" }
         h += "</table>\n"
         if let lr = chart.longRun {
@@ -287,15 +287,6 @@ public enum HTMLReport {
         }
         h += "</body></html>\n"
         return h
-    }
-
-    /// The scanout verdict judged from the log's CRC lines, in one row.
-    static func scanoutText(_ v: ScanoutSummary) -> String {
-        var t = "\(v.verified) of \(v.frames) frames verified; mismatches \(v.mismatches) (stale \(v.stale)"
-        if !v.staleFrames.isEmpty { t += " at frame " + v.staleFrames.map(String.init).joined(separator: ",") }
-        t += ", changes without flip \(v.changesWithoutFlip)); inexact \(v.inexact)"
-        t += "; repeated refreshes \(v.repeatedRefreshes)"
-        return t + "; \(v.lines) CRC lines"
     }
 
     /// The header's machine context, when the log has it.

@@ -73,12 +73,7 @@ extension RunCommand {
     /// the CRCs show repeated, and the cost of reading the lines.
     static func scanoutLine(_ v: ScanoutSummary) -> String {
         guard v.crcRan || v.writeback == nil else { return writebackText(v.writeback!) }
-        var line =
-            "crc \(v.source ?? "auto"): \(v.verified) of \(v.frames) frames verified  mismatches \(v.mismatches) (stale \(v.stale)"
-        if !v.staleFrames.isEmpty { line += " at frame " + v.staleFrames.map(String.init).joined(separator: ",") }
-        line +=
-            ", changes without flip \(v.changesWithoutFlip))  inexact \(v.inexact) (missing lines \(v.missingLines), repeated \(v.repeatedLines), catch-up \(v.catchUpLines))"
-        line += "  repeated refreshes \(v.repeatedRefreshes)  lines \(v.lines)"
+        var line = v.crcVerdict
         if (v.reads ?? 0) > 0, let us = v.readMicroseconds {
             line += String(format: "  read %.1f µs/vblank", v.lines > 0 ? us / Double(v.lines) : 0)
         }
