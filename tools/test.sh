@@ -46,7 +46,7 @@ if ! swift test >"$log" 2>&1; then
     echo "unit tests FAILED (full log: $log)"
     exit 1
 fi
-grep -E "^(✔|✘) Test run with|Executed .* tests" "$log" || tail -n 3 "$log"
+grep -E "^(✔|✘|━) Test run with|Executed .* tests" "$log" || tail -n 3 "$log"
 took "build + unit tests"
 
 echo "== systemd unit: systemd-analyze verify tools/systemd/cadence-observe.service (any warning fails)"
@@ -64,7 +64,7 @@ for isa in $paths; do
         echo "raster tests FAILED on CADENCE_ISA=$isa (full log: $log)"
         exit 1
     fi
-    echo "CADENCE_ISA=$isa: $(grep -E "^(✔|✘) Test run with" "$log" || tail -n 1 "$log")"
+    echo "CADENCE_ISA=$isa: $(grep -E "^(✔|✘|━) Test run with" "$log" || tail -n 1 "$log")"
 done
 took "raster tests per kernel path"
 
@@ -85,7 +85,7 @@ for san in address thread; do
         echo "unit tests under --sanitize=$san FAILED (full log: $log)"
         exit 1
     fi
-    echo "--sanitize=$san: $(grep -E "^(✔|✘) Test run with" "$log" || tail -n 1 "$log")"
+    echo "--sanitize=$san: $(grep -E "^(✔|✘|━) Test run with" "$log" || tail -n 1 "$log")"
     took "unit tests --sanitize=$san"
 done
 
@@ -166,7 +166,7 @@ if ! { swift build --package-path Examples --build-tests && swift test --package
     echo "Examples FAILED (full log: $log)"
     exit 1
 fi
-grep -E "^(✔|✘) Test run with" "$log" || tail -n 3 "$log"
+grep -E "^(✔|✘|━) Test run with" "$log" || tail -n 3 "$log"
 example_rc=0
 "$(swift build --package-path Examples --show-bin-path)/moving-bar" >"$log" 2>&1 || example_rc=$?
 python3 tools/check_example_output.py fake "$log" --rc "$example_rc"
