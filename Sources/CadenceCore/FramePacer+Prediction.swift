@@ -116,12 +116,18 @@ extension FramePacer {
     /// and an answer once given is kept (``sequence(at:nearest:)``). 60 fps content on a 60 Hz
     /// panel with 3 µs of jitter had its frame 1 (due 1.2 µs before its vblank) predicted
     /// 0.3 ns after it with ε at 1.0 µs, and every later frame was shown a vblank after its own.
+    /// Half the cap holds for as long as the answers come from one raw timestamp, that is until
+    /// the fitted grid is established, not only while ε settles: a settled ε can reach the whole
+    /// cap before the fit spans its 16 refreshes (90 fps content on a 120 Hz panel 500 ppm fast
+    /// with 28 µs of jitter had its frame 12 shown 70.8 µs before its time, its vblank predicted
+    /// 31.2 µs late: the last timestamp's jitter plus a refresh of drift).
     var tieTolerance: Nanoseconds {
         let e = timestampUncertainty
-        let settling = uncertainty.observations < TimestampUncertainty.settledObservations
-        guard settling, vrrRange == nil, backend.hasHardwareVBlank else { return e }
+        guard vrrRange == nil, backend.hasHardwareVBlank else { return e }
         let cap = TimestampUncertainty.cap(refreshInterval: refreshInterval)
-        return Swift.max(e, Swift.min(uncertainty.measuredJitter &* 4, cap / 2))
+        let settling = uncertainty.observations < TimestampUncertainty.settledObservations
+        let tolerance = settling ? Swift.max(e, Swift.min(uncertainty.measuredJitter &* 4, cap / 2)) : e
+        return usesFittedGrid ? tolerance : Swift.min(tolerance, cap / 2)
     }
 
     /// How far before a vblank a "not before" time may be and still count as tied to it once a

@@ -137,8 +137,13 @@ public struct EffectiveRate: Equatable, Sendable {
         r = Swift.max(r, Swift.min(1, vrr.upperBound))
         guard r < vrr.lowerBound else { return EffectiveRate(hz: r, refreshesPerFrame: 1, isVariable: true) }
         // Below the panel's minimum: each frame shown k times, k the fewest that reach it.
-        let k = Int((vrr.lowerBound / r).rounded(.up))
-        if r * Double(k) <= vrr.upperBound { return EffectiveRate(hz: r, refreshesPerFrame: k, isVariable: true) }
+        // A hair of float slack either way, as the rate is written, not as it is stored: a
+        // minimum of 1.4 Hz plus 0.2 is 1.5999999999999999 Hz, and 48 / that rounded up to 31
+        // repeats on a 48 Hz minimum instead of 30 (found by the VRR rate-rule property).
+        let slack = 1e-12
+        var k = Int((vrr.lowerBound / r).rounded(.up))
+        while k > 1 && r * Double(k - 1) >= vrr.lowerBound * (1 - slack) { k -= 1 }
+        if r * Double(k) <= vrr.upperBound * (1 + slack) { return EffectiveRate(hz: r, refreshesPerFrame: k, isVariable: true) }
         // No k fits (35 Hz on 40–60: 35 is below 40, 70 above 60): every frame would be shown
         // for a time the panel cannot hold evenly. The nearest rate that can be shown evenly
         // instead: the panel's maximum over k (k repeats) below, or its minimum over k − 1

@@ -123,6 +123,28 @@ enum VRRGen {
         }
     }
 
+    /// Found by the property above in a full run of the suite (stop 30): a range of 1.4 to
+    /// 1.4 + 0.2 Hz on a 48–144 Hz panel runs at its maximum, 1.5999999999999999 Hz as stored,
+    /// and 48 / that rounded up to 31 repeats, not the fewest that reach 48 Hz (30). Every panel
+    /// of the generator with its edge cases: each frame shown the fewest times that reach the
+    /// minimum, and a rate already at or above it shown once.
+    @Test func theFewestRepeatsAsTheRateIsWritten() {
+        let cases: [(ClosedRange<Double>, FrameRateRange, Int)] = [
+            (48...144, FrameRateRange(minimum: 1.4, maximum: 1.4 + 0.2, preferred: 0), 30),
+            (40...60, FrameRateRange(minimum: 1.4, maximum: 1.4 + 0.2, preferred: 0), 25),
+            (48...240, FrameRateRange(minimum: 2.3, maximum: 2.3 + 0.9, preferred: 0), 15),
+            (30...120, FrameRateRange(minimum: 0, maximum: 0, preferred: 30.0 / 13), 13),
+            (40...60, FrameRateRange(minimum: 0, maximum: 0, preferred: 40.0 / 3), 3),
+            (48...144, FrameRateRange(minimum: 0, maximum: 0, preferred: 48 - 1e-14), 1),
+        ]
+        for (panel, range, repeats) in cases {
+            let e = EffectiveRate.select(for: range, refreshHz: panel.upperBound, vrr: panel)
+            let m = ReferenceModel.vrrRate(for: range, panel: panel)
+            #expect(e.refreshesPerFrame == repeats && m.repeats == repeats && e.requestedHz == nil,
+                    "\(panel) \(range): \(e.hz) Hz ×\(e.refreshesPerFrame), model ×\(m.repeats), want ×\(repeats)")
+        }
+    }
+
     /// `injectLate` 100:K on a 48–144 Hz panel at 90 Hz, every latency, K 1–6: one drop event,
     /// render-late, its hitch the frame's lateness (the model's), growing with K, and no frame
     /// after it late. At latency 2 and 3 the frame after one that met the panel's own refresh
