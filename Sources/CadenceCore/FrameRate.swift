@@ -143,7 +143,9 @@ public struct EffectiveRate: Equatable, Sendable {
         let slack = 1e-12
         var k = Int((vrr.lowerBound / r).rounded(.up))
         while k > 1 && r * Double(k - 1) >= vrr.lowerBound * (1 - slack) { k -= 1 }
-        if r * Double(k) <= vrr.upperBound * (1 + slack) { return EffectiveRate(hz: r, refreshesPerFrame: k, isVariable: true) }
+        if r * Double(k) <= vrr.upperBound * (1 + slack) {
+            return EffectiveRate(hz: r, refreshesPerFrame: k, isVariable: true)
+        }
         // No k fits (35 Hz on 40–60: 35 is below 40, 70 above 60): every frame would be shown
         // for a time the panel cannot hold evenly. The nearest rate that can be shown evenly
         // instead: the panel's maximum over k (k repeats) below, or its minimum over k − 1

@@ -135,13 +135,14 @@ enum VRRGen {
             (48...240, FrameRateRange(minimum: 2.3, maximum: 2.3 + 0.9, preferred: 0), 15),
             (30...120, FrameRateRange(minimum: 0, maximum: 0, preferred: 30.0 / 13), 13),
             (40...60, FrameRateRange(minimum: 0, maximum: 0, preferred: 40.0 / 3), 3),
-            (48...144, FrameRateRange(minimum: 0, maximum: 0, preferred: 48 - 1e-14), 1),
+            (48...144, FrameRateRange(minimum: 0, maximum: 0, preferred: 48 - 1e-14), 1)
         ]
         for (panel, range, repeats) in cases {
             let e = EffectiveRate.select(for: range, refreshHz: panel.upperBound, vrr: panel)
             let m = ReferenceModel.vrrRate(for: range, panel: panel)
-            #expect(e.refreshesPerFrame == repeats && m.repeats == repeats && e.requestedHz == nil,
-                    "\(panel) \(range): \(e.hz) Hz ×\(e.refreshesPerFrame), model ×\(m.repeats), want ×\(repeats)")
+            #expect(
+                e.refreshesPerFrame == repeats && m.repeats == repeats && e.requestedHz == nil,
+                "\(panel) \(range): \(e.hz) Hz ×\(e.refreshesPerFrame), model ×\(m.repeats), want ×\(repeats)")
         }
     }
 
