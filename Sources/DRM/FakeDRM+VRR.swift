@@ -21,7 +21,10 @@ extension FakeDRMDevice {
               let range = c.vrrRangeHz, range.lowerBound > 0 else { return nil }
         let top = Swift.min(range.upperBound, refreshOverrideHz ?? mode.refreshHz)
         guard top > range.lowerBound else { return nil }
-        return (Int64((1e9 / top).rounded()), Int64((1e9 / range.lowerBound).rounded()))
+        // The longest rounded up, as the fake display's: it holds a frame up to then, and a flip
+        // committed at two of them (24 Hz on 48 Hz) wins over the panel's own refresh, rather
+        // than losing to it by the rounding's 1 ns (found by KMSVRRPropertyTests).
+        return (Int64((1e9 / top).rounded()), Int64((1e9 / range.lowerBound).rounded(.up)))
     }
 
     /// Whether `crtc` runs variable refresh now (`VRR_ENABLED` = 1 on a VRR-capable panel).

@@ -214,9 +214,10 @@ extension ReferenceModel {
     }
 
     /// Frame i's expectation for every frame of `s`: the first frame's target at `firstTarget`,
-    /// the panel's first refresh at `panelStart`, commits `commitMargin` before the targets.
+    /// the panel's first refresh at `panelStart`, commits `commitMargin` before the targets, each
+    /// reaching the panel `response` ns after it is committed (the fake DRM device's VRR panel).
     static func expectations(
-        for s: VRRScenario, firstTarget: Double, panelStart: Double, commitMargin: Double = 0
+        for s: VRRScenario, firstTarget: Double, panelStart: Double, commitMargin: Double = 0, response: Double = 0
     ) -> [VRRExpectation] {
         let rate = vrrRate(for: s.range, panel: s.vrr).hz
         let frame = (1e9 / rate).rounded()
@@ -240,7 +241,7 @@ extension ReferenceModel {
             // would be sooner) is committed as soon as that one is shown, the panel holding it
             // until then; not at a rate below the panel's minimum (LFC learns from the commits).
             let commit = max(held ? -.infinity : deadline, handedOver, previous?.shown ?? -.infinity)
-            let shown = panel.show(committedAt: commit)
+            let shown = panel.show(committedAt: commit + response)
             let lateness = shown - target
             let late = lateness > epsilonFloor
             out.append(
@@ -262,7 +263,7 @@ extension ReferenceModel {
     /// frame intervals, either answer is accepted.
     static func vrrMismatches(
         _ s: VRRScenario, reports: [FrameReport], summary: RunSummary, panelStart: Double,
-        commitMargin: Double = 0, slop: Double = 20
+        commitMargin: Double = 0, response: Double = 0, slop: Double = 20
     ) -> [String] {
         var out: [String] = []
         let byFrame = Dictionary(reports.map { ($0.frameIndex, $0) }, uniquingKeysWith: { a, _ in a })
@@ -273,7 +274,8 @@ extension ReferenceModel {
         let frame = (1e9 / rate).rounded()
         if summary.effectiveRateHz != rate { out.append("rate \(summary.effectiveRateHz) Hz, want \(rate) Hz") }
         let expected = expectations(
-            for: s, firstTarget: Double(first.targetTime), panelStart: panelStart, commitMargin: commitMargin)
+            for: s, firstTarget: Double(first.targetTime), panelStart: panelStart, commitMargin: commitMargin,
+            response: response)
         var dropped = 0
         var events = 0
         var causes: [String: Int] = [:]

@@ -1,0 +1,1 @@
+../CadenceCoreTests/PacingGenerators.swift
