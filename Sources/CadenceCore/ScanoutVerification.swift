@@ -17,6 +17,13 @@
 ///   after that flip's timestamp; those frames are **inexact** (catch-up), not mismatches. Lines
 ///   read promptly (every vblank) keep a stale frame from passing for a catch-up.
 ///
+/// The verifier judges as it goes: a vblank is judged once the newest sample or flip is
+/// ``margin`` vblanks past it, and only those vblanks (their lines and flips) are kept, so its
+/// memory stays bounded however long the run (``retained``). A line or a flip may come up to
+/// ``margin`` vblanks late (behind the newest sample or flip) and still count as if it had come
+/// at once; one that comes later is not judged (its frame is inexact). Samples must be added in
+/// the order they were read, each with the time of its read.
+///
 /// The verifier is a pure function of its inputs: it knows nothing of DRM or debugfs.
 public struct ScanoutVerifier: Sendable {
     /// One CRC line: the vblank it was taken at, the CRC words folded into 64 bits
@@ -40,11 +47,98 @@ public struct ScanoutVerifier: Sendable {
         }
     }
 
-    /// The CRC samples added so far, in the order they were read.
-    public private(set) var samples: [Sample] = []
-    var flips: [Flip] = []
+    /// One frame's verdict, given as soon as it is known (``takeVerdicts()``).
+    public struct FrameVerdict: Equatable, Sendable {
+        /// What the CRC said of a frame.
+        public enum Kind: Equatable, Sendable {
+            /// Its content change came at exactly the vblank its flip names.
+            case verified
+            /// Its vblank showed no content change (counted in ``ScanoutSummary/stale``).
+            case stale
+            /// Not judged: a line missing around it, a catch-up, or outside the lines read
+            /// (counted in ``ScanoutSummary/inexact``).
+            case inexact
+            /// Its flip names a vblank an earlier flip named, inside the lines read: neither
+            /// judged nor counted as inexact.
+            case duplicate
+        }
+        /// The flip's frame.
+        public var frame: FrameID
+        /// The vblank its flip names.
+        public var sequence: UInt64
+        /// The verdict.
+        public var kind: Kind
+        /// A verdict.
+        public init(frame: FrameID, sequence: UInt64, kind: Kind) {
+            self.frame = frame; self.sequence = sequence; self.kind = kind
+        }
+    }
 
-    public init() {}
+    /// A flip not judged yet: the first of its vblank, and the frames of later flips naming the
+    /// same vblank (their count only, unless verdicts are kept).
+    struct PendingFlip: Sendable {
+        var sequence: UInt64
+        var frame: FrameID
+        var timestamp: Nanoseconds
+        var duplicates = 0
+        var duplicateFrames: [FrameID] = []
+    }
+
+    /// The change whose line may turn out to be a driver's catch-up (see the type's notes),
+    /// while unchanged flips after it may still be read with it.
+    struct Chain: Sendable {
+        var sequence: UInt64
+        var receivedAt: Nanoseconds
+        var flip: PendingFlip?
+        /// The last unchanged flip taken into the catch-up.
+        var absorbedTo: UInt64?
+    }
+
+    /// How a vblank compares with the one before by the CRCs alone.
+    enum Refresh: Sendable { case unjudged, repeated, changed }
+
+    /// Vblanks behind the newest sample or flip that stay open for late lines and flips.
+    public let margin: UInt64
+    /// CRC samples added so far.
+    public private(set) var sampleCount = 0
+    /// Flips added so far.
+    public private(set) var flipCount = 0
+    private let keepsVerdicts: Bool
+    private var verdicts: [FrameVerdict] = []
+
+    private var firstLine: UInt64?
+    private var lastLine: UInt64?
+    /// Accepted lines past ``cursor``, in vblank order.
+    private var lines: [Sample] = []
+    private var linesHead = 0
+    /// The line of ``cursor`` (nil when it has none).
+    private var previous: Sample?
+    /// Vblanks up to here are judged (from the first line's on).
+    private var cursor: UInt64?
+    /// Flips past ``cursor``, in vblank order.
+    private var pending: [PendingFlip] = []
+    /// Later flips of vblanks given up on (past the last line then) that count as inexact unless
+    /// lines come past them.
+    private var heldDuplicates: [PendingFlip] = []
+    private var lowestFlip: UInt64?
+    private var highestFlip: UInt64?
+    private var chain: Chain?
+    /// Vblanks after an open catch-up's change, read with it, not yet told.
+    private var deferred: [(sequence: UInt64, refresh: Refresh)] = []
+    private var lastChange: UInt64?
+    /// The longest frozen stretch so far, and the stretch of the last stale flip.
+    private var frozen: FrozenContent?
+    private var currentFrozen: FrozenContent?
+    private var counts = ScanoutSummary()
+    /// Repeated and unjudged refreshes after the lowest flip: up to the highest flip, and past it.
+    private var spanRepeated = 0, spanUnjudged = 0, tailRepeated = 0, tailUnjudged = 0
+
+    /// A verifier that keeps `margin` vblanks open behind the newest sample or flip (600: 10 s at
+    /// 60 Hz); `keepsVerdicts`: every frame's verdict is kept for ``takeVerdicts()``.
+    public init(margin: UInt64 = 600, keepsVerdicts: Bool = false) {
+        self.margin = max(margin, 1)
+        self.keepsVerdicts = keepsVerdicts
+    }
 
     /// Folds a line's CRC words into one value (one or two words exactly; more mixed).
     public static func fold(_ words: [UInt32]) -> UInt64 {
@@ -55,120 +149,274 @@ public struct ScanoutVerifier: Sendable {
         return h
     }
 
-    /// CRC samples added so far.
-    public var sampleCount: Int { samples.count }
+    /// Samples, flips and vblanks held for judging: what the verifier's memory grows with,
+    /// bounded by ``margin`` (and the lines of one read) however long the run.
+    public var retained: Int {
+        (lines.count - linesHead) + pending.count + heldDuplicates.count + deferred.count + verdicts.count
+            + pending.reduce(0) { $0 + $1.duplicateFrames.count }
+    }
 
-    /// Flips added so far.
-    public var flipCount: Int { flips.count }
+    /// The verdicts given since the last call, in the order they were reached (empty unless
+    /// the verifier keeps verdicts). ``finishedVerdicts()`` gives the rest at the end.
+    public mutating func takeVerdicts() -> [FrameVerdict] {
+        defer { verdicts.removeAll(keepingCapacity: true) }
+        return verdicts
+    }
 
     /// Adds a CRC sample (in the order the lines were read).
-    public mutating func add(_ sample: Sample) { samples.append(sample) }
+    public mutating func add(_ sample: Sample) {
+        sampleCount += 1
+        if let l = lastLine, sample.sequence <= l {
+            counts.repeatedLines += 1
+            return
+        }
+        counts.lines += 1
+        lastLine = sample.sequence
+        if firstLine == nil {
+            firstLine = sample.sequence
+            cursor = sample.sequence
+            previous = sample
+            // Flips waiting for the first line: those up to it are outside the lines read.
+            while let f = pending.first, f.sequence <= sample.sequence {
+                pending.removeFirst()
+                give(f, .inexact, alsoDuplicates: true)
+            }
+        } else {
+            lines.append(sample)
+        }
+        if !heldDuplicates.isEmpty {
+            // Lines now reach past these vblanks: their later flips are inside the lines read.
+            while let f = heldDuplicates.first, f.sequence <= sample.sequence {
+                heldDuplicates.removeFirst()
+                giveDuplicates(f, .duplicate)
+            }
+        }
+        advance(final: false)
+    }
 
     /// Adds a flip completion (in completion order).
-    public mutating func add(_ flip: Flip) { flips.append(flip) }
+    public mutating func add(_ flip: Flip) {
+        flipCount += 1
+        let seq = flip.sequence
+        lowestFlip = min(lowestFlip ?? seq, seq)
+        highestFlip = max(highestFlip ?? seq, seq)
+        if let c = cursor, seq >= c {
+            // Every vblank told so far is now before the highest flip.
+            spanRepeated += tailRepeated
+            spanUnjudged += tailUnjudged
+            tailRepeated = 0
+            tailUnjudged = 0
+        }
+        let entry = PendingFlip(sequence: seq, frame: flip.frame, timestamp: flip.timestamp)
+        if let first = firstLine, seq <= first {
+            give(entry, .inexact)
+            return
+        }
+        if let c = cursor, seq <= c {
+            // Later than the margin allows: its vblank is judged already.
+            give(entry, .inexact)
+            return
+        }
+        var k = pending.count
+        while k > 0, pending[k - 1].sequence > seq { k -= 1 }
+        if k > 0, pending[k - 1].sequence == seq {
+            pending[k - 1].duplicates += 1
+            if keepsVerdicts { pending[k - 1].duplicateFrames.append(flip.frame) }
+        } else {
+            pending.insert(entry, at: k)
+        }
+        advance(final: false)
+    }
+
+    /// The verdicts not taken yet and those of every frame still open, as ``finish()`` would
+    /// reach them (empty unless the verifier keeps verdicts).
+    public func finishedVerdicts() -> [FrameVerdict] {
+        var v = self
+        v.advance(final: true)
+        return v.verdicts
+    }
 
     /// The verdict over everything added so far.
     public func finish() -> ScanoutSummary {
-        var s = ScanoutSummary()
-        // Lines in vblank order; a line for a vblank already seen is a repeat, not trusted.
-        var crc: [UInt64: Sample] = [:]
-        var last: UInt64?
-        for x in samples {
-            if let l = last, x.sequence <= l { s.repeatedLines += 1; continue }
-            crc[x.sequence] = x
-            last = x.sequence
+        var v = self
+        v.advance(final: true)
+        var s = v.counts
+        s.frames = flipCount
+        guard let first = firstLine, let end = lastLine else { return s }
+        if let lo = lowestFlip, let hi = highestFlip, lo < hi {
+            s.repeatedRefreshes = v.spanRepeated
+            s.unjudgedVBlanks = v.spanUnjudged
+            // Vblanks of the flips' span outside the lines read cannot be told.
+            if first > lo { s.unjudgedVBlanks += Int(min(hi, first) - lo) }
+            if hi > max(lo, end) { s.unjudgedVBlanks += Int(hi - max(lo, end)) }
         }
-        s.lines = crc.count
-        guard let first = samples.first?.sequence, let end = last else {
-            s.frames = flips.count
-            s.inexact = flips.count
-            return s
-        }
-        var flipAt: [UInt64: Int] = [:]
-        for (i, f) in flips.enumerated() where flipAt[f.sequence] == nil { flipAt[f.sequence] = i }
-
-        enum Kind { case flipChanged, flipUnchanged, changeWithoutFlip }
-        var events: [(v: UInt64, kind: Kind)] = []
-        var inexact = Set<Int>()  // flip indexes not judged
-        var firstSeen: [Int: UInt64] = [:]
-        if first < end {
-            for v in (first + 1)...end {
-                let flip = flipAt[v]
-                guard let cur = crc[v] else {
-                    s.missingLines += 1
-                    if let f = flip { inexact.insert(f) }
-                    continue
-                }
-                guard let prev = crc[v - 1] else {
-                    if let f = flip { inexact.insert(f) }
-                    continue
-                }
-                let changed = cur.crc != prev.crc
-                switch (flip, changed) {
-                case (let f?, true): events.append((v, .flipChanged)); firstSeen[f] = v
-                case (_?, false): events.append((v, .flipUnchanged))
-                case (nil, true): events.append((v, .changeWithoutFlip))
-                case (nil, false): break
-                }
-            }
-        }
-        // Catch-up: a change followed by unchanged flips, its line read after each of them.
-        var staleVBlanks: [UInt64] = []
-        var catchUp = Set<UInt64>()  // vblanks whose line carried a later vblank's CRC
-        var i = 0
-        while i < events.count {
-            let e = events[i]
-            guard e.kind != .flipUnchanged else {
-                staleVBlanks.append(e.v)
-                i += 1
-                continue
-            }
-            var j = i + 1
-            var absorbed: [UInt64] = []
-            while j < events.count, events[j].kind == .flipUnchanged,
-                let line = crc[e.v], let later = crc[events[j].v], let f = flipAt[events[j].v],
-                later.receivedAt <= line.receivedAt, line.receivedAt >= flips[f].timestamp
-            {
-                absorbed.append(events[j].v)
-                j += 1
-            }
-            if absorbed.isEmpty {
-                if e.kind == .changeWithoutFlip {
-                    s.changesWithoutFlip += 1
-                    if s.changeWithoutFlipVBlanks.count < 10 { s.changeWithoutFlipVBlanks.append(e.v) }
-                }
-            } else {
-                s.catchUpLines += Int(absorbed.last! - e.v)
-                for v in (e.v + 1)...absorbed.last! { catchUp.insert(v) }
-                if let f = flipAt[e.v] { inexact.insert(f); firstSeen[f] = nil }
-                for v in absorbed { inexact.insert(flipAt[v]!) }
-            }
-            i = j
-        }
-        for v in staleVBlanks {
-            let f = flipAt[v]!
-            s.stale += 1
-            if s.staleFrames.count < 10 { s.staleFrames.append(flips[f].frame) }
-        }
-        s.longestFrozen = Self.longestFrozen(
-            stale: staleVBlanks, changes: events.filter { $0.kind != .flipUnchanged }.map(\.v), firstLine: first)
-        s.frames = flips.count
-        s.inexact =
-            inexact.count + flips.indices.filter { flips[$0].sequence <= first || flips[$0].sequence > end }.count
-        s.verified = flips.indices.filter { firstSeen[$0] != nil && !inexact.contains($0) }.count
-        // The CRCs alone, from the first flip to the last: vblanks whose content equals the
-        // previous vblank's (a frame shown again), and vblanks that cannot be told.
-        if let lo = flips.map(\.sequence).min(), let hi = flips.map(\.sequence).max(), lo < hi {
-            for v in (lo + 1)...hi {
-                guard let cur = crc[v], let prev = crc[v - 1], !catchUp.contains(v) else {
-                    s.unjudgedVBlanks += 1
-                    continue
-                }
-                if cur.crc == prev.crc { s.repeatedRefreshes += 1 }
-            }
-        }
+        s.longestFrozen = v.frozen
         s.mismatches = s.stale + s.changesWithoutFlip
         return s
+    }
+
+    /// Judges the vblanks no late line or flip can change any more (all of them when `final`).
+    private mutating func advance(final: Bool) {
+        let newest = max(lastLine ?? 0, highestFlip ?? 0)
+        let horizon: UInt64? = final ? nil : (newest > margin ? newest - margin : nil)
+        guard final || horizon != nil else { return }
+        if let end = lastLine, var c = cursor {
+            let limit = horizon.map { min($0, end) } ?? end
+            while c < limit {
+                c += 1
+                judge(c)
+            }
+        }
+        // Flips no line can reach in time: outside the lines read, or at a missing line.
+        while let f = pending.first, horizon.map({ f.sequence <= $0 }) ?? true {
+            pending.removeFirst()
+            give(f, .inexact)
+            if firstLine == nil || final {
+                giveDuplicates(f, .inexact)
+            } else if f.duplicates > 0 {
+                heldDuplicates.append(f)
+            }
+        }
+        guard final else { return }
+        closeChain()
+        while let f = heldDuplicates.first {
+            heldDuplicates.removeFirst()
+            giveDuplicates(f, .inexact)
+        }
+    }
+
+    /// Judges vblank `v` (the one after ``cursor``).
+    private mutating func judge(_ v: UInt64) {
+        var current: Sample?
+        if linesHead < lines.count, lines[linesHead].sequence == v {
+            current = lines[linesHead]
+            linesHead += 1
+            if linesHead >= 64, linesHead * 2 >= lines.count {
+                lines.removeFirst(linesHead)
+                linesHead = 0
+            }
+        }
+        var flip: PendingFlip?
+        if let f = pending.first, f.sequence == v {
+            flip = f
+            pending.removeFirst()
+            giveDuplicates(f, .duplicate)
+        }
+        let before = previous
+        previous = current
+        cursor = v
+        guard let cur = current else {
+            counts.missingLines += 1
+            if let f = flip { give(f, .inexact) }
+            tell(v, .unjudged)
+            return
+        }
+        guard let prev = before else {
+            if let f = flip { give(f, .inexact) }
+            tell(v, .unjudged)
+            return
+        }
+        let changed = cur.crc != prev.crc
+        if let c = chain, cur.receivedAt > c.receivedAt {
+            // Read after the change's line: nothing from here on is part of its catch-up.
+            closeChain()
+        }
+        switch (flip, changed) {
+        case (let f?, false):
+            if let c = chain, c.receivedAt >= f.timestamp {
+                chain!.absorbedTo = v
+                give(f, .inexact)
+                for d in deferred { tell(d.sequence, .unjudged) }
+                deferred.removeAll(keepingCapacity: true)
+                tell(v, .unjudged)
+                return
+            }
+            closeChain()
+            counts.stale += 1
+            if counts.staleFrames.count < 10 { counts.staleFrames.append(f.frame) }
+            give(f, .stale)
+            frozenFlip(at: v)
+        case (_, true):
+            closeChain()
+            chain = Chain(sequence: v, receivedAt: cur.receivedAt, flip: flip)
+            lastChange = v
+        case (nil, false):
+            break
+        }
+        let refresh: Refresh = changed ? .changed : .repeated
+        if let c = chain, v > c.sequence {
+            deferred.append((v, refresh))
+        } else {
+            tell(v, refresh)
+        }
+    }
+
+    /// Ends the open catch-up candidate: a catch-up when unchanged flips were read with it, a
+    /// verified frame or a change without a flip when none were.
+    private mutating func closeChain() {
+        guard let c = chain else { return }
+        chain = nil
+        if let to = c.absorbedTo {
+            counts.catchUpLines += Int(to - c.sequence)
+            if let f = c.flip { give(f, .inexact) }
+        } else if let f = c.flip {
+            counts.verified += 1
+            give(f, .verified)
+        } else {
+            counts.changesWithoutFlip += 1
+            if counts.changeWithoutFlipVBlanks.count < 10 { counts.changeWithoutFlipVBlanks.append(c.sequence) }
+        }
+        for d in deferred { tell(d.sequence, d.refresh) }
+        deferred.removeAll(keepingCapacity: true)
+    }
+
+    /// Counts vblank `v` toward the refreshes of the flips' span.
+    private mutating func tell(_ v: UInt64, _ refresh: Refresh) {
+        guard let lo = lowestFlip, let hi = highestFlip, v > lo, refresh != .changed else { return }
+        let repeated = refresh == .repeated ? 1 : 0
+        if v <= hi {
+            spanRepeated += repeated
+            spanUnjudged += 1 - repeated
+        } else {
+            tailRepeated += repeated
+            tailUnjudged += 1 - repeated
+        }
+    }
+
+    /// A stale flip at `v`, in the stretch since the last change (as
+    /// ``longestFrozen(stale:changes:firstLine:)`` counts it).
+    private mutating func frozenFlip(at v: UInt64) {
+        let from = lastChange ?? firstLine!
+        if currentFrozen?.fromSequence == from {
+            currentFrozen!.lastFlipSequence = v
+            currentFrozen!.flips += 1
+        } else {
+            currentFrozen = FrozenContent(
+                fromSequence: from, firstFlipSequence: v, lastFlipSequence: v, flips: 1,
+                sinceFirstLine: lastChange == nil)
+        }
+        let c = currentFrozen!
+        if frozen == nil || c.flippingRefreshes > frozen!.flippingRefreshes
+            || (c.flippingRefreshes == frozen!.flippingRefreshes && c.refreshes > frozen!.refreshes)
+        {
+            frozen = c
+        }
+    }
+
+    /// Counts a verdict for the first flip of `f`'s vblank.
+    private mutating func give(_ f: PendingFlip, _ kind: FrameVerdict.Kind, alsoDuplicates: Bool = false) {
+        if kind == .inexact { counts.inexact += 1 }
+        if keepsVerdicts { verdicts.append(FrameVerdict(frame: f.frame, sequence: f.sequence, kind: kind)) }
+        if alsoDuplicates { giveDuplicates(f, kind) }
+    }
+
+    /// Counts a verdict for the later flips of `f`'s vblank.
+    private mutating func giveDuplicates(_ f: PendingFlip, _ kind: FrameVerdict.Kind) {
+        guard f.duplicates > 0 else { return }
+        if kind == .inexact { counts.inexact += f.duplicates }
+        if keepsVerdicts {
+            for d in f.duplicateFrames { verdicts.append(FrameVerdict(frame: d, sequence: f.sequence, kind: kind)) }
+        }
     }
 }
 

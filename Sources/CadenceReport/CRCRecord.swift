@@ -50,11 +50,20 @@ public enum LogScanout {
     public static func judge(_ log: RunLog) -> ScanoutSummary? {
         guard let source = log.header?.crcSource else { return nil }
         var v = ScanoutVerifier()
-        for s in log.crcSamples { v.add(s) }
         var index: [FrameID: Int] = [:]
-        for f in log.crcFlips {
-            v.add(f.flip)
-            index[f.flip.frame] = f.frame
+        // Lines and flips interleaved by vblank, as the run read them (each list in log order):
+        // the verifier judges as it goes and waits only so long for a late line or flip.
+        let samples = log.crcSamples, flips = log.crcFlips
+        var i = 0, j = 0
+        while i < samples.count || j < flips.count {
+            if j == flips.count || (i < samples.count && samples[i].sequence <= flips[j].flip.sequence) {
+                v.add(samples[i])
+                i += 1
+            } else {
+                v.add(flips[j].flip)
+                index[flips[j].flip.frame] = flips[j].frame
+                j += 1
+            }
         }
         var summary = v.finish()
         summary.source = source

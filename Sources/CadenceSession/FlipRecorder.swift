@@ -1,6 +1,7 @@
 import CadenceCore
 import DRM
 import Foundation
+import KMSDisplay
 
 // The measurement loop of `cadence measure`: flip a swapchain at every vblank and record the
 // kernel's timestamps, for `RefreshMeasurement`. One ``FlipRecorder`` per output; the outputs
@@ -51,7 +52,7 @@ public final class FlipRecorder {
     /// measurement starts; nil for none. Starting throws `CRCError` when the CRTC has no CRC or
     /// debugfs cannot be read.
     public var crcSource: String?
-    private var scanout: FlipScanout?
+    private var scanout: CRCLineReader?
 
     /// Paints each buffer of `swapchain` a shade of its own through `shadow` (never reading the
     /// buffers back). `warmupFlips` flips after the modeset are not recorded (and the duration
@@ -77,10 +78,10 @@ public final class FlipRecorder {
         swapchain.markOnScreen(0)
         vblank = output.probeVBlank()
         if let source = crcSource {
-            let s = FlipScanout(
-                capture: try CRCCapture(device: output.device, crtcIndex: output.crtcIndex, source: source))
-            if warmupLeft == 0 { s.judge(from: 0) }
-            scanout = s
+            // Lines read during the warm-up are held: the last warm-up vblank's is the first judged.
+            scanout = CRCLineReader(
+                capture: try CRCCapture(device: output.device, crtcIndex: output.crtcIndex, source: source),
+                judgingFrom: warmupLeft == 0 ? 0 : nil)
         }
         end = output.device.monotonicNow() + durationNs
         try submitNext()
@@ -115,12 +116,7 @@ public final class FlipRecorder {
                 // The last warm-up frame's vblank is the first line judged.
                 if warmupLeft == 0 { scanout?.judge(from: seq) }
             } else {
-                if let s = scanout {
-                    s.verifier.add(
-                        ScanoutVerifier.Flip(frame: FrameID(samples.count + 1), sequence: seq, timestamp: e.timestampNs)
-                    )
-                    s.lastFlip = seq
-                }
+                scanout?.flip(FrameID(samples.count + 1), sequence: seq, timestamp: e.timestampNs)
                 let buffer = e.userData >= 1 && e.userData <= UInt64(swapchain.buffers.count) ? Int(e.userData) - 1 : -1
                 let submitted = submittedAt.indices.contains(buffer) ? submittedAt[buffer] : 0
                 if breakNext { breaks.insert(samples.count); breakNext = false }

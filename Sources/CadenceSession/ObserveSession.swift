@@ -227,10 +227,10 @@ public final class ObserveSession {
                 judgeIdleClients(crtc: crtc, at: time)
             case .flip(let f):
                 guard onlyCRTC == nil || onlyCRTC == f.crtc else { continue }
-                if var v = contents[f.crtc] {
-                    v.add(
-                        ScanoutVerifier.Flip(frame: FrameID(v.flipCount), sequence: f.sequence, timestamp: f.timestamp))
-                    contents[f.crtc] = v
+                if let n = contents[f.crtc]?.flipCount {
+                    // In place: a copy of the verifier would copy its window at every flip.
+                    contents[f.crtc]!.add(
+                        ScanoutVerifier.Flip(frame: FrameID(n), sequence: f.sequence, timestamp: f.timestamp))
                 }
                 let key = ClientKey(crtc: f.crtc, file: f.file)
                 let period = periodNs(f.crtc)

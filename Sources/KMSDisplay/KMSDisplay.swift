@@ -61,11 +61,9 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     /// The device's uevents this output has looked at, when several outputs share it.
     var ueventsSeen = 0
     /// Scanout verification from the CRTC's CRC, while it runs (KMSDisplay+Scanout.swift).
-    var scanout: ScanoutState?
+    var scanout: CRCLineReader?
     /// Writeback capture (KMSDisplay+Writeback.swift), nil unless started.
     var writeback: WritebackState?
-    /// Why reading the CRC stopped, if it did.
-    var scanoutFailure: String?
 
     /// Tags sequence-event user data so it is never mistaken for a frame id.
     static let vblankTag: UInt64 = DRMDevice.routedVBlankTag

@@ -1,0 +1,139 @@
+import CadenceCore
+import DRM
+
+/// The CRTC's CRC lines read beside a display's flips and judged against them: one capture
+/// (`CRCCapture`) read without waiting, each line's 32-bit frame counter widened to a vblank
+/// sequence and its CRC words folded (`ScanoutVerifier.fold(_:)`), every sample and flip handed
+/// to a `ScanoutVerifier`, the time the reads took counted.
+///
+/// Read it before each flip and after each batch of flip events (``read()``), record each flip
+/// (``flip(_:sequence:timestamp:)``), and end with ``finish(limit:)``, which waits for the line of
+/// the vblank after the last flip. A run that starts with flips it does not judge (a warm-up)
+/// makes it with `judgingFrom` nil: lines read meanwhile are held, and ``judge(from:)`` names the
+/// first vblank judged (the last warm-up flip's: the picture the first judged flip replaces).
+///
+///     let reader = CRCLineReader(capture: try CRCCapture(device: device, crtcIndex: 0))
+///     reader.read()
+///     reader.flip(1, sequence: 1042, timestamp: t)
+///     let summary = reader.finish(limit: 50_000_000)
+public final class CRCLineReader {
+    /// The CRTC's CRC capture read.
+    public let capture: CRCCapture
+    /// Judges the samples (from the first vblank judged on) against the flips recorded.
+    public private(set) var verifier: ScanoutVerifier
+    private var widener: SequenceWidener
+    private var lines: [CRCLine] = []
+    /// Non-blocking reads of the data file made, and the time they took in all (ns).
+    public private(set) var reads = 0
+    public private(set) var readNanoseconds: Int64 = 0
+    /// Why reading stopped (a read failed; the lines read before still count), if it did.
+    public private(set) var failure: String?
+    /// CRC samples read, judged or held.
+    public private(set) var samplesRead = 0
+    /// The vblank of the last flip recorded.
+    public private(set) var lastFlip: UInt64?
+    /// Lines before this vblank are not judged; nil while they are held.
+    public private(set) var judgedFrom: UInt64?
+    /// The last lines read before ``judge(from:)`` (the last warm-up vblank's may be among them).
+    private var held: [ScanoutVerifier.Sample] = []
+    /// The samples read before the first flip, kept for an observer that comes later.
+    private var early: [ScanoutVerifier.Sample] = []
+    private var observer: ((ScanoutVerifier.Sample) -> Void)?
+
+    /// Reads `capture`; `anchor`: a 64-bit vblank sequence near the first line's (so that the
+    /// widened sequences match the flips' from the start), nil to take the first line's 32 bits
+    /// as they are; `judgingFrom`: the first vblank judged, nil to hold the lines until
+    /// ``judge(from:)``.
+    public init(capture: CRCCapture, anchor: UInt64? = nil, judgingFrom: UInt64? = 0) {
+        self.capture = capture
+        verifier = ScanoutVerifier()
+        widener = anchor.map { SequenceWidener(anchor: $0) } ?? SequenceWidener()
+        judgedFrom = judgingFrom
+        lines.reserveCapacity(16)
+    }
+
+    /// The CRC source read (`auto`, …).
+    public var source: String { capture.source }
+
+    /// The vblank of the newest line read (nil before the first).
+    public var newestLine: UInt64? { widener.last }
+
+    /// Reads the lines ready now (non-blocking) and timed. A read that fails ends the reading
+    /// quietly (``failure``): what was read still counts.
+    public func read() {
+        guard failure == nil else { return }
+        let device = capture.device
+        let t0 = device.monotonicNow()
+        lines.removeAll(keepingCapacity: true)
+        do { _ = try capture.readAvailable(into: &lines) } catch { failure = "\(error)" }
+        let t1 = device.monotonicNow()
+        readNanoseconds += t1 - t0
+        reads += 1
+        for line in lines {
+            guard let frame = line.frame else { continue }
+            let sample = ScanoutVerifier.Sample(
+                sequence: widener.widen(frame), crc: ScanoutVerifier.fold(line.values), receivedAt: t1)
+            samplesRead += 1
+            if let body = observer {
+                body(sample)
+            } else if lastFlip == nil {
+                early.append(sample)
+            }
+            guard let from = judgedFrom else {
+                if held.count == 8 { held.removeFirst() }
+                held.append(sample)
+                continue
+            }
+            if sample.sequence >= from { verifier.add(sample) }
+        }
+    }
+
+    /// Judges lines from vblank `sequence` on, those held so far included.
+    public func judge(from sequence: UInt64) {
+        judgedFrom = sequence
+        for x in held where x.sequence >= sequence { verifier.add(x) }
+        held = []
+    }
+
+    /// Records a flip completion of `frame` at vblank `sequence` (the event's `timestamp`).
+    public func flip(_ frame: FrameID, sequence: UInt64, timestamp: Nanoseconds) {
+        verifier.add(ScanoutVerifier.Flip(frame: frame, sequence: sequence, timestamp: timestamp))
+        lastFlip = sequence
+        early = []
+    }
+
+    /// Hands every sample to `body` as it is read, those read before the first flip first (at
+    /// once). One observer: a second call replaces the first.
+    public func observe(_ body: @escaping (ScanoutVerifier.Sample) -> Void) {
+        for x in early { body(x) }
+        early = []
+        observer = body
+    }
+
+    /// Reads (polling every millisecond, for up to `limit` ns) until a line has come.
+    public func waitForFirstLine(limit: Int64) {
+        wait(limit: limit) { $0.samplesRead > 0 }
+    }
+
+    /// Waits (polling every millisecond, for up to `limit` ns) for a line past the last flip,
+    /// so that the last frame is judged, then gives the verdict with the cost of reading.
+    public func finish(limit: Int64) -> ScanoutSummary {
+        if let last = lastFlip { wait(limit: limit) { ($0.widener.last ?? 0) > last } }
+        var s = verifier.finish()
+        s.source = capture.source
+        s.reads = reads
+        s.readMicroseconds = Double(readNanoseconds) / 1e3
+        s.failure = failure
+        return s
+    }
+
+    private func wait(limit: Int64, until done: (CRCLineReader) -> Bool) {
+        let device = capture.device
+        let give = device.monotonicNow() + limit
+        while !done(self), device.monotonicNow() < give, failure == nil {
+            read()
+            if done(self) { break }
+            device.busyWait(until: min(give, device.monotonicNow() + 1_000_000))
+        }
+    }
+}
