@@ -117,7 +117,9 @@ let package = Package(
         .testTarget(name: "EDIDTests", dependencies: ["EDID"]),
         .testTarget(name: "ScenesTests", dependencies: ["Scenes", "Raster"]),
         .testTarget(name: "CLITests", dependencies: ["cadence", "CadenceReport", "CadenceCore", "DRM", "KMSDisplay", "CadenceSession"]),
-        .testTarget(name: "CadenceSessionTests", dependencies: ["CadenceSession", "CadenceCore", "CadenceReport", "Raster", "Scenes"]),
+        .testTarget(
+            name: "CadenceSessionTests",
+            dependencies: ["CadenceSession", "CadenceCore", "CadenceReport", "DRM", "KMSDisplay", "Raster", "Scenes"]),
         .testTarget(
             name: "CadenceReportTests",
             dependencies: ["CadenceReport", "CadenceCore", "Raster", .product(name: "PropertyBased", package: "swift-property-based")]
