@@ -232,6 +232,7 @@ public final class MeasureSession {
     /// Measures every output until the duration is over or `shouldStop` returns true, then
     /// restores every CRTC (`notice` gets a restore that failed, and the seat's pause and resume
     /// lines, from each card's thread). Throws the first card's failure, every CRTC restored.
+    /// Call it once.
     public func run(
         notice: @escaping (Notice) -> Void, shouldStop: @escaping @Sendable () -> Bool = { false }
     ) throws -> Outcome {
