@@ -75,3 +75,12 @@ public struct DeviceInventory {
         return (crc, writeback)
     }
 }
+
+extension DeviceInventory {
+    /// The mode `connector` is driven at: the mode of the CRTC its encoder feeds (nil when
+    /// nothing drives it).
+    public func drivenMode(of connector: Connector) -> ModeInfo? {
+        let encoder = encoders.first { $0.id == connector.encoderID }
+        return encoder.flatMap { e in crtcs.first { $0.id == e.crtcID } }?.mode
+    }
+}

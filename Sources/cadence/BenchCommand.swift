@@ -1,11 +1,7 @@
 import ArgumentParser
+import CadenceSession
 import Raster
 import Scenes
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// `cadence bench`: times the rasterizer workloads (see `BenchWorkload` for their exact
 /// definitions) and the memset/memcpy limits on the same buffer.
@@ -61,30 +57,19 @@ struct BenchCommand: ParsableCommand {
         } else {
             throw RasterCLI.fail("unknown workload '\(workload)': choose fill, rects, circles, gradient, blit, memset, memcpy, scene:NAME or all")
         }
-        let bmp = Bitmap(width: w, height: h)
-        let renderer = BandedRenderer(threads: t)
+        let bench = WorkloadBenchmark(width: w, height: h, threads: t)
         let isa = RasterISA.active
         if !json {
             print("kernels: \(isa) (available: \(RasterISA.available.map(\.description).joined(separator: ", ")))")
         }
         for wl in list {
-            let prepared = PreparedWorkload(wl, width: w, height: h)
-            for i in 0..<warm { prepared.run(frame: i, into: bmp.canvas, renderer: renderer) }
-            var times = [Double]()
-            times.reserveCapacity(n)
-            for i in 0..<n {
-                let t0 = now()
-                prepared.run(frame: warm + i, into: bmp.canvas, renderer: renderer)
-                times.append(now() - t0)
-            }
-            times.sort()
-            let median = n % 2 == 1 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2
-            let mpix = Double(w * h) / median / 1e6
+            let r = bench.time(wl, frames: n, warmup: warm)
+            let median = fmt(r.medianSeconds * 1e3), fastest = fmt(r.minSeconds * 1e3)
+            let mpix = fmt(r.megapixelsPerSecond)
             if json {
-                print("{\"workload\":\"\(wl)\",\"isa\":\"\(isa)\",\"size\":\"\(w)x\(h)\",\"threads\":\(t),\"frames\":\(n),\"msPerFrame\":{\"median\":\(fmt(median * 1e3)),\"min\":\(fmt(times[0] * 1e3))},\"mpixPerSec\":\(fmt(mpix))}")
+                print("{\"workload\":\"\(wl)\",\"isa\":\"\(isa)\",\"size\":\"\(w)x\(h)\",\"threads\":\(t),\"frames\":\(n),\"msPerFrame\":{\"median\":\(median),\"min\":\(fastest)},\"mpixPerSec\":\(mpix)}")
             } else {
-                let name = "\(wl)".padding(16)
-                print("\(name) \(w)x\(h) threads \(t)  median \(fmt(median * 1e3)) ms  min \(fmt(times[0] * 1e3)) ms  \(fmt(mpix)) Mpix/s")
+                print("\("\(wl)".padding(16)) \(w)x\(h) threads \(t)  median \(median) ms  min \(fastest) ms  \(mpix) Mpix/s")
             }
             _ = StandardStreams.flushStandardOutput()
         }
@@ -102,12 +87,6 @@ struct BenchCommand: ParsableCommand {
         }
         StandardStreams.errorLine("cadence: \(problem); drawing with \(RasterISA.active)")
         return nil
-    }
-
-    private func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
     }
 
     private func fmt(_ v: Double) -> String {

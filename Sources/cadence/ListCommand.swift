@@ -126,8 +126,7 @@ extension DeviceInventory {
     var fasterModeWarnings: [String] {
         connectors.compactMap { c, _, _ in
             guard c.status == .connected else { return nil }
-            let crtc = encoders.first { $0.id == c.encoderID }.flatMap { e in crtcs.first { $0.id == e.crtcID } }
-            if let mode = crtc?.mode {
+            if let mode = drivenMode(of: c) {
                 return fasterModeWarning(connector: c, mode: mode, use: "is driven at")
             }
             return c.preferredMode.flatMap { fasterModeWarning(connector: c, mode: $0, use: "prefers") }

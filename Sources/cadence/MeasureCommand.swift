@@ -112,120 +112,137 @@ struct MeasureCommand: ParsableCommand {
     }
 
     private func execute() throws {
-        guard duration.isFinite, duration > 0, duration <= 86_400 else {
-            throw CLIFailure("invalid --duration \(duration): expected seconds > 0")
-        }
         guard let alloc = BufferAllocator(rawValue: allocator) else {
             throw CLIFailure("invalid --allocator '\(allocator)': expected dumb or gbm")
         }
         guard let modesetAPI = ModesetAPI(rawValue: api) else {
             throw CLIFailure("invalid --api '\(api)': expected atomic, legacy or auto")
         }
-        var devices = try sessionOptions.source(command: "measure")
-        if BackendChoice.isFakeDRM(backend) {
-            devices = .fake(try BackendChoice.fakeDRMDevices(backend))
-        } else if backend != "kms" && backend != "auto" {
-            throw CLIFailure("--backend must be kms or fake-drm[:PROFILE]")
-        }
+        let source = try sessionOptions.source(command: "measure")
+        guard let choice = DisplayChoice.Backend(backend) else { throw Self.refusal(.needsKMS) }
         if let v = verify, v != "crc" {
             throw CLIFailure("--verify '\(v)': measure checks crc only (writeback is for run and validate)")
         }
-        if connectors.count > 1 || connectors == ["all"] {
-            if verify != nil {
-                throw CLIFailure("--verify is not supported with several outputs yet: measure one --connector at a time")
-            }
-            return try measureSeveral(source: devices, allocator: alloc, api: modesetAPI)
+        let several = connectors.count > 1 || connectors == ["all"]
+        var plan = MeasurePlan(
+            backend: choice, device: device, source: source,
+            outputs: several ? .several(connectors: connectors, mode: mode) : .one(connector: connector, mode: mode),
+            durationSeconds: duration, allocator: alloc, api: modesetAPI)
+        plan.crc = verify != nil
+        plan.vrr = try BackendChoice.vrrPolicy(vrr)
+        let session = try Self.refusingInOneLine { try MeasureSession.open(plan, notice: Self.printNotice) }
+        let stop = SignalStop()
+        defer { stop.remove() }
+        switch try Self.refusingInOneLine({ try session.run(notice: Self.printNotice, shouldStop: { stop.isRequested }) }) {
+        case .vrrSweep(let sweep): try report(sweep, stoppedBy: stop.signal)
+        case .refresh(let results): try report(results, stoppedBy: stop.signal)
         }
-        // `cardN-NAME` names its card.
-        let address = connector.map(OutputAddress.init)
-        if let a = address, let own = a.devicePath, let device, own != device {
-            throw CLIFailure("connector \(a) is on \(own), not on the device given (\(device))")
-        }
-        let path = try selecting { try OutputSelection.devicePath(device ?? address?.devicePath, discovered: devices.discover()) }
-        let dev = try selecting { try OutputSelection.open(path, source: devices) }
-        if let sim = dev.simulatorName { printError("notice: \(sim): a fake DRM device (simulator) on virtual time, not a panel") }
-        let driver = try describing(path) { try dev.version() }
-        let selection = try selecting { try OutputSelection.select(device: dev, connector: address?.connector, mode: mode) }
-        let conn = selection.connector
-        let chosen = selection.mode
-        let policy = try BackendChoice.vrrPolicy(vrr)
-        if policy != .off && verify != nil {
-            throw CLIFailure("--verify crc checks the fixed refresh: leave out --vrr")
-        }
-        if policy != .off, try measureVRR(dev, path: path, driver: driver.name, selection: selection,
-                                          allocator: alloc, api: modesetAPI, policy: policy) {
-            return
-        }
+    }
 
-        let output = try describing(path) { try KMSOutput(device: dev, connector: conn, mode: chosen, api: modesetAPI) }
-        if !output.timestampsMonotonic {
-            printError("warning: \(driver.name) lacks DRM_CAP_TIMESTAMP_MONOTONIC: timestamps are not CLOCK_MONOTONIC")
-        }
-        let recording: FlipRecording
-        var stoppedBy: Int32?
-        do {
-            let chain = try describing(path, mode: chosen) {
-                try Swapchain(device: dev, width: Int(chosen.hdisplay), height: Int(chosen.vdisplay), count: 3, allocator: alloc)
-            }
-            let shadow = ShadowBuffer(width: Int(chosen.hdisplay), height: Int(chosen.vdisplay))
-            let stop = SignalStop()
-            defer { stop.remove() }
-            do {
-                recording = try output.recordFlips(
-                    swapchain: chain, shadow: shadow, durationNs: Int64(duration * 1e9), warmupFlips: Self.warmupFlips,
-                    crcSource: verify.map { _ in "auto" }, notice: printError, shouldStop: { stop.isRequested })
-                stoppedBy = stop.signal
-            } catch let e as CRCError {
-                try? output.restore()
-                throw RunCommand.crcRefusal(e)
-            } catch let e as DRMError {
-                try? output.restore()
-                if e.errno == .enodev {
-                    // The device went away under us: lost mid-run, not bad input.
-                    printError("cadence measure: \(OutputSelection.explain(e, path: path))")
-                    throw ExitCode(1)
-                }
-                throw CLIFailure(modesetFailure(e, path: path, mode: chosen, connector: conn.name))
-            }
-            do { try output.restore() } catch let e as DRMError {
-                printError("warning: could not restore \(output.crtc): \(e)")
+    /// Each output's block (text) or object (`--json`; `{"outputs": […]}` for several), with its
+    /// trace, notes and warnings on stderr, then the exit status: 1 when a check failed.
+    private func report(_ results: [MeasureResult], stoppedBy signal: Int32?) throws {
+        let several = results.first?.name != nil
+        var objects: [JSON] = []
+        for (i, r) in results.enumerated() {
+            let s = r.selection, recording = r.recording
+            let prefix = r.name.map { "\($0.name): " } ?? ""
+            if trace { for l in Self.traceLines(recording.flips, prefix: prefix) { printError(l) } }
+            // Said once the built mode is known to work, so a rejected mode gives one line.
+            if let note = s.note { printError("note: " + prefix + note) }
+            if let w = fasterModeWarning(connector: s.connector, mode: s.mode, use: "is measured at") { printError("warning: " + w) }
+            if recording.vblank == .none { printError("notice: \(prefix)\(r.driver): \(noHardwareVBlankNotice)") }
+            if json {
+                guard case .object(var fields) = Self.json(r, duration: duration) else { continue }
+                if let n = r.name { fields.insert(("output", .string(n.name)), at: 0) }
+                else if let sim = r.simulator { fields.insert(("backend", .string(sim)), at: 0) }
+                if let v = recording.scanout { fields.append(("scanout", .encoded(v))) }
+                if several { objects.append(.object(fields)) } else { print(JSON.object(fields).rendered) }
+            } else {
+                if i > 0 { print("") }
+                print(Self.text(r, connector: r.name?.name ?? s.connector.name))
+                if let v = recording.scanout { print("  scanout           " + RunCommand.scanoutLine(v)) }
             }
         }
-
-        if trace { for l in Self.traceLines(recording.flips) { printError(l) } }
-        // Said once the built mode is known to work, so a rejected mode gives one line.
-        if let note = selection.note { printError("note: " + note) }
-        if let w = fasterModeWarning(connector: conn, mode: chosen, use: "is measured at") { printError("warning: " + w) }
-        if recording.vblank == .none { printError("notice: \(driver.name): \(noHardwareVBlankNotice)") }
-        let m = RefreshMeasurement(flips: recording.flips, nominalRefreshHz: chosen.refreshHz, hardwareVBlank: recording.vblank == .hardware,
-                                      breaks: recording.breaks)
-        let source = selection.source
-        if json {
-            var j = Self.json(m, driver: driver.name, path: path, connector: conn.name, mode: chosen, source: source,
-                              api: output.api, allocator: alloc, duration: duration, vblank: recording.vblank)
-            if let sim = dev.simulatorName, case .object(let fields) = j { j = .object([("backend", .string(sim))] + fields) }
-            if let v = recording.scanout, case .object(let fields) = j {
-                j = .object(fields + [("scanout", .encoded(v))])
-            }
-            print(j.rendered)
-        } else {
-            print(Self.text(m, driver: driver.name, path: path, connector: conn.name, mode: chosen, source: source,
-                            api: output.api, allocator: alloc, vblank: recording.vblank))
-            if let v = recording.scanout { print("  scanout           " + RunCommand.scanoutLine(v)) }
-        }
-        if recording.stopped, let signal = stoppedBy {
+        if json && several { print(JSON.object([("outputs", .array(objects))]).rendered) }
+        if let first = results.first, first.recording.stopped, let signal {
             // Like `run`: what was measured is reported and judged as usual.
-            printError("stopped by signal \(signal) after \(m.flips) flips; display restored")
+            printError(several ? "stopped by signal \(signal); displays restored"
+                       : "stopped by signal \(signal) after \(first.measurement.flips) flips; display restored")
         }
-        if m.flips < 2 { throw CLIFailure("only \(m.flips) flip event(s) in \(duration) s: nothing to measure") }
-        var failed = m.checks.filter { $0.passed == false }.map { "\($0.name): \($0.detail)" }
-        if let v = recording.scanout, v.mismatches > 0 {
-            failed.append(
-                "scanout: \(v.mismatches) mismatches (stale \(v.stale), changes without flip \(v.changesWithoutFlip))")
+        var failures: [String] = []
+        for r in results {
+            let prefix = r.name.map { "\($0.name): " } ?? ""
+            for f in r.failures {
+                switch f {
+                case .tooFewFlips(let n):
+                    let line = "only \(n) flip event(s) in \(duration) s: nothing to measure"
+                    guard several else { throw CLIFailure(line) }
+                    failures.append(prefix + line)
+                case .check(let c): failures.append("check failed: \(prefix)\(c.name): \(c.detail)")
+                case .scanout(let v):
+                    failures.append("check failed: scanout: \(v.mismatches) mismatches (stale \(v.stale), changes without flip \(v.changesWithoutFlip))")
+                }
+            }
         }
-        if !failed.isEmpty {
-            for c in failed { printError("check failed: \(c)") }
-            throw ExitCode(1)
+        for f in failures { printError(f) }
+        if !failures.isEmpty { throw ExitCode(1) }
+    }
+
+    /// The stderr line of a notice (nil: not shown).
+    static func printNotice(_ notice: MeasureSession.Notice) {
+        switch notice {
+        case .simulator(let name): printError("notice: \(name): a fake DRM device (simulator) on virtual time, not a panel")
+        case .vrrUnavailable(let why): printError("notice: \(why): measuring the fixed refresh")
+        case .timestampsNotMonotonic(let output, let driver):
+            // Said for one output only, as before several outputs were measured at once.
+            if output == nil { printError("warning: \(driver) lacks DRM_CAP_TIMESTAMP_MONOTONIC: timestamps are not CLOCK_MONOTONIC") }
+        case .seat(let line): printError(line)
+        case .restoreFailed(let crtc, let error): printError("warning: could not restore \(crtc): \(error)")
+        }
+    }
+
+    /// The one line of a refusal, naming the options.
+    static func refusal(_ r: MeasureSession.Refusal) -> CLIFailure {
+        switch r {
+        case .needsKMS: return CLIFailure("--backend must be kms or fake-drm[:PROFILE]")
+        case .invalidDuration(let d): return CLIFailure("invalid --duration \(d): expected seconds > 0")
+        case .checksNeedOneOutput:
+            return CLIFailure("--verify is not supported with several outputs yet: measure one --connector at a time")
+        case .vrrNeedsOneOutput: return CLIFailure("--vrr with several outputs: sweep one --connector at a time")
+        case .crcNeedsFixedRefresh: return CLIFailure("--verify crc checks the fixed refresh: leave out --vrr")
+        case .vrrUnavailable(let why): return CLIFailure("--vrr on: \(why)")
+        case .crcUnavailable(let e): return RunCommand.crcRefusal(e)
+        }
+    }
+
+    /// Runs `body`, turning the measurement's refusals and failures into one line (exit 2), or,
+    /// for a device lost or a failed sweep, one line and exit 1.
+    static func refusingInOneLine<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let r as MeasureSession.Refusal {
+            throw refusal(r)
+        } catch let f as MeasureSession.Failure {
+            func named(_ outputs: [String]?) -> String { outputs.map { $0.joined(separator: ", ") + ": " } ?? "" }
+            switch f {
+            case .device(let path, let e): throw CLIFailure(OutputSelection.explain(e, path: path))
+            case .buffers(let path, let m, let e):
+                throw CLIFailure("cannot allocate \(m.hdisplay)x\(m.vdisplay) scanout buffers on \(path): \(e)")
+            case .modeRejected(let outputs, let mode, let connector, let e):
+                let built = mode.type.contains(.userdef) ? " (a built timing)" : ""
+                throw CLIFailure(named(outputs) + "the driver rejected \(mode.description) Hz on \(connector)\(built): \(e)")
+            case .flip(let outputs, let path, let e): throw CLIFailure(named(outputs) + OutputSelection.explain(e, path: path))
+            case .deviceLost(let path, let e):
+                // The device went away under us: lost mid-run, not bad input.
+                printError("cadence measure: \(OutputSelection.explain(e, path: path))")
+                throw ExitCode(1)
+            case .sweep(let f):
+                printError("cadence measure: VRR sweep failed: \(f)")
+                throw ExitCode(1)
+            }
+        } catch let e as OutputSelectionError {
+            throw CLIFailure(e.description)
         }
     }
 
@@ -241,21 +258,11 @@ struct MeasureCommand: ParsableCommand {
         }
     }
 
-    /// Flips after the modeset that settle the pipeline and are not measured.
-    static let warmupFlips = 3
-
-    /// One line for a failure while setting the mode or flipping.
-    func modesetFailure(_ e: DRMError, path: String, mode: ModeInfo, connector: String) -> String {
-        if e.errno.rawValue == 22, e.call.hasPrefix("drmModeAtomicCommit") || e.call == "drmModeSetCrtc" {
-            return "the driver rejected \(mode.description) Hz on \(connector)\(mode.type.contains(.userdef) ? " (a built timing)" : ""): \(e)"
-        }
-        return OutputSelection.explain(e, path: path)
-    }
-
-    static func text(_ m: RefreshMeasurement, driver: String, path: String, connector: String, mode: ModeInfo,
-                     source: String, api: ModesetAPI, allocator: BufferAllocator, vblank: VBlankSupport) -> String {
+    /// The output's text block, headed by its card, driver, `connector` and mode.
+    static func text(_ r: MeasureResult, connector: String) -> String {
         func ms(_ v: Double) -> String { String(format4: v) }
-        var s = "\(path) \(driver) \(connector) \(mode.hdisplay)x\(mode.vdisplay) (\(source), \(api.rawValue), \(allocator.rawValue))\n"
+        let m = r.measurement, mode = r.selection.mode, vblank = r.recording.vblank
+        var s = "\(r.device) \(r.driver) \(connector) \(mode.hdisplay)x\(mode.vdisplay) (\(r.selection.source), \(r.api.rawValue), \(r.allocator.rawValue))\n"
         s += "  nominal refresh   \(String(format4: m.nominalRefreshHz)) Hz\n"
         s += "  measured refresh  \(m.measuredRefreshHz.map { String(format4: $0) + " Hz" } ?? "n/a (no hardware vblank)")\n"
         s += "  vblank            \(vblank.rawValue)\n"
@@ -278,20 +285,20 @@ struct MeasureCommand: ParsableCommand {
         return s
     }
 
-    static func json(_ m: RefreshMeasurement, driver: String, path: String, connector: String, mode: ModeInfo,
-                     source: String, api: ModesetAPI, allocator: BufferAllocator, duration: Double,
-                     vblank: VBlankSupport) -> JSON {
+    /// The output's JSON object (`duration`: the seconds asked for, as given).
+    static func json(_ r: MeasureResult, duration: Double) -> JSON {
+        let m = r.measurement, mode = r.selection.mode, vblank = r.recording.vblank
         let i = m.intervalMs
         return .object([
-            ("driver", .string(driver)), ("device", .string(path)), ("connector", .string(connector)),
-            ("mode", .string("\(mode.hdisplay)x\(mode.vdisplay)")), ("modeSource", .string(source)),
+            ("driver", .string(r.driver)), ("device", .string(r.device)), ("connector", .string(r.selection.connector.name)),
+            ("mode", .string("\(mode.hdisplay)x\(mode.vdisplay)")), ("modeSource", .string(r.selection.source)),
             ("clockKHz", .int(Int(mode.clock))),
             ("nominalRefreshHz", .number(m.nominalRefreshHz, decimals: 4)),
             ("measuredRefreshHz", m.measuredRefreshHz.map { .number($0, decimals: 4) } ?? .null),
             ("vblank", .string(vblank.rawValue)),
             ("notice", vblank == .none ? .string(noHardwareVBlankNotice) : .null),
-            ("api", .string(api.rawValue)), ("allocator", .string(allocator.rawValue)),
-            ("durationS", .number(duration, decimals: 3)), ("warmupFlips", .int(Self.warmupFlips)),
+            ("api", .string(r.api.rawValue)), ("allocator", .string(r.allocator.rawValue)),
+            ("durationS", .number(duration, decimals: 3)), ("warmupFlips", .int(r.warmupFlips)),
             ("flips", .int(m.flips)), ("missedVblanks", .int(m.missedVBlanks)), ("sessionGaps", .int(m.sessionGaps)),
             ("missedVblankCauses", .object([
                 ("lateSubmit", .int(m.missedAfterLateSubmit)), ("notLatched", .int(m.missedAfterTimelySubmit)),

@@ -1,62 +1,32 @@
 import ArgumentParser
 import CadenceCore
-import DRM
+import CadenceSession
 import KMSDisplay
 
-/// `cadence measure --vrr on|auto`: the VRR sweep (``VRRSweep``) on the selected output.
+/// `cadence measure --vrr on|auto`: the VRR sweep's report (CadenceSession's `MeasureSession`
+/// runs it).
 extension MeasureCommand {
-    /// Runs the sweep and prints it; false when `policy` is auto and VRR is unavailable (the
-    /// fixed-refresh measurement runs instead, after one notice line). `--vrr on` without VRR
-    /// is one line and exit 2; an in-range step missing its interval by more than 1% exits 1.
-    func measureVRR(_ dev: DRMDevice, path: String, driver: String, selection: OutputSelection,
-                    allocator: BufferAllocator, api: ModesetAPI, policy: VRRPolicy) throws -> Bool {
-        let display: KMSDisplay
-        do {
-            display = try KMSDisplay.open(on: dev, connector: selection.connector.name, mode: mode,
-                                          allocator: allocator, api: api, vrr: .on)
-        } catch let e as OutputSelectionError where e.kind == .vrrUnavailable {
-            if policy == .auto {
-                printError("notice: \(e.description): measuring the fixed refresh")
-                return false
-            }
-            throw CLIFailure("--vrr on: \(e.description)")
-        } catch let e as OutputSelectionError {
-            throw CLIFailure(e.description)
-        }
-        let range = display.vrrRange ?? 0...0
-        let stop = SignalStop()
-        defer { stop.remove() }
-        let steps: [VRRSweepStep]
-        do {
-            steps = try VRRSweep.run(on: display, secondsPerStep: duration / 10, shouldStop: { stop.isRequested })
-        } catch let f as BackendFailure {
-            try? display.close()
-            printError("cadence measure: VRR sweep failed: \(f)")
-            throw ExitCode(1)
-        }
-        do { try display.close() } catch { printError("warning: could not restore \(display.output.crtc): \(error)") }
-        let m = selection.mode
+    /// Prints the sweep (text or `--json`); an in-range step missing its interval by more than
+    /// 1% exits 1.
+    func report(_ sweep: VRRSweepResult, stoppedBy signal: Int32?) throws {
+        let m = sweep.selection.mode, range = sweep.range, conn = sweep.selection.connector.name
         if json {
             var fields: [(String, JSON)] = [
-                ("driver", .string(driver)), ("device", .string(path)), ("connector", .string(selection.connector.name)),
+                ("driver", .string(sweep.driver)), ("device", .string(sweep.device)), ("connector", .string(conn)),
                 ("mode", .string("\(m.hdisplay)x\(m.vdisplay)")), ("nominalRefreshHz", .number(m.refreshHz, decimals: 4)),
                 ("vrrRangeHz", .array([.number(range.lowerBound, decimals: 4), .number(range.upperBound, decimals: 4)])),
-                ("vrrSweep", .array(steps.map(Self.json))),
+                ("vrrSweep", .array(sweep.steps.map(Self.json))),
             ]
-            if let sim = dev.simulatorName { fields.insert(("backend", .string(sim)), at: 0) }
+            if let sim = sweep.simulator { fields.insert(("backend", .string(sim)), at: 0) }
             print(JSON.object(fields).rendered)
         } else {
-            print(Self.sweepText(steps, header: "\(path) \(driver) \(selection.connector.name) \(m.hdisplay)x\(m.vdisplay)@\(String(format4: m.refreshHz)) VRR \(String(format4: range.lowerBound))–\(String(format4: range.upperBound)) Hz"))
+            print(Self.sweepText(sweep.steps, header: "\(sweep.device) \(sweep.driver) \(conn) \(m.hdisplay)x\(m.vdisplay)@\(String(format4: m.refreshHz)) VRR \(String(format4: range.lowerBound))–\(String(format4: range.upperBound)) Hz"))
         }
-        if stop.isRequested, let s = stop.signal { printError("stopped by signal \(s) after \(steps.count) steps; display restored") }
-        let missed = steps.filter { !$0.belowRange && !$0.held }
-        if !missed.isEmpty {
-            for s in missed {
-                printError("check failed: \(String(format4: s.requestedHz)) Hz: mean interval \(String(format4: s.achievedMeanMs)) ms for \(String(format4: s.requestedIntervalMs)) ms requested")
-            }
-            throw ExitCode(1)
+        if sweep.stopped, let s = signal { printError("stopped by signal \(s) after \(sweep.steps.count) steps; display restored") }
+        for s in sweep.missed {
+            printError("check failed: \(String(format4: s.requestedHz)) Hz: mean interval \(String(format4: s.achievedMeanMs)) ms for \(String(format4: s.requestedIntervalMs)) ms requested")
         }
-        return true
+        if !sweep.missed.isEmpty { throw ExitCode(1) }
     }
 
     static func json(_ s: VRRSweepStep) -> JSON {

@@ -217,16 +217,23 @@ struct ValidateCommand: ParsableCommand {
     /// Judges one output's run (printing the "judged" line with --warmup/--window), its
     /// display's failure included. Exits 2 when nothing is left to judge.
     func judge(_ judge: OutputJudge, summary: RunSummary, tally: FrameTally, sinks: SessionSinks, junitFile: LineFile?,
-               note printNote: (String) -> Void = { print($0) }) throws -> [CriterionResult] {
+               note printNote: (String) -> Void = ValidateCommand.printJudged) throws -> [CriterionResult] {
         try judged(judge.judge(summary, tally: tally, sinks: sinks), junitFile: junitFile, note: printNote)
     }
 
-    /// The results of `judged`, after its "judged" line (--warmup/--window). Exits 2 when
-    /// nothing is left to judge.
+    /// The "judged" line of `detail` (what `note` gets: the frames judged, the warm-up, the
+    /// windows).
+    static func judgedLine(_ detail: String) -> String { "judged            " + detail }
+
+    /// Prints the "judged" line of `detail`.
+    static func printJudged(_ detail: String) { print(judgedLine(detail)) }
+
+    /// The results of `judged`, after `note` got what was judged (--warmup/--window; by default
+    /// printed as its "judged" line). Exits 2 when nothing is left to judge.
     func judged(_ judged: OutputJudge.Judged, junitFile: LineFile?,
-                note printNote: (String) -> Void = { print($0) }) throws -> [CriterionResult] {
+                note printNote: (String) -> Void = ValidateCommand.printJudged) throws -> [CriterionResult] {
         guard let split = judged.split else { return judged.results }
-        var note = "judged            \(split.judgedFrames) frames"
+        var note = "\(split.judgedFrames) frames"
         if let w = warmup { note += " after a \(String(format: "%g", w)) s warm-up (\(split.warmupFrames) ignored)" }
         if let w = window {
             if split.windows.isEmpty {
@@ -251,7 +258,8 @@ struct ValidateCommand: ParsableCommand {
     func verdict(_ results: [CriterionResult], summary: RunSummary, junitFile: LineFile?, started: Date,
                  printLines: Bool = true) throws {
         if printLines { for r in results { print("\(r.passed ? "PASS" : "FAIL") \(r.name): \(r.detail)") } }
-        let failed = results.filter { !$0.passed }
+        let judged = ValidationVerdict(results, backend: summary.backend)
+        let failed = judged.failed
         for r in failed { StandardStreams.errorLine("FAIL \(r.name): \(r.detail)") }
         if let f = junitFile {
             do {
@@ -262,8 +270,12 @@ struct ValidateCommand: ParsableCommand {
                 throw ExitCode(2)
             }
         }
-        let on = summary.backend == "fake" ? " on the fake display (a simulator, not a real panel)"
-            : JUnitReport.isSimulator(summary.backend) ? " on the fake DRM device (a simulator running the KMS code, not a real panel)" : ""
+        let on: String
+        switch judged.display {
+        case .fakeDisplay: on = " on the fake display (a simulator, not a real panel)"
+        case .fakeDRM: on = " on the fake DRM device (a simulator running the KMS code, not a real panel)"
+        case .panel: on = ""
+        }
         if printLines { print(failed.isEmpty ? "validate: PASS (\(results.count) criteria)\(on)" : "validate: FAIL (\(failed.count) of \(results.count) criteria)\(on)") }
         if !failed.isEmpty { throw ExitCode(1) }
         if let code = StandardStreams.incompleteOutputStatus(summary.incompleteOutputs) { throw ExitCode(code) }

@@ -44,7 +44,7 @@ extension ValidateCommand {
             StandardStreams.errorLine("cadence validate: \(String(describing: error))")
             throw ExitCode(2)
         }
-        var all: [CriterionResult] = []
+        var judgedOutputs: [(name: String, results: [CriterionResult])] = []
         var suites: [JUnitReport.Suite] = []
         // --json: one object, each output's summary with its criteria, and the total.
         let json = options.json
@@ -57,23 +57,21 @@ extension ValidateCommand {
             }
             var note: String? = nil
             let judged = try judge(judging, summary: r.summary, tally: t.tally, sinks: t.files, junitFile: nil,
-                                   note: { line in if json { note = line } else { print(line) } })
+                                   note: { detail in if json { note = detail } else { print(Self.judgedLine(detail)) } })
             suites.append(JUnitReport.Suite(name: "cadence.validate.\(r.name)", results: judged, summary: r.summary))
             if json {
                 objects[i]["criteria"] = judged.map { ["name": $0.name, "passed": $0.passed, "detail": $0.detail] as [String: Any] }
                 objects[i]["passed"] = judged.allSatisfy(\.passed)
-                if let n = note { objects[i]["judged"] = String(n.dropFirst("judged".count).drop { $0 == " " }) }
+                if let n = note { objects[i]["judged"] = n }
             }
-            for var c in judged {
-                c.name = "\(r.name) \(c.name)"
-                all.append(c)
-            }
+            judgedOutputs.append((r.name, judged))
         }
+        let overall = ValidationVerdict(outputs: judgedOutputs, backend: results[0].summary.backend)
         if json {
             var total: [String: Any] = RunCommand.total(results.map(\.summary))
-            total["criteria"] = all.count
-            total["failedCriteria"] = all.filter { !$0.passed }.count
-            total["passed"] = all.allSatisfy(\.passed)
+            total["criteria"] = overall.results.count
+            total["failedCriteria"] = overall.failed.count
+            total["passed"] = overall.passed
             total["display"] = JUnitReport.displayName(results[0].summary.backend)
             let doc: [String: Any] = ["outputs": objects, "total": total]
             print(String(decoding: try JSONSerialization.data(withJSONObject: doc, options: [.sortedKeys]), as: UTF8.self))
@@ -92,6 +90,6 @@ extension ValidateCommand {
         }
         var summary = results[0].summary
         summary.incompleteOutputs = results.flatMap { $0.summary.incompleteOutputs ?? [] }.nilIfEmpty
-        try verdict(all, summary: summary, junitFile: nil, started: started, printLines: !json)
+        try verdict(overall.results, summary: summary, junitFile: nil, started: started, printLines: !json)
     }
 }
