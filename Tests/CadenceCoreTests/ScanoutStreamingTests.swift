@@ -109,15 +109,11 @@ struct StreamRun {
 }
 
 enum StreamGen {
+    /// CadenceCore's ``SplitMix64`` with the draws these streams need.
     struct SplitMix {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var g: SplitMix64
+        init(state: UInt64) { g = SplitMix64(seed: state) }
+        mutating func next() -> UInt64 { g.next() }
         /// True one time in `n` (never for 0).
         mutating func oneIn(_ n: Int) -> Bool { n > 0 && next() % UInt64(n) == 0 }
         mutating func int(_ r: ClosedRange<Int>) -> Int { r.lowerBound + Int(next() % UInt64(r.count)) }

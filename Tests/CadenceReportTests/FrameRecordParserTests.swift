@@ -15,21 +15,9 @@ import Testing
         return e
     }()
 
-    /// SplitMix64: a seeded generator, so that a failure names a reproducible record.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// A record with every field drawn from what a run can write, and beyond (negative spans,
     /// the largest times, odd rates, every outcome and cause, optional fields present or not).
-    static func randomRecord(_ g: inout SplitMix) -> FrameRecord {
+    static func randomRecord(_ g: inout SplitMix64) -> FrameRecord {
         func time() -> Int64 {
             switch Int.random(in: 0..<4, using: &g) {
             case 0: return 0
@@ -79,7 +67,7 @@ import Testing
     static func line(_ r: FrameRecord) throws -> [UInt8] { [UInt8](try encoder.encode(r)) }
 
     @Test func generatedRecordsParseAsTheDecoderDecodesThem() throws {
-        var g = SplitMix(state: 24)
+        var g = SplitMix64(seed: 24)
         let decoder = JSONDecoder()
         var accepted = 0
         for _ in 0..<5_000 {
@@ -144,7 +132,7 @@ import Testing
     /// Each of these is valid JSON the decoder may read (or reject), but not the writer's
     /// shape: the fast parser declines, whatever the decoder then makes of it.
     @Test func outOfShapeLinesAreLeftToTheDecoder() throws {
-        var g = SplitMix(state: 1)
+        var g = SplitMix64(seed: 1)
         var r = Self.randomRecord(&g)
         r.effectiveRateHz = 60
         r.cause = .busy
@@ -245,7 +233,7 @@ import Testing
             let (a, b) = (reading(d, fast: true, partial: partial), reading(d, fast: false, partial: partial))
             return a.0 == b.0 && a.1 == b.1
         }
-        var g = SplitMix(state: 7)
+        var g = SplitMix64(seed: 7)
         var compared = 0, fastFrames = 0
         for (name, d) in logs {
             for partial in [false, true] {

@@ -7,17 +7,11 @@ import Testing
 /// The long-run picture (issue 24, item 5): per-bin aggregates built while reading, in memory
 /// that does not grow with the log.
 @Suite struct LongRunChartTests {
-    /// A seeded generator (SplitMix64), so that a failure repeats.
+    /// A seeded generator (CadenceCore's SplitMix64), so that a failure repeats.
     struct Rng {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+        var g: SplitMix64
+        init(state: UInt64) { g = SplitMix64(seed: state) }
+        mutating func below(_ n: Int) -> Int { Int(g.next() % UInt64(n)) }
     }
 
     /// One frame record of a real run, to vary.

@@ -152,7 +152,7 @@ import Testing
                 return "\(error)"
             }
         }
-        var g = FrameRecordParserTests.SplitMix(state: 3)
+        var g = SplitMix64(seed: 3)
         var errors = 0, checked = 0
         for f in try FileManager.default.contentsOfDirectory(atPath: corpus).sorted() {
             let d = [UInt8](try Data(contentsOf: URL(fileURLWithPath: corpus + "/" + f)))
