@@ -36,8 +36,15 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
     // VRR state.
     private var lastRefreshStart: Nanoseconds
     private var lastFlipStart: Nanoseconds = -1
-    /// The frame duration LFC spreads repeats over (``CommitCadence``).
+    /// The commit intervals LFC learns a frame's duration from (``CommitCadence``).
     private var cadence = CommitCadence()
+    /// The duration the repeats of the frame on screen are spread over: the cadence's when that
+    /// frame's flip happened (0: none known, no repeat). A commit after the flip does not move
+    /// them: planned from it, a repeat fell before the commit that revealed it (47.952 Hz on
+    /// 48–144: frame 1, committed at 41.7 ms, met a repeat of frame 0 put back at 38.2 ms and
+    /// waited the shortest refresh after it, 3.4 ms late), which no panel, and not KMSDisplay's
+    /// repeats (planned at the flip event), can do.
+    private var flipDuration: Nanoseconds = 0
     private var repeatIndex: Int64 = 0
 
     // Flip state.
@@ -273,8 +280,8 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
         // The panel's real range: every interval × (1 + drift), as above.
         let drift = 1 + configuration.driftPPM / 1e6
         let lfc = LowFramerateCompensation(range: vrr.lowerBound / drift...vrr.upperBound / drift)
-        if lastFlipStart >= 0, cadence.frameDuration > 0,
-           let at = lfc.repeatStart(Int(repeatIndex) + 1, frameStart: lastFlipStart, duration: cadence.frameDuration), at > lastRefreshStart {
+        if lastFlipStart >= 0, flipDuration > 0,
+           let at = lfc.repeatStart(Int(repeatIndex) + 1, frameStart: lastFlipStart, duration: flipDuration), at > lastRefreshStart {
             repeatAt = at
         }
         if let p = pending {
@@ -375,6 +382,7 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
         if vrrRange != nil {
             if flipped {
                 lastFlipStart = t
+                flipDuration = cadence.frameDuration
                 repeatIndex = 0
             } else {
                 repeatIndex += 1

@@ -11,9 +11,9 @@ import CadenceCore
 // a flip starts a refresh when it is committed, but never sooner than the panel's shortest
 // refresh (1 / its maximum Hz) after the refresh before; with no flip the panel refreshes on its
 // own at its longest refresh (1 / its minimum Hz) after the last one, or, when the frame's
-// duration (the shorter of the last two commit intervals) is longer than that, at k evenly
-// spaced repeats of the frame, k the fewest that keep each refresh inside the range (0.1% of
-// slack either way). A panel drifting by p ppm has every interval × (1 + p / 10⁶).
+// duration (the shorter of the last two commit intervals, as known when the frame was flipped)
+// is longer than that, at k evenly spaced repeats of the frame, k the fewest that keep each
+// refresh inside the range (0.1% of slack either way). A panel drifting by p ppm has every interval × (1 + p / 10⁶).
 //
 // The link (PacingModel.md, "Rates", "Presenting", "What counts as a drop"):
 // - it runs at the VRR rule's rate r, each frame one frame interval F = 1/r after the one before
@@ -135,6 +135,9 @@ extension ReferenceModel {
         let longestExact: Double
         var lastRefresh: Double
         var lastFlip: Double? = nil
+        /// The frame duration known when the frame on screen was flipped: its repeats are
+        /// planned then (a later commit cannot put one back before itself).
+        var flipDuration: Double = 0
         var repeatsSinceFlip = 0
         var commits: [Double] = []
 
@@ -165,11 +168,11 @@ extension ReferenceModel {
         /// When the panel refreshes next on its own.
         var nextRepeat: Double {
             var t = lastRefresh + longest
-            if let flip = lastFlip, frameDuration > 0 {
-                let k = refreshes(forFrameDuration: frameDuration)
+            if let flip = lastFlip, flipDuration > 0 {
+                let k = refreshes(forFrameDuration: flipDuration)
                 let j = repeatsSinceFlip + 1
                 // In whole ns (the clock's), rounded up: a flip committed then wins.
-                let at = flip + (Double(j) * frameDuration / Double(k)).rounded(.up)
+                let at = flip + (Double(j) * flipDuration / Double(k)).rounded(.up)
                 if j < k && at > lastRefresh { t = at }
             }
             return t
@@ -189,6 +192,7 @@ extension ReferenceModel {
                 if flip <= own {
                     lastRefresh = flip
                     lastFlip = flip
+                    flipDuration = frameDuration
                     repeatsSinceFlip = 0
                     return flip
                 }
