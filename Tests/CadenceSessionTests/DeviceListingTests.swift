@@ -101,3 +101,23 @@ import Testing
         #expect(p.first?.faster == fast)
     }
 }
+
+/// `WatchedConnector.watch`: every connector once, then only changes, until stopped.
+@Suite struct ConnectorWatchTests {
+    @Test func theFirstReportIsEveryConnectorAndAStopEndsTheWatch() throws {
+        let fake = FakeDRMDevice()
+        let dev = try DRMDevice.open(fake: fake)
+        var reports: [WatchedConnector.Changes] = []
+        var polls = 0
+        let stopped = {
+            polls += 1
+            return polls > 2
+        }
+        try WatchedConnector.watch(dev, stopped: stopped, report: { reports.append($0) })
+        #expect(reports.count == 1)
+        #expect(reports.first?.changes.map(\.now.name) == ["Virtual-1"])
+        #expect(reports.first?.changes.first?.old == nil)
+        #expect(reports.first?.changes.first?.now.status == .connected)
+        #expect(polls == 3)
+    }
+}
