@@ -50,3 +50,32 @@ public enum LogReplay {
         }
     }
 }
+
+extension ReplayResult {
+    /// What a replay reports as JSON: the replayed and recorded summaries, whether they are
+    /// equal, the differences, the divergences and the note.
+    public struct Report: Encodable {
+        /// The summary the pacer computed on the replayed timestamps.
+        public var replayed: RunSummary
+        /// The recorded summary.
+        public var recorded: RunSummary
+        /// True when the replay reproduces the recording (no differences).
+        public var equal: Bool
+        /// The summary fields that differ.
+        public var differences: [String]
+        /// Frames whose replay could not follow the recording.
+        public var divergences: Int
+        /// What was replayed when not a whole run (a file of a rotated log).
+        public var note: String?
+    }
+
+    /// True when the replay reproduces the recording (no differences).
+    public var isEqual: Bool { differences.isEmpty }
+
+    /// The report of this replay.
+    public var report: Report {
+        Report(
+            replayed: replayed, recorded: recorded, equal: isEqual, differences: differences, divergences: divergences,
+            note: note)
+    }
+}

@@ -94,3 +94,9 @@ public struct ObserveResult: Codable, Sendable {
         return candidates.max { $0.summary.presented < $1.summary.presented }
     }
 }
+
+extension ObserveResult {
+    /// The CRTCs whose content check saw flips that changed nothing (stale flips): what an
+    /// observation that expects motion fails on.
+    public var frozenCRTCs: [CRTC] { crtcs.filter { ($0.scanout?.stale ?? 0) > 0 } }
+}

@@ -67,35 +67,23 @@ struct ListCommand: ParsableCommand {
             throw CLIFailure("--backend must be auto, kms or fake-drm[:PROFILE]")
         }
         if watch {
-            if !profiles.isEmpty { throw CLIFailure("--watch needs a real card (--backend kms): a fake DRM device never changes") }
-            guard let path = device ?? DRMDevice.discover().first else { throw CLIFailure(OutputSelection.noDeviceMessage) }
+            let path = try refusing { try DeviceInventory.watchedNode(device: device, profiles: profiles) }
             return try watch(path: path, source: source)
         }
-        let paths: [String]
-        if !profiles.isEmpty {
-            paths = device.map { [$0] } ?? profiles.map(\.node)
-            for profile in profiles where !json {
-                print("fake DRM device (simulator) from profile \(profile.path): \(profile.description)")
-            }
-        } else if let device {
-            paths = [device]
-        } else {
-            paths = DRMDevice.discover()
-            if paths.isEmpty { throw CLIFailure("no DRM device found: /dev/dri has no card* nodes") }
+        let paths = try refusing { try DeviceInventory.nodes(device: device, profiles: profiles) }
+        for profile in profiles where !json {
+            print("fake DRM device (simulator) from profile \(profile.path): \(profile.description)")
         }
         var reports: [JSON] = []
-        var failures: [CLIFailure] = []
-        for path in paths {
-            do {
-                let dev = try openDevice(path, source: source)
-                let report = try DeviceInventory.read(dev)
-                if json { reports.append(report.json) } else { print(report.text, terminator: "") }
-                for w in report.fasterModeWarnings { printError("warning: \(path): " + w) }
-            } catch let e as CLIFailure {
-                // One bad node (e.g. a render-only GPU) must not hide the others.
-                if paths.count == 1 { throw e }
-                printError("skipping \(path): \(e.description)")
-                failures.append(e)
+        let listing = try selecting {
+            try DeviceInventory.list(paths, source: source) { path, result in
+                switch result {
+                case .success(let report):
+                    if json { reports.append(report.json) } else { print(report.text, terminator: "") }
+                    for w in report.fasterModeWarnings { printError("warning: \(path): " + w) }
+                case .failure(let e):
+                    printError("skipping \(path): \(e.description)")
+                }
             }
         }
         if json {
@@ -103,8 +91,25 @@ struct ListCommand: ParsableCommand {
                 : [("backend", .string("fake-drm")), ("profile", .string(profiles.map(\.path).joined(separator: ",")))]
             print(JSON.object(sim + [("devices", .array(reports))]).rendered)
         }
-        if failures.count == paths.count {
-            throw CLIFailure("no listable DRM device among \(paths.count) nodes")
+        if let refusal = listing.refusal { throw failure(refusal) }
+    }
+
+    /// Runs `body`, wording a refusal of the listing.
+    private func refusing<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let r as DeviceInventory.Refusal {
+            throw failure(r)
+        }
+    }
+
+    /// The one line of a refusal of the listing, naming the options.
+    private func failure(_ refusal: DeviceInventory.Refusal) -> CLIFailure {
+        switch refusal {
+        case .noDevice: return CLIFailure(OutputSelection.noDeviceMessage)
+        case .noneListable(let nodes): return CLIFailure("no listable DRM device among \(nodes) nodes")
+        case .watchNeedsRealCard:
+            return CLIFailure("--watch needs a real card (--backend kms): a fake DRM device never changes")
         }
     }
 }
@@ -112,27 +117,6 @@ struct ListCommand: ParsableCommand {
 /// Everything `list` shows about one device: CadenceSession's `DeviceInventory`, with its text
 /// and JSON.
 extension DeviceInventory {
-    /// Reads `dev`, a failure to read its version or resources being one line that names it.
-    static func read(_ dev: DRMDevice) throws -> DeviceInventory {
-        do {
-            return try DeviceInventory(dev)
-        } catch let u as DeviceInventory.Unreadable {
-            throw CLIFailure(OutputSelection.explain(u.error, path: dev.path))
-        }
-    }
-
-    /// One warning per connected connector that offers a faster mode at the size it is driven
-    /// at (its CRTC's mode), or, when nothing drives it, at its preferred size.
-    var fasterModeWarnings: [String] {
-        connectors.compactMap { c, _, _ in
-            guard c.status == .connected else { return nil }
-            if let mode = drivenMode(of: c) {
-                return fasterModeWarning(connector: c, mode: mode, use: "is driven at")
-            }
-            return c.preferredMode.flatMap { fasterModeWarning(connector: c, mode: $0, use: "prefers") }
-        }
-    }
-
     static func flagText(_ m: ModeInfo) -> String {
         var f: [String] = []
         if m.flags.contains(.phsync) { f.append("+hsync") }

@@ -8,11 +8,6 @@ import KMSDisplay
 
 /// `list --watch`'s lines for one connector (`WatchedConnector`).
 extension WatchedConnector {
-    /// Reads every connector of `dev`, a failure to read the card being one line that names it.
-    static func reading(_ dev: DRMDevice) throws -> [WatchedConnector] {
-        try describing(dev.path) { try read(dev) }
-    }
-
     /// One text line: "2026-11-23T22:40:01.123Z card0 Virtual-1 connected→disconnected", with the
     /// mode and identity when it is now connected; `old` nil prints the status alone (initial).
     static func line(time: String, device: String, old: ConnectionStatus?, _ c: WatchedConnector) -> String {
@@ -54,22 +49,17 @@ extension ListCommand {
     /// card's uevents come, until SIGINT/SIGTERM (exit 0).
     func watch(path: String, source: DeviceSource) throws {
         let dev = try openDevice(path, source: source)
-        do {
-            try dev.watchHotplug()
-        } catch let e as DRMError {
-            throw CLIFailure("\(path): cannot watch hotplug events: \(e)")
-        }
         let stop = SignalStop()
         defer { stop.remove() }
         let name = path.split(separator: "/").last.map(String.init) ?? path
-        var known = try WatchedConnector.reading(dev)
-        emit(WatchedConnector.changes(from: [], to: known), device: name, now: dev.monotonicNow())
-        while !stop.isRequested {
-            let r = try dev.waitForHotplug(until: dev.monotonicNow() + 1_000_000_000)
-            if r.events.isEmpty { continue }
-            let fresh = try WatchedConnector.reading(dev)
-            emit(WatchedConnector.changes(from: known, to: fresh), device: name, now: dev.monotonicNow())
-            known = fresh
+        do {
+            try WatchedConnector.watch(
+                dev, stopped: { stop.isRequested },
+                report: { emit($0.changes, device: name, now: $0.monotonicNs) })
+        } catch WatchedConnector.WatchFailure.unwatchable(let e) {
+            throw CLIFailure("\(path): cannot watch hotplug events: \(e)")
+        } catch WatchedConnector.WatchFailure.unreadable(let e) {
+            throw CLIFailure(OutputSelection.explain(e, path: dev.path))
         }
     }
 

@@ -123,7 +123,7 @@ struct ObserveCommand: ParsableCommand {
                 throw ExitCode(status)
             }
             if expectMotion {
-                let frozen = result.crtcs.filter { ($0.scanout?.stale ?? 0) > 0 }
+                let frozen = result.frozenCRTCs
                 for c in frozen {
                     let what = c.scanout!.longestFrozen!.text(refreshHz: c.refreshHz)
                     StandardStreams.errorLine(

@@ -46,16 +46,6 @@ struct ReplayCommand: ParsableCommand {
         help: "Replay a log whose last line was cut off (a killed run), dropping that line.")
     var allowPartial = false
 
-    struct Output: Encodable {
-        var replayed: RunSummary
-        var recorded: RunSummary
-        var equal: Bool
-        var differences: [String]
-        var divergences: Int
-        /// What was replayed when not a whole run (a file of a rotated log).
-        var note: String?
-    }
-
     func run() throws {
         let result: ReplayResult
         do {
@@ -65,14 +55,11 @@ struct ReplayCommand: ParsableCommand {
             throw ExitCode(2)
         }
         let runLog = result.log!
-        let equal = result.differences.isEmpty
+        let equal = result.isEqual
         if json {
             let enc = JSONEncoder()
             enc.outputFormatting = [.sortedKeys]
-            let o = Output(
-                replayed: result.replayed, recorded: result.recorded, equal: equal, differences: result.differences,
-                divergences: result.divergences, note: result.note)
-            print(String(decoding: try enc.encode(o), as: UTF8.self))
+            print(String(decoding: try enc.encode(result.report), as: UTF8.self))
         } else {
             let s = result.replayed
             let f = { (v: Double) in String(format: "%.3f", v) }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CadenceCore
 import CadenceReport
+import CadenceSession
 import Foundation
 import Raster
 
@@ -80,27 +81,28 @@ struct ReportCommand: ParsableCommand {
         guard let log = logs.first else { throw CLIFailure("give the run log to draw") }
         if all && logs.count > 1 { throw CLIFailure("--all takes one log (the newest file of the rotation); give either --all or the files") }
         let files = all ? RunLog.rotationFiles(of: log) : logs
-        let runLog: RunLog
-        let chart: ReportChart
-        let observed = files.count == 1 && isObserveLog(log)
-        if files.count > 1 {
-            if client != nil || files.contains(where: isObserveLog) { throw CLIFailure("several files are the files of one rotated run log; observe logs are read one at a time") }
-            (chart, runLog) = try ReportChart.read(paths: files, allowPartialLastLine: allowPartial, width: w, height: h)
-        } else if !observed {
-            // One pass over the file, without keeping the frame records (the CSV is a second pass).
-            if client != nil { throw CLIFailure("--client is for observe logs; \(log) is a run log") }
-            (chart, runLog) = try ReportChart.read(path: log, allowPartialLastLine: allowPartial, width: w, height: h)
-        } else {
-            runLog = try readObserved(log)
-            chart = ReportChart(log: runLog, width: w, height: h)
+        let report: LogReport
+        do {
+            report = try LogReport.read(files, client: client, allowPartialLastLine: allowPartial, width: w, height: h)
+        } catch let r as LogReport.Refusal {
+            switch r {
+            case .noLog: throw CLIFailure("give the run log to draw")
+            case .severalObserveLogs:
+                throw CLIFailure("several files are the files of one rotated run log; observe logs are read one at a time")
+            case .clientOfRunLog(let path): throw CLIFailure("--client is for observe logs; \(path) is a run log")
+            case .noSuchClient(let path, let client, let clients):
+                throw CLIFailure("\(path): no client named '\(client ?? "")' (clients: \(clients.joined(separator: ", ")))")
+            }
         }
+        if let observed = report.observed, let chosen = report.drawn { printClients(observed, drawn: chosen) }
+        let (chart, runLog, observed) = (report.chart, report.log, report.isObserved)
         // Render everything first, then write: a failure leaves no partial output.
         var outputs: [(String, [UInt8])] = []
         if let path = output, let k = kind {
             switch k {
             case "png": outputs.append((path, PNGReport.encode(chart)))
             case "svg": outputs.append((path, Array(SVGReport.svg(chart).utf8)))
-            default: outputs.append((path, Array(HTMLReport.html(chart, log: runLog, source: files.count > 1 ? files.sorted().joined(separator: " ") : log).utf8)))
+            default: outputs.append((path, Array(HTMLReport.html(chart, log: runLog, source: report.source).utf8)))
             }
         }
         if let c = csv, observed { outputs.append((c, Array(CSVExport.csv(runLog.records).utf8))) }
@@ -128,23 +130,13 @@ struct ReportCommand: ParsableCommand {
         if let v = s.scanout { print("scanout: " + RunCommand.scanoutLine(v)) }
     }
 
-    /// Whether the file starts with an observe log's first line (false when it cannot be read:
-    /// the run-log reader says why).
-    private func isObserveLog(_ log: String) -> Bool { ObservedLog.isObserveLog(path: log) }
-
-    /// An observe log's chosen client's flips as a run log (printing one line per client and
-    /// which one is drawn).
-    private func readObserved(_ log: String) throws -> RunLog {
-        let observed = try ObservedLog.read(path: log, allowPartialLastLine: allowPartial)
-        guard let chosen = observed.mostFlips(command: client) else {
-            throw CLIFailure("\(log): no client named '\(client ?? "")' (clients: \(Set(observed.clients.map(\.client)).sorted().joined(separator: ", ")))")
-        }
+    /// One line per client of an observe log, and which one is drawn.
+    private func printClients(_ observed: ObservedLog, drawn chosen: ObservedLog.Client) {
         for c in observed.clients {
             let s = LogAnalysis.summary(of: c.log)
             print("client \(c.client) (pid \(c.pid), crtc \(c.crtc)): \(s.presented) flips, \(s.droppedRefreshes) dropped refreshes in \(s.dropEvents) events")
         }
         let why = client != nil ? "named by --client" : observed.clients.count > 1 ? "the most flips of \(observed.clients.count) clients" : "the only client"
         print("drawing client \(chosen.client) (pid \(chosen.pid), crtc \(chosen.crtc)): \(why)")
-        return chosen.log
     }
 }

@@ -72,7 +72,7 @@ extension RunCommand {
     /// Text: per output its line and the usual summary; then the total. `--json`: one object
     /// `{"outputs": [summary + connector, crtc, crtcIndex], "total": {…}}`.
     func printSeveral(_ results: [OutputResult]) throws {
-        let total = Self.total(results.map(\.summary))
+        let total = RunSummary.total(results.map(\.summary))
         if json {
             let doc: [String: Any] = ["outputs": try Self.outputObjects(results), "total": total]
             print(String(decoding: try JSONSerialization.data(withJSONObject: doc, options: [.sortedKeys]), as: UTF8.self))
@@ -103,14 +103,6 @@ extension RunCommand {
             outs.append(o)
         }
         return outs
-    }
-
-    /// The counts of several outputs added up.
-    static func total(_ s: [RunSummary]) -> [String: Int] {
-        ["outputs": s.count, "frames": s.reduce(0) { $0 + $1.frames }, "presented": s.reduce(0) { $0 + $1.presented },
-         "onTime": s.reduce(0) { $0 + $1.onTime }, "late": s.reduce(0) { $0 + $1.late },
-         "discarded": s.reduce(0) { $0 + $1.discarded }, "failed": s.reduce(0) { $0 + $1.failed },
-         "droppedRefreshes": s.reduce(0) { $0 + $1.droppedRefreshes }, "dropEvents": s.reduce(0) { $0 + $1.dropEvents }]
     }
 }
 

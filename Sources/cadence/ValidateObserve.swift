@@ -99,47 +99,22 @@ extension ValidateCommand {
             throw ExitCode(2)
         }
         let result = outcome.result
-        let crtcHz = result.crtcs.first?.refreshHz ?? 0
-        var incomplete = result.incompleteOutputs.isEmpty ? nil : result.incompleteOutputs
-        guard let picked = result.pick(command: client) else {
-            let flipping = result.clients.filter { $0.summary.presented > 0 }.map(\.client)
-            let why = client.map { "no flips observed from \($0)" + (flipping.isEmpty ? "" : " (flipping: \(flipping.joined(separator: ", ")))") }
-                ?? "no flips observed"
-            var empty = RunSummary(accounting: FrameAccounting(), backend: "observed", refreshHz: crtcHz, vrr: nil,
-                                   effectiveRateHz: crtcHz, latency: 0, end: .completed)
-            empty.durationSeconds = result.durationSeconds
-            empty.incompleteOutputs = incomplete
-            print("observed          \(String(format: "%.1f", result.durationSeconds)) s: \(why)")
-            try verdict([CriterionResult(name: "flips", passed: false, detail: "\(why) in \(String(format: "%.1f", result.durationSeconds)) s", value: .infinity)],
-                        summary: empty, junitFile: junitFile, started: started)
+        let picked: ObservedValidation.Picked
+        switch ObservedValidation.pick(result, client: client) {
+        case .noFlips(let none):
+            print("observed          \(String(format: "%.1f", result.durationSeconds)) s: \(none.reason)")
+            try verdict([none.criterion], summary: none.summary, junitFile: junitFile, started: started)
             return
+        case .picked(let p):
+            picked = p
         }
-        print(result.pickNote(picked, command: client))
-        // Nominal refresh: the CRTC's mode (when the card could be read); measured: the fit of
-        // every vblank on the CRTC (refresh-tolerance compares the two; without the mode it
-        // fails as not measured).
-        let crtc = result.crtcs.first { $0.crtc == picked.crtc }
-        var summary = picked.summary
-        var measured: Double?
-        if let mode = crtc?.modeRefreshHz, mode > 0, let c = crtc, c.refreshHz > 0 {
-            summary.refreshHz = mode
-            measured = c.refreshHz
-        }
-        if incomplete == nil && !result.incompleteOutputs.isEmpty { incomplete = result.incompleteOutputs }
-        summary.incompleteOutputs = incomplete
+        print(result.pickNote(picked.client, command: client))
+        let summary = picked.summary
         try options.printSummary(summary)
-        let judging = outputJudge(criteria)
-        let frames = judging.keepsFrames ? outcome.frames[picked.key] ?? [] : []
-        let judgement = judging.judge(
-            summary, frames: frames, hardwareVBlank: measured != nil, measuredRefreshHz: measured,
-            largestDropEvent: picked.largestDropEvent)
+        let judgement = ObservedValidation.judge(picked, with: outputJudge(criteria), frames: outcome.frames,
+                                                 device: settings.device)
         var results = try judged(judgement, junitFile: junitFile)
-        if measured == nil {
-            for i in results.indices where results[i].name == "refresh-tolerance" && !results[i].passed {
-                results[i].detail = "the CRTC's nominal refresh is unknown (its mode could not be read from \(settings.device))"
-            }
-        }
-        if let f = maxFrozen { results.append(CriterionResult.frozen(crtc, limit: f)) }
+        if let f = maxFrozen { results.append(CriterionResult.frozen(picked.crtc, limit: f)) }
         try verdict(results, summary: summary, junitFile: junitFile, started: started)
     }
 }

@@ -44,8 +44,7 @@ extension ValidateCommand {
             StandardStreams.errorLine("cadence validate: \(String(describing: error))")
             throw ExitCode(2)
         }
-        var judgedOutputs: [(name: String, results: [CriterionResult])] = []
-        var suites: [JUnitReport.Suite] = []
+        var judgedOutputs = OutputsValidation()
         // --json: one object, each output's summary with its criteria, and the total.
         let json = options.json
         var objects = json ? try RunCommand.outputObjects(results) : []
@@ -58,22 +57,15 @@ extension ValidateCommand {
             var note: String? = nil
             let judged = try judge(judging, summary: r.summary, tally: t.tally, sinks: t.files, junitFile: nil,
                                    note: { detail in if json { note = detail } else { print(Self.judgedLine(detail)) } })
-            suites.append(JUnitReport.Suite(name: "cadence.validate.\(r.name)", results: judged, summary: r.summary))
             if json {
                 objects[i]["criteria"] = judged.map { ["name": $0.name, "passed": $0.passed, "detail": $0.detail] as [String: Any] }
                 objects[i]["passed"] = judged.allSatisfy(\.passed)
                 if let n = note { objects[i]["judged"] = n }
             }
-            judgedOutputs.append((r.name, judged))
+            judgedOutputs.add(name: r.name, summary: r.summary, results: judged)
         }
-        let overall = ValidationVerdict(outputs: judgedOutputs, backend: results[0].summary.backend)
         if json {
-            var total: [String: Any] = RunCommand.total(results.map(\.summary))
-            total["criteria"] = overall.results.count
-            total["failedCriteria"] = overall.failed.count
-            total["passed"] = overall.passed
-            total["display"] = JUnitReport.displayName(results[0].summary.backend)
-            let doc: [String: Any] = ["outputs": objects, "total": total]
+            let doc: [String: Any] = ["outputs": objects, "total": judgedOutputs.total]
             print(String(decoding: try JSONSerialization.data(withJSONObject: doc, options: [.sortedKeys]), as: UTF8.self))
         } else {
             print("")
@@ -81,15 +73,14 @@ extension ValidateCommand {
         if let f = junitFile {
             // One suite per output, each with its own summary.
             do {
-                try f.write(line: JUnitReport.xml(suites: suites, seconds: Date().timeIntervalSince(started)))
+                try f.write(line: judgedOutputs.junitXML(seconds: Date().timeIntervalSince(started)))
                 f.close()
             } catch {
                 StandardStreams.errorLine("cadence validate: \(String(describing: error))")
                 throw ExitCode(2)
             }
         }
-        var summary = results[0].summary
-        summary.incompleteOutputs = results.flatMap { $0.summary.incompleteOutputs ?? [] }.nilIfEmpty
-        try verdict(overall.results, summary: summary, junitFile: nil, started: started, printLines: !json)
+        try verdict(judgedOutputs.verdict.results, summary: judgedOutputs.summary ?? results[0].summary, junitFile: nil,
+                    started: started, printLines: !json)
     }
 }

@@ -24,6 +24,11 @@ import Testing
 
     /// Observes the fixture with CRC lines from `content` (the picture shown at each vblank).
     static func observe(content: (UInt64) -> UInt64, lines: ClosedRange<UInt64>) throws -> ObserveResult.CRTC {
+        try #require(try observeResult(content: content, lines: lines).crtcs.first { $0.crtc == 0 })
+    }
+
+    /// The whole observation of ``observe(content:lines:)``.
+    static func observeResult(content: (UInt64) -> UInt64, lines: ClosedRange<UInt64>) throws -> ObserveResult {
         let s = try ObserveSession(
             onlyCRTC: 0, expectRate: nil, displays: ObservedDisplays(devicePath: "/nonexistent"), logPath: nil,
             csvPath: nil, metricsTextfile: nil)
@@ -32,7 +37,20 @@ import Testing
         // Lines read promptly, one per vblank, well after it (no catch-up can be suspected).
         s.addCRC(
             crtc: 0, lines.map { ScanoutVerifier.Sample(sequence: $0, crc: content($0), receivedAt: 0) }, readNs: 1_000)
-        return try #require(s.finish().crtcs.first { $0.crtc == 0 })
+        return s.finish()
+    }
+
+    /// Only a CRTC whose flips changed nothing is frozen.
+    @Test func frozenCRTCsAreTheOnesWithStaleFlips() throws {
+        let (flips, vblanks) = try Self.flips()
+        let moving = try Self.observeResult(content: { v in UInt64(flips.filter { $0 <= v }.count) }, lines: vblanks)
+        #expect(moving.crtcs.count >= 1)
+        #expect(moving.frozenCRTCs.isEmpty)
+        let from = flips[49]
+        let stuck = try Self.observeResult(
+            content: { v in UInt64(flips.filter { $0 <= min(v, from) }.count) }, lines: vblanks)
+        #expect(stuck.frozenCRTCs.map(\.crtc) == [0])
+        #expect(stuck.frozenCRTCs.first?.scanout?.stale == flips.count - 50)
     }
 
     @Test func everyFlipChangesThePicture() throws {
