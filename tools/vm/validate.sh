@@ -69,8 +69,11 @@ cadence run --backend kms --rate 10:10:10 --duration 30 --inject-late 100:1,250:
     --summary /out/run_summary.json --json >/out/run.out 2>/out/run.err
 echo $? >/out/run.rc
 
-# validate: the same lateness under and over the thresholds, and a device error.
-cadence validate --rate 10:10:10 --duration 30 --inject-late 100:1,250:3 --max-dropped 4 --max-drop-events 2 \
+# validate: the same lateness under and over the thresholds, and a device error. "Under" allows
+# 2 refreshes over the 4 injected: the guest under TCG can hold a late frame's loop up past one
+# more vblank (CI, stop 30: 5 dropped in 2 events where the run before gave 4), and this run
+# checks validate's exit status, not the known answer (pacing.sh checks that, and vwin below).
+cadence validate --rate 10:10:10 --duration 30 --inject-late 100:1,250:3 --max-dropped 6 --max-drop-events 2 \
     --refresh-tolerance 0.5 --min-rate 9.9 --junit /out/vpass.xml --log /out/vpass.jsonl >/out/vpass.out 2>/out/vpass.err
 echo $? >/out/vpass.rc
 # At 10 Hz, frame 100 (~10 s) drops 1 refresh and frame 250 (~25 s) drops 3. A 12 s warm-up
