@@ -146,6 +146,10 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
         // fake display's carry nanoseconds); the pins themselves also give a jittery fake display's
         // unshown vblanks their recorded timestamps, from which the run predicted its targets.
         timeline.usesGrid = modelsEarlyEvents && survey.microsecondFlips
+        // Without a vblank interrupt the run's vblanks between completions were its software
+        // grid, stepped from the last completion (KMSDisplay's and the fake display's).
+        timeline.stepsFromEarlierPin = !hasHardwareVBlank && vrrRange == nil
+        flipsOnly.stepsFromEarlierPin = timeline.stepsFromEarlierPin
         nextRecord = records
         self.whole = whole
         near = ReplayDisplay.disorder(refreshInterval)

@@ -18,6 +18,10 @@ struct ReplayTimeline {
     private(set) var nsStamps: [Nanoseconds] = []
     /// Whether nanosecond pins refine the timeline (flips carry whole microseconds).
     var usesGrid = false
+    /// Whether a vblank between two pins lies on the earlier pin's grid (a driver without a
+    /// vblank interrupt: the run's vblanks between two flip completions were its software grid,
+    /// the earlier completion plus whole nominal intervals), not on the line between the pins.
+    var stepsFromEarlierPin = false
 
     init(refreshInterval: Double) { self.refreshInterval = refreshInterval }
 
@@ -88,6 +92,11 @@ struct ReplayTimeline {
         if lo > 0 && lo < seqs.count {
             let s0 = seqs[lo - 1], s1 = seqs[lo]
             let t0 = stamps[lo - 1], t1 = stamps[lo]
+            // Before `t1` always: a completion's sequence counts the nominal intervals since the
+            // one before, rounded to the nearest (at least one), so s1 − 1 intervals end earlier.
+            if stepsFromEarlierPin {
+                return Swift.min(t0 &+ clampedNanoseconds((Double(s &- s0) * refreshInterval).rounded()), t1 &- 1)
+            }
             let linear = t0 &+ clampedNanoseconds((Double(t1 &- t0) * Double(s &- s0) / Double(s1 &- s0)).rounded())
             // Flip events carry microseconds. When a nanosecond timestamp (from a vblank query)
             // of a nearby vblank, stepped by the nominal interval, agrees with them, use it: a
