@@ -227,9 +227,12 @@ public struct LogSummaryBuilder {
         let vrr = log.header?.vrrRangeHz.flatMap { $0.count == 2 ? $0[0]...$0[1] : nil }
         let effective = log.end?.summary.effectiveRateHz ?? LogAnalysis.intendedRateHz(log, lastRateHz: lastRateHz, refreshHz: refreshHz)
         let end = log.end?.summary.end ?? (log.rotated != nil ? .rotated : .unfinished)
+        // The latency in effect, as the run's summary has it and each frame record carries: the
+        // one asked for (the header's) limited by the finished frames the display could hold (3
+        // asked of a display holding 1 ran at 2).
+        let latency = firstLatency ?? log.header?.latency ?? 1
         var s = RunSummary(accounting: accounting, backend: log.header?.backend ?? "unknown", refreshHz: refreshHz, vrr: vrr,
-                           effectiveRateHz: effective, latency: log.header?.latency ?? (firstLatency ?? 1),
-                           end: end)
+                           effectiveRateHz: effective, latency: latency, end: end)
         if log.header?.adapt == true { s.rateSwitches = log.rateSwitches.count }
         s.scanout = LogScanout.judge(log)
         if let (gaps, seconds) = LogAnalysis.sessionGaps(of: log, lastTime: lastTime) {
