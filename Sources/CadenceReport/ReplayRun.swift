@@ -260,7 +260,14 @@ public enum Replay {
         run.maxLoopTurns = maxTurns
         var replayed = try run.run()
         if let e = display.readError ?? failure { throw e }
-        if continues { replayed = own.summary(of: RunLog(header: header, records: [], end: nil)) }
+        // The file's own frames, with its session gaps and rate switches (a first file's gap was
+        // lost: measuredRateHz 38.6 vs 60.0, the span over the gap instead of the mean interval).
+        if continues {
+            var file = log
+            file.records = []
+            file.end = nil
+            replayed = own.summary(of: file)
+        }
         let recorded = log.end?.summary ?? survey.recorded.summary(of: log)
         if recorded.end == .stopped && replayed.end == .completed { replayed.end = .stopped }
         var differences = LogAnalysis.replayDifferences(replayed, recorded)
