@@ -36,7 +36,7 @@ extension ReplayResult {
         return lines.map { $0 + "\n" }.joined()
     }
 
-    /// ``report`` as `cadence replay --json` prints it: one line, keys sorted; throws the
+    /// `report` as `cadence replay --json` prints it: one line, keys sorted; throws the
     /// encoder's error.
     public func json() throws -> String {
         let enc = JSONEncoder()
