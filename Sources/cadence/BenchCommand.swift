@@ -1,7 +1,6 @@
 import ArgumentParser
 import CadenceSession
 import Raster
-import Scenes
 
 /// `cadence bench`: times the rasterizer workloads (see `BenchWorkload` for their exact
 /// definitions) and the memset/memcpy limits on the same buffer.
@@ -44,33 +43,18 @@ struct BenchCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let (w, h) = try RasterCLI.size(size)
-        let n = try RasterCLI.int(frames, "--frames", min: 1)
-        let warm = try RasterCLI.int(warmup, "--warmup", min: 0)
-        var t = try RasterCLI.int(threads, "--threads", min: 0)
+        let (w, h) = try RasterCLI.checked { try SceneStill.size(size) }
+        let n = try RasterCLI.checked { try SceneStill.integer(frames, "--frames", min: 1) }
+        let warm = try RasterCLI.checked { try SceneStill.integer(warmup, "--warmup", min: 0) }
+        var t = try RasterCLI.checked { try SceneStill.integer(threads, "--threads", min: 0) }
         if t == 0 { t = BandedRenderer.onlineProcessorCount }
-        let list: [BenchWorkload]
-        if workload == "all" {
-            list = BenchWorkload.standard + SceneCatalog.names.map { .scene($0) }
-        } else if let one = BenchWorkload(workload) {
-            list = [one]
-        } else {
+        guard let list = WorkloadTiming.workloads(named: workload) else {
             throw RasterCLI.fail("unknown workload '\(workload)': choose fill, rects, circles, gradient, blit, memset, memcpy, scene:NAME or all")
         }
         let bench = WorkloadBenchmark(width: w, height: h, threads: t)
-        let isa = RasterISA.active
-        if !json {
-            print("kernels: \(isa) (available: \(RasterISA.available.map(\.description).joined(separator: ", ")))")
-        }
+        if !json { print(WorkloadTiming.kernelsLine) }
         for wl in list {
-            let r = bench.time(wl, frames: n, warmup: warm)
-            let median = fmt(r.medianSeconds * 1e3), fastest = fmt(r.minSeconds * 1e3)
-            let mpix = fmt(r.megapixelsPerSecond)
-            if json {
-                print("{\"workload\":\"\(wl)\",\"isa\":\"\(isa)\",\"size\":\"\(w)x\(h)\",\"threads\":\(t),\"frames\":\(n),\"msPerFrame\":{\"median\":\(median),\"min\":\(fastest)},\"mpixPerSec\":\(mpix)}")
-            } else {
-                print("\("\(wl)".padding(16)) \(w)x\(h) threads \(t)  median \(median) ms  min \(fastest) ms  \(mpix) Mpix/s")
-            }
+            print(bench.time(wl, frames: n, warmup: warm).line(isa: RasterISA.active, threads: t, json: json))
             _ = StandardStreams.flushStandardOutput()
         }
     }
@@ -88,14 +72,4 @@ struct BenchCommand: ParsableCommand {
         StandardStreams.errorLine("cadence: \(problem); drawing with \(RasterISA.active)")
         return nil
     }
-
-    private func fmt(_ v: Double) -> String {
-        var line = TextLine()
-        line.append(v, fractionDigits: v < 10 ? 4 : 2)
-        return line.string
-    }
-}
-
-private extension String {
-    func padding(_ n: Int) -> String { count >= n ? self : self + String(repeating: " ", count: n - count) }
 }

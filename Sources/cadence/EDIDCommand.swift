@@ -1,8 +1,6 @@
 import ArgumentParser
-import DRM
-import KMSDisplay
+import CadenceSession
 import EDID
-import Foundation
 
 /// `cadence edid`: decode a raw EDID from a file (binary or hex text) or a connector.
 /// Exit 0 decoded (warnings included), 2 bad input (one line on stderr).
@@ -34,51 +32,22 @@ struct EDIDCommand: ParsableCommand {
 
     func run() throws {
         try exitTwoOnError("edid") {
-            let (bytes, origin) = try input()
-            let edid: EDID
-            do { edid = try EDID(bytes) } catch let e as EDIDError { throw CLIFailure("\(origin): \(e.description)") }
-            if json {
-                print(EDIDReport.json(edid, origin: origin).rendered)
-            } else {
-                print(EDIDReport.text(edid, origin: origin), terminator: "")
+            let (bytes, origin): ([UInt8], String)
+            switch (file, connector) {
+            case (nil, nil): throw CLIFailure("give an EDID FILE or --connector NAME")
+            case (.some, .some): throw CLIFailure("give either FILE or --connector, not both")
+            case (.some(let path), nil): (bytes, origin) = (try EDIDInput.bytes(ofFile: path), path)
+            case (nil, .some(let name)): (bytes, origin) = try EDIDInput.bytes(ofConnector: name, device: device)
             }
+            let edid = try EDIDInput.decode(bytes, origin: origin)
+            print(json ? EDIDReport.json(edid, origin: origin).rendered : EDIDReport.text(edid, origin: origin),
+                  terminator: json ? "\n" : "")
         }
     }
 
-    private func input() throws -> ([UInt8], String) {
-        switch (file, connector) {
-        case (nil, nil): throw CLIFailure("give an EDID FILE or --connector NAME")
-        case (.some, .some): throw CLIFailure("give either FILE or --connector, not both")
-        case (.some(let path), nil): return (try Self.read(path), path)
-        case (nil, .some(let name)):
-            let path = try selecting { try OutputSelection.devicePath(device) }
-            let dev = try openDevice(path)
-            let res = try describing(path) { try dev.resources() }
-            let conns = try describing(path) { try res.connectors.map { try dev.connector($0) } }
-            guard let c = conns.first(where: { $0.name == name }) else {
-                throw CLIFailure("no connector \(name) on \(path) (connectors: \(conns.map(\.name).joined(separator: ", ")))")
-            }
-            guard let bytes = try describing(path, { try dev.edid(of: c.id) }), !bytes.isEmpty else {
-                throw CLIFailure("\(name) on \(path) has no EDID (\(c.status))")
-            }
-            return (bytes, "\(path) \(name)")
-        }
-    }
-
-    /// A file's EDID bytes: binary when it starts with the EDID header, else hex text.
+    /// A file's EDID bytes (`EDIDInput.bytes(ofFile:)`), a failure as a ``CLIFailure``
+    /// (`--fake-edid` reads its file with it).
     static func read(_ path: String) throws -> [UInt8] {
-        let data: Data
-        if path == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            guard FileManager.default.fileExists(atPath: path) else { throw CLIFailure("no such file: \(path)") }
-            guard let d = FileManager.default.contents(atPath: path) else { throw CLIFailure("cannot read \(path)") }
-            data = d
-        }
-        let bytes = [UInt8](data)
-        if bytes.isEmpty { throw CLIFailure("\(path): empty (a connector with nothing plugged in has an empty edid file)") }
-        if bytes.count >= 8, bytes[0] == 0, bytes[1] == 0xFF { return bytes }
-        if let hex = EDID.bytes(fromHex: String(decoding: bytes, as: UTF8.self)), !hex.isEmpty { return hex }
-        throw CLIFailure("\(path): neither a binary EDID nor hex text")
+        do { return try EDIDInput.bytes(ofFile: path) } catch let e as EDIDInput.Failure { throw CLIFailure(e.description) }
     }
 }

@@ -80,17 +80,13 @@ struct ListCommand: ParsableCommand {
                 switch result {
                 case .success(let report):
                     if json { reports.append(report.json) } else { print(report.text, terminator: "") }
-                    for w in report.fasterModeWarnings { printError("warning: \(path): " + w) }
+                    for w in report.fasterModeWarnings { StandardStreams.errorLine("warning: \(path): " + w) }
                 case .failure(let e):
-                    printError("skipping \(path): \(e.description)")
+                    StandardStreams.errorLine("skipping \(path): \(e.description)")
                 }
             }
         }
-        if json {
-            let sim: [(String, JSON)] = profiles.isEmpty ? []
-                : [("backend", .string("fake-drm")), ("profile", .string(profiles.map(\.path).joined(separator: ",")))]
-            print(JSON.object(sim + [("devices", .array(reports))]).rendered)
-        }
+        if json { print(DeviceInventory.listingJSON(reports, profiles: profiles.map(\.path))) }
         if let refusal = listing.refusal { throw failure(refusal) }
     }
 
@@ -114,112 +110,6 @@ struct ListCommand: ParsableCommand {
     }
 }
 
-/// Everything `list` shows about one device: CadenceSession's `DeviceInventory`, with its text
-/// and JSON.
-extension DeviceInventory {
-    static func flagText(_ m: ModeInfo) -> String {
-        var f: [String] = []
-        if m.flags.contains(.phsync) { f.append("+hsync") }
-        if m.flags.contains(.nhsync) { f.append("-hsync") }
-        if m.flags.contains(.pvsync) { f.append("+vsync") }
-        if m.flags.contains(.nvsync) { f.append("-vsync") }
-        if m.flags.contains(.interlace) { f.append("interlace") }
-        if m.flags.contains(.doublescan) { f.append("doublescan") }
-        if m.vscan > 1 { f.append("vscan \(m.vscan)") }
-        return f.joined(separator: " ")
-    }
-
-    static func hex(_ v: UInt32) -> String { "0x" + String(v, radix: 16) }
-
-    var text: String {
-        var s = "\(path): driver \(version.name) \(version.versionString)"
-        if !version.description.isEmpty { s += " (\(version.description))" }
-        s += "\n  caps:"
-        for (cap, v) in caps { s += " \(cap)=\(v.map(String.init) ?? "?")" }
-        s += "\n  client caps: universal planes \(universalPlanes ? "yes" : "no"), atomic \(atomic ? "yes" : "no")\n"
-        for (i, (c, edid, props)) in connectors.enumerated() {
-            s += "  connector \(c.name) (id \(c.id.rawValue)): \(c.status)"
-            if c.status == .connected { s += ", \(c.widthMM)x\(c.heightMM) mm, EDID \(edid.map { "\($0) bytes" } ?? "none")" }
-            s += "\n"
-            if c.status == .connected { for l in identities[i].lines(indent: "    ") { s += l + "\n" } }
-            let shown = props.filter { !$0.info.isBlob }
-            if !shown.isEmpty {
-                s += "    properties: " + shown.map { "\($0.info.name)=\($0.displayValue)" }.joined(separator: " ") + "\n"
-            }
-            for m in c.modes {
-                s += "    \(m.isPreferred ? "*" : " ") \(m.description) Hz  clock \(m.clock) kHz"
-                s += "  h \(m.hdisplay) \(m.hsyncStart) \(m.hsyncEnd) \(m.htotal)"
-                s += "  v \(m.vdisplay) \(m.vsyncStart) \(m.vsyncEnd) \(m.vtotal)"
-                let flags = Self.flagText(m)
-                if !flags.isEmpty { s += "  \(flags)" }
-                s += "\n"
-            }
-        }
-        for e in encoders {
-            s += "  encoder \(e.id.rawValue): CRTC \(e.crtcID.rawValue), possible CRTCs \(Self.hex(e.possibleCRTCs))\n"
-        }
-        for c in crtcs {
-            s += "  CRTC \(c.id.rawValue): "
-            s += c.mode.map { "\($0.description) Hz, framebuffer \(c.framebufferID.rawValue)" } ?? "off"
-            s += "\n"
-        }
-        s += scanoutText
-        for (p, kind) in planes {
-            s += "  plane \(p.id.rawValue): \(kind), CRTC \(p.crtcID.rawValue), possible CRTCs \(Self.hex(p.possibleCRTCs)), "
-            s += "formats \(p.formats.map(\.description).joined(separator: " "))\n"
-        }
-        return s
-    }
-
-    static func modeJSON(_ m: ModeInfo) -> JSON {
-        .object([
-            ("name", .string(m.name)), ("width", .int(Int(m.hdisplay))), ("height", .int(Int(m.vdisplay))),
-            ("refreshHz", .number(m.refreshHz, decimals: 4)), ("preferred", .bool(m.isPreferred)),
-            ("clockKHz", .int(Int(m.clock))),
-            ("htotal", .int(Int(m.htotal))), ("vtotal", .int(Int(m.vtotal))),
-            ("interlaced", .bool(m.flags.contains(.interlace))), ("doublescan", .bool(m.flags.contains(.doublescan))),
-            ("vscan", .int(Int(m.vscan))), ("flags", .string(flagText(m))),
-        ])
-    }
-
-    var json: JSON {
-        .object([
-            ("path", .string(path)),
-            ("driver", .string(version.name)), ("driverVersion", .string(version.versionString)),
-            ("driverDescription", .string(version.description)),
-            ("caps", .object(caps.map { ($0.0.description, $0.1.map { .int(Int($0)) } ?? .null) })),
-            ("universalPlanes", .bool(universalPlanes)), ("atomic", .bool(atomic)),
-            ("connectors", .array(connectors.indices.map { i in
-                let (c, edid, props) = connectors[i]
-                return .object([
-                    ("name", .string(c.name)), ("id", .int(Int(c.id.rawValue))), ("status", .string(c.status.description)),
-                    ("widthMM", .int(c.widthMM)), ("heightMM", .int(c.heightMM)),
-                    ("edidBytes", edid.map { .int($0) } ?? .null), ("identity", identities[i].json),
-                    ("properties", .object(props.map { p in
-                        (p.info.name, p.info.enumName(p.value).map(JSON.string) ?? .int(Int(truncatingIfNeeded: p.value)))
-                    })),
-                    ("modes", .array(c.modes.map(Self.modeJSON))),
-                ])
-            })),
-            ("encoders", .array(encoders.map { e in
-                .object([("id", .int(Int(e.id.rawValue))), ("crtc", .int(Int(e.crtcID.rawValue))),
-                         ("possibleCrtcs", .int(Int(e.possibleCRTCs)))])
-            })),
-            ("crtcs", .array(crtcs.indices.map { i in
-                let c = crtcs[i]
-                return .object([("id", .int(Int(c.id.rawValue))), ("framebuffer", .int(Int(c.framebufferID.rawValue))),
-                                ("mode", c.mode.map(Self.modeJSON) ?? .null)] + crcJSON(i))
-            })),
-            ("writebackConnectors", writebackJSON),
-            ("planes", .array(planes.map { p, kind in
-                .object([("id", .int(Int(p.id.rawValue))), ("type", .string(kind.description)),
-                         ("crtc", .int(Int(p.crtcID.rawValue))), ("possibleCrtcs", .int(Int(p.possibleCRTCs))),
-                         ("formats", .array(p.formats.map { .string($0.description) }))])
-            })),
-        ])
-    }
-}
-
 // MARK: - Shared by list and measure
 
 /// Opens `path` read-only (`list` and `edid --connector` only read: GETRESOURCES, GETCONNECTOR,
@@ -235,57 +125,4 @@ func selecting<T>(_ body: () throws -> T) throws -> T {
     } catch let e as OutputSelectionError {
         throw CLIFailure(e.description)
     }
-}
-
-/// Runs `body`, turning DRM errors into one clear line that names the device (and the mode
-/// whose buffers were being allocated, if any).
-func describing<T>(_ path: String, mode: ModeInfo? = nil, _ body: () throws -> T) throws -> T {
-    do {
-        return try body()
-    } catch let e as DRMError {
-        if let mode, !e.call.hasPrefix("gbm_") { throw CLIFailure("cannot allocate \(mode.hdisplay)x\(mode.vdisplay) scanout buffers on \(path): \(e)") }
-        throw CLIFailure(OutputSelection.explain(e, path: path))
-    }
-}
-
-/// A JSON value with ordered object keys, rendered compactly.
-enum JSON {
-    case null
-    case bool(Bool)
-    case int(Int)
-    case number(Double, decimals: Int)
-    case string(String)
-    case array([JSON])
-    case object([(String, JSON)])
-    /// A value encoded by JSONEncoder (sorted keys), rendered as it is.
-    case raw(String)
-
-    /// `value` as JSONEncoder writes it (sorted keys); null when it cannot be encoded.
-    static func encoded(_ value: some Encodable) -> JSON {
-        let e = JSONEncoder()
-        e.outputFormatting = [.sortedKeys]
-        guard let d = try? e.encode(value) else { return .null }
-        return .raw(String(decoding: d, as: UTF8.self))
-    }
-
-    var rendered: String {
-        switch self {
-        case .null: return "null"
-        case .bool(let b): return b ? "true" : "false"
-        case .int(let i): return String(i)
-        case .number(let d, let decimals):
-            guard d.isFinite else { return "null" }
-            var scale = 1.0
-            for _ in 0..<decimals { scale *= 10 }
-            let r = (d * scale).rounded() / scale
-            if r == r.rounded(), abs(r) < 1e15 { return String(Int(r)) }
-            return "\(r)"
-        case .string(let s): return JSON.quote(s)
-        case .array(let a): return "[" + a.map(\.rendered).joined(separator: ",") + "]"
-        case .object(let o): return "{" + o.map { JSON.quote($0.0) + ":" + $0.1.rendered }.joined(separator: ",") + "}"
-        case .raw(let text): return text
-        }
-    }
-
-    static func quote(_ s: String) -> String { s.jsonQuoted }
 }

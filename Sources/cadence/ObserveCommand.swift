@@ -110,27 +110,15 @@ struct ObserveCommand: ParsableCommand {
             } catch let e as CRCError {
                 throw RunCommand.crcRefusal(e)
             }
-            if json {
-                let enc = JSONEncoder()
-                enc.outputFormatting = [.prettyPrinted, .sortedKeys]
-                print(String(decoding: try enc.encode(result), as: UTF8.self))
-            } else {
-                print(result.text(source: source))
-            }
+            print(json ? try result.json() : result.text(source: source))
             if let status = StandardStreams.incompleteOutputStatus(
                 result.incompleteOutputs.isEmpty ? nil : result.incompleteOutputs)
             {
                 throw ExitCode(status)
             }
             if expectMotion {
-                let frozen = result.frozenCRTCs
-                for c in frozen {
-                    let what = c.scanout!.longestFrozen!.text(refreshHz: c.refreshHz)
-                    StandardStreams.errorLine(
-                        "cadence observe: crtc \(c.crtc) (\(c.connector)): \(c.scanout!.stale) flips changed nothing; \(what)"
-                    )
-                }
-                if !frozen.isEmpty { throw ExitCode(1) }
+                for line in result.frozenLines { StandardStreams.errorLine("cadence observe: " + line) }
+                if !result.frozenCRTCs.isEmpty { throw ExitCode(1) }
             }
         }
     }

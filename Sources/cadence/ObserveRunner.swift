@@ -34,13 +34,3 @@ extension Observation {
         return o
     }
 }
-
-extension ObserveResult {
-    /// One line saying which client was picked and why.
-    func pickNote(_ c: Client, command: String?) -> String {
-        let who = "\(c.client) (pid \(c.pid.map(String.init) ?? "?"), \(c.nameSource == "debugfs" ? "name from debugfs" : "name from the trace"), crtc \(c.crtc) \(c.connector))"
-        let others = clients.filter { $0.summary.presented > 0 }.count - 1
-        if command != nil { return "client            \(who): \(c.summary.presented) flips, named by --client" }
-        return "client            \(who): \(c.summary.presented) flips, the most of \(others + 1) client\(others == 0 ? "" : "s") flipping"
-    }
-}

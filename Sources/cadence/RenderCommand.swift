@@ -1,11 +1,5 @@
 import ArgumentParser
-import Raster
-import Scenes
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CadenceSession
 
 /// Bad input for the raster commands: one line on stderr, exit status 2.
 enum RasterCLI {
@@ -14,30 +8,9 @@ enum RasterCLI {
         return ExitCode(2)
     }
 
-    /// Parses "WIDTHxHEIGHT" (each 1...16384).
-    static func size(_ text: String) throws -> (width: Int, height: Int) {
-        let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
-        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), (1...16384).contains(w), (1...16384).contains(h) else {
-            throw fail("invalid size '\(text)': expected WIDTHxHEIGHT such as 1920x1080 (1 to 16384 each)")
-        }
-        return (w, h)
-    }
-
-    static func scene(_ name: String) throws -> any Scene {
-        guard let s = SceneCatalog.scene(named: name) else {
-            throw fail("unknown scene '\(name)': choose one of \(SceneCatalog.names.joined(separator: ", "))")
-        }
-        return s
-    }
-
-    static func int(_ text: String, _ option: String, min: Int) throws -> Int {
-        guard let v = Int(text), v >= min else { throw fail("invalid \(option) '\(text)': expected an integer ≥ \(min)") }
-        return v
-    }
-
-    static func positive(_ text: String, _ option: String) throws -> Double {
-        guard let v = Double(text), v.isFinite, v > 0 else { throw fail("invalid \(option) '\(text)': expected a positive number") }
-        return v
+    /// Runs `body`, turning any error into ``fail(_:)`` with its line.
+    static func checked<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch { throw fail("\(error)") }
     }
 }
 
@@ -78,26 +51,13 @@ struct RenderCommand: ParsableCommand {
     var hud = false
 
     func run() throws {
-        let scene = try RasterCLI.scene(self.scene)
-        let frame = try RasterCLI.int(self.frame, "--frame", min: 0)
-        let (w, h) = try RasterCLI.size(size)
-        let hz = try RasterCLI.positive(refresh, "--refresh")
-        let path = output ?? "\(scene.name)-\(frame).png"
-        guard path.lowercased().hasSuffix(".png") else { throw RasterCLI.fail("output '\(path)' must end in .png") }
-        let bmp = Bitmap(width: w, height: h)
-        var stats: HUDStats?
-        if hud {
-            var s = HUDStats(refreshHz: hz)
-            for _ in 0..<min(frame, IntervalRing.capacity) { s.recordFrame(intervalMs: 1000 / hz) }
-            s.presentedFrames = frame
-            stats = s
+        let still = try RasterCLI.checked {
+            let scene = try SceneStill.scene(named: self.scene)
+            let frame = try SceneStill.integer(self.frame, "--frame", min: 0)
+            let (w, h) = try SceneStill.size(size)
+            let hz = try SceneStill.positive(refresh, "--refresh")
+            return SceneStill(scene: scene, frame: frame, width: w, height: h, refreshHz: hz, hud: hud)
         }
-        SceneRenderer(scene: scene, threads: nil).render(into: bmp.canvas, context: SceneContext(frameIndex: frame, refreshHz: hz), hud: stats)
-        do {
-            try PNGWriter.write(bmp.canvas, to: path)
-        } catch {
-            throw RasterCLI.fail("\(error)")
-        }
-        print("wrote \(path) (\(w)x\(h), \(scene.name) frame \(frame))")
+        print(try RasterCLI.checked { try still.write(to: output ?? still.defaultPath) })
     }
 }

@@ -1,8 +1,6 @@
 import ArgumentParser
-import CadenceCore
 import CadenceReport
 import CadenceSession
-import Foundation
 
 /// `cadence replay LOG.jsonl`: re-run the pacing core headlessly on a recorded run's kernel timestamps.
 struct ReplayCommand: ParsableCommand {
@@ -54,41 +52,7 @@ struct ReplayCommand: ParsableCommand {
             StandardStreams.errorLine("cadence replay: \(String(describing: error))")
             throw ExitCode(2)
         }
-        let runLog = result.log!
-        let equal = result.isEqual
-        if json {
-            let enc = JSONEncoder()
-            enc.outputFormatting = [.sortedKeys]
-            print(String(decoding: try enc.encode(result.report), as: UTF8.self))
-        } else {
-            let s = result.replayed
-            let f = { (v: Double) in String(format: "%.3f", v) }
-            print(
-                "replayed          \(runLog.frameCount) logged frames of a \(runLog.header?.backend ?? "?") run at \(f(s.refreshHz)) Hz"
-            )
-            if let n = result.note { print("file              \(n)") }
-            print(
-                "frames            \(s.frames)  presented \(s.presented) (on time \(s.onTime), late \(s.late))  discarded \(s.discarded)"
-            )
-            print(
-                "dropped           \(s.droppedRefreshes) refreshes in \(s.dropEvents) events  hitch \(f(s.hitchTimeRatio)) ms/s"
-            )
-            print(
-                "interval ms       mean \(f(s.intervalMs.mean))  p50 \(f(s.intervalMs.p50))  p99 \(f(s.intervalMs.p99))  max \(f(s.intervalMs.max))"
-            )
-            if !s.causesByName.isEmpty {
-                print(
-                    "causes            "
-                        + s.causesByName.map { "\($0.cause.rawValue) \($0.frames)" }.joined(separator: "  "))
-            }
-            print(
-                equal
-                    ? "summary           equals the recorded one"
-                    : "summary           DIFFERS from the recorded one: " + result.differences.joined(separator: "; "))
-            if result.divergences > 0 {
-                print("divergences       \(result.divergences) frames could not follow the recording")
-            }
-        }
-        if !equal { throw ExitCode(1) }
+        if json { print(try result.json()) } else { print(result.text, terminator: "") }
+        if !result.isEqual { throw ExitCode(1) }
     }
 }

@@ -1,9 +1,7 @@
 import ArgumentParser
-import CadenceCore
 import CadenceReport
 import CadenceSession
 import Foundation
-import Raster
 
 /// `cadence report LOG.jsonl --output FILE.(png|svg|html)`: a picture of a recorded run.
 struct ReportCommand: ParsableCommand {
@@ -71,7 +69,7 @@ struct ReportCommand: ParsableCommand {
     private func execute() throws {
         guard output != nil || csv != nil else { throw CLIFailure("give --output FILE.(png|svg|html) and/or --csv FILE.csv") }
         let kind = output.map { ($0 as NSString).pathExtension.lowercased() }
-        if let k = kind, !["png", "svg", "html", "htm"].contains(k) {
+        if let k = kind, !LogReport.pictureExtensions.contains(k) {
             throw CLIFailure("--output '\(output!)' must end in .png, .svg or .html")
         }
         let parts = size.lowercased().split(separator: "x")
@@ -94,49 +92,12 @@ struct ReportCommand: ParsableCommand {
                 throw CLIFailure("\(path): no client named '\(client ?? "")' (clients: \(clients.joined(separator: ", ")))")
             }
         }
-        if let observed = report.observed, let chosen = report.drawn { printClients(observed, drawn: chosen) }
-        let (chart, runLog, observed) = (report.chart, report.log, report.isObserved)
-        // Render everything first, then write: a failure leaves no partial output.
-        var outputs: [(String, [UInt8])] = []
-        if let path = output, let k = kind {
-            switch k {
-            case "png": outputs.append((path, PNGReport.encode(chart)))
-            case "svg": outputs.append((path, Array(SVGReport.svg(chart).utf8)))
-            default: outputs.append((path, Array(HTMLReport.html(chart, log: runLog, source: report.source).utf8)))
-            }
-        }
-        if let c = csv, observed { outputs.append((c, Array(CSVExport.csv(runLog.records).utf8))) }
-        for (path, bytes) in outputs {
-            guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
-                throw CLIFailure("cannot write \(path): \(String(cString: strerror(errno)))")
-            }
-        }
-        var written = outputs.map { ($0.0, $0.1.count) }
-        if let c = csv, !observed {
-            // A run log's frames go to the CSV as they are read again, in frame order.
-            written.append((c, try CSVExport.write(logs: files, allowPartialLastLine: allowPartial, to: c)))
-        }
-        let s = chart.summary
-        for (path, count) in written {
+        for line in report.clientLines(named: client != nil) { print(line) }
+        for (path, count) in try report.write(output: output, csv: csv, allowPartialLastLine: allowPartial) {
             print("wrote \(path) (\(count) bytes)")
         }
-        var note = runLog.segmentDescription.map { " (\($0))" } ?? (runLog.end == nil ? " (log has no end line: the run did not finish)" : "")
-        if files.count > 1 {
-            let first = runLog.continuation?.segment ?? 1
-            note = " (segments \(first)–\(first + files.count - 1) of a rotated log, read as one run\(runLog.rotated != nil ? "; the run continued in a file not given" : runLog.end == nil ? "; the last has no end line: the run did not finish" : ""))"
-        }
-        print("\(runLog.frameCount) frames, \(s.droppedRefreshes) dropped refreshes in \(s.dropEvents) events, \(chart.markedFrames) frames marked\(note)")
+        print(report.framesLine)
         // Judged again from the log's CRC lines (a run with --verify crc).
-        if let v = s.scanout { print("scanout: " + RunCommand.scanoutLine(v)) }
-    }
-
-    /// One line per client of an observe log, and which one is drawn.
-    private func printClients(_ observed: ObservedLog, drawn chosen: ObservedLog.Client) {
-        for c in observed.clients {
-            let s = LogAnalysis.summary(of: c.log)
-            print("client \(c.client) (pid \(c.pid), crtc \(c.crtc)): \(s.presented) flips, \(s.droppedRefreshes) dropped refreshes in \(s.dropEvents) events")
-        }
-        let why = client != nil ? "named by --client" : observed.clients.count > 1 ? "the most flips of \(observed.clients.count) clients" : "the only client"
-        print("drawing client \(chosen.client) (pid \(chosen.pid), crtc \(chosen.crtc)): \(why)")
+        if let v = report.chart.summary.scanout { print("scanout: " + RunCommand.scanoutLine(v)) }
     }
 }

@@ -1,12 +1,11 @@
 import CadenceCore
-import CadenceSession
 import Foundation
 
 /// What `cadence observe` prints without `--json`.
 extension ObserveResult {
     /// The content check of a CRTC's flips: how many changed the picture, how many changed
     /// nothing, changes without a flip, the flips not judged, and the longest frozen stretch.
-    static func contentLine(_ v: ScanoutSummary, refreshHz: Double) -> String {
+    public static func contentLine(_ v: ScanoutSummary, refreshHz: Double) -> String {
         var line =
             "content (crc \(v.source ?? "auto")): \(v.frames) flips, \(v.verified) changed the picture, \(v.stale) changed nothing"
         line +=
@@ -22,7 +21,10 @@ extension ObserveResult {
         return line
     }
 
-    func text(source: String) -> String {
+    /// The summary `cadence observe` prints: the duration and where the flips came from, each
+    /// CRTC with its content check, each client's flips, drops and intervals, and the trace's
+    /// cost (no newline at the end).
+    public func text(source: String) -> String {
         var lines = ["observe  \(String(format: "%.1f", durationSeconds)) s from \(source)"]
         for c in crtcs {
             let mode = c.modeRefreshHz.map { String(format: ", mode %.4f Hz", $0) } ?? ""
@@ -60,5 +62,31 @@ extension ObserveResult {
         lines.append(cost)
         for i in incompleteOutputs { lines.append("incomplete: \(i)") }
         return lines.joined(separator: "\n")
+    }
+
+    /// One line saying which client was picked and why (`command`: the client the user named).
+    public func pickNote(_ c: Client, command: String?) -> String {
+        let who =
+            "\(c.client) (pid \(c.pid.map(String.init) ?? "?"), \(c.nameSource == "debugfs" ? "name from debugfs" : "name from the trace"), crtc \(c.crtc) \(c.connector))"
+        let others = clients.filter { $0.summary.presented > 0 }.count - 1
+        if command != nil { return "client            \(who): \(c.summary.presented) flips, named by --client" }
+        return
+            "client            \(who): \(c.summary.presented) flips, the most of \(others + 1) client\(others == 0 ? "" : "s") flipping"
+    }
+
+    /// One line per CRTC of ``frozenCRTCs``: its stale flips and its longest frozen stretch.
+    public var frozenLines: [String] {
+        frozenCRTCs.map { c in
+            let what = c.scanout!.longestFrozen!.text(refreshHz: c.refreshHz)
+            return "crtc \(c.crtc) (\(c.connector)): \(c.scanout!.stale) flips changed nothing; \(what)"
+        }
+    }
+
+    /// The result as `cadence observe --json` prints it: pretty-printed, keys sorted; throws
+    /// the encoder's error.
+    public func json() throws -> String {
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return String(decoding: try enc.encode(self), as: UTF8.self)
     }
 }
