@@ -2,6 +2,7 @@ import CadenceCore
 import CadenceReport
 import DRM
 import KMSDisplay
+import Scenes
 
 #if canImport(Glibc)
 import Glibc
@@ -231,6 +232,21 @@ public enum RunPlanning {
         case .unsupported(let driver, _): return "--verify crc: not supported by \(driver)"
         default: return "--verify crc: \(e)"
         }
+    }
+
+    /// The scene `--scene NAME` draws: nil for `solid` (plain colours, no rendering cost),
+    /// else the catalog's scene of that name. A `RunSpec.Invalid` of one line for an unknown
+    /// name, or for `hud` (`--hud`) with `solid`.
+    public static func scene(named name: String, hud: Bool) throws -> (any Scene)? {
+        if name == "solid" {
+            guard !hud else { throw RunSpec.Invalid("--hud needs a scene; --scene solid draws plain colours only") }
+            return nil
+        }
+        guard let s = SceneCatalog.scene(named: name) else {
+            throw RunSpec.Invalid(
+                "unknown scene '\(name)': choose solid or one of \(SceneCatalog.names.joined(separator: ", "))")
+        }
+        return s
     }
 
     /// The rotation `--log-max-size` (`maxSize`) and `--log-keep` (`keep`) ask for (nil:

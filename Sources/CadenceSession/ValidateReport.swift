@@ -119,3 +119,42 @@ extension ValidationCriteria {
         }
     }
 }
+
+extension ExpectedMode {
+    /// `--expect-mode`'s value: "WxH" or "WxH@HZ"; a `ValidationCriteria.Invalid` of one line
+    /// naming the option when it is neither.
+    public init(option text: String) throws {
+        do {
+            try self.init(text)
+        } catch ExpectedMode.Invalid.shape {
+            throw ValidationCriteria.Invalid("--expect-mode '\(text)' must be WxH or WxH@HZ (e.g. 1920x1080@60)")
+        } catch {
+            throw ValidationCriteria.Invalid("--expect-mode '\(text)': the refresh after @ must be a number of Hz")
+        }
+    }
+}
+
+extension ValidationCriteria {
+    /// Throws one line when a validation would judge nothing: no threshold set, and for one
+    /// output no panel expected (`panelExpected`: `--expect-*`) and no scanout limit
+    /// (`scanoutLimit`: `--max-scanout-mismatches`). Several outputs (`severalOutputs`) cannot
+    /// be checked against a panel yet: `panelExpected` is refused first.
+    public func requireJudging(severalOutputs: Bool, panelExpected: Bool, scanoutLimit: Bool) throws {
+        if severalOutputs {
+            if panelExpected {
+                throw Invalid(
+                    "--expect-monitor/--expect-serial/--expect-mode are not supported with several outputs yet: validate one --connector at a time"
+                )
+            }
+            if isEmpty {
+                throw Invalid(
+                    "give at least one threshold (--max-dropped, --max-drop-events, --max-drop-event, --refresh-tolerance, --max-jitter, --min-rate)"
+                )
+            }
+        } else if isEmpty && !panelExpected && !scanoutLimit {
+            throw Invalid(
+                "give at least one threshold (--max-dropped, --max-drop-events, --max-drop-event, --refresh-tolerance, --max-jitter, --min-rate, --expect-monitor, --expect-serial, --expect-mode)"
+            )
+        }
+    }
+}

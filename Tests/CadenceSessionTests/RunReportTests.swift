@@ -192,4 +192,13 @@ import Testing
             RunPlanning.crcRefusalLine(.unsupported(driver: "bochs-drm", path: "/sys/kernel/debug/dri/0/crtc-0/crc"))
                 == "--verify crc: not supported by bochs-drm")
     }
+
+    @Test func theSceneIsNamedOrSolid() throws {
+        #expect(try RunPlanning.scene(named: "solid", hud: false) == nil)
+        #expect(try RunPlanning.scene(named: "bar", hud: true) != nil)
+        #expect(throws: RunSpec.Invalid("--hud needs a scene; --scene solid draws plain colours only")) {
+            try RunPlanning.scene(named: "solid", hud: true)
+        }
+        #expect(throws: RunSpec.Invalid.self) { try RunPlanning.scene(named: "no-such-scene", hud: false) }
+    }
 }

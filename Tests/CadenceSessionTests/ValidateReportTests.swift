@@ -69,4 +69,39 @@ import Testing
         )
         #expect(line(duration: 15, warmup: 5, window: 10) == nil)
     }
+
+    @Test func somethingMustBeJudged() throws {
+        let none = ValidationCriteria()
+        #expect(
+            throws: ValidationCriteria.Invalid(
+                "give at least one threshold (--max-dropped, --max-drop-events, --max-drop-event, --refresh-tolerance, --max-jitter, --min-rate, --expect-monitor, --expect-serial, --expect-mode)"
+            )
+        ) { try none.requireJudging(severalOutputs: false, panelExpected: false, scanoutLimit: false) }
+        try none.requireJudging(severalOutputs: false, panelExpected: true, scanoutLimit: false)
+        try none.requireJudging(severalOutputs: false, panelExpected: false, scanoutLimit: true)
+        #expect(
+            throws: ValidationCriteria.Invalid(
+                "give at least one threshold (--max-dropped, --max-drop-events, --max-drop-event, --refresh-tolerance, --max-jitter, --min-rate)"
+            )
+        ) { try none.requireJudging(severalOutputs: true, panelExpected: false, scanoutLimit: true) }
+        var some = ValidationCriteria()
+        some.minRateHz = 59.5
+        #expect(
+            throws: ValidationCriteria.Invalid(
+                "--expect-monitor/--expect-serial/--expect-mode are not supported with several outputs yet: validate one --connector at a time"
+            )
+        ) { try some.requireJudging(severalOutputs: true, panelExpected: true, scanoutLimit: false) }
+        try some.requireJudging(severalOutputs: true, panelExpected: false, scanoutLimit: false)
+    }
+
+    @Test func theExpectedModeOptionIsOneLineWhenBad() throws {
+        #expect(throws: ValidationCriteria.Invalid("--expect-mode '1920' must be WxH or WxH@HZ (e.g. 1920x1080@60)")) {
+            try ExpectedMode(option: "1920")
+        }
+        #expect(
+            throws: ValidationCriteria.Invalid(
+                "--expect-mode '1920x1080@fast': the refresh after @ must be a number of Hz")
+        ) { try ExpectedMode(option: "1920x1080@fast") }
+        _ = try ExpectedMode(option: "1920x1080@59.94")
+    }
 }
