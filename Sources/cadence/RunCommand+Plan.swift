@@ -1,4 +1,5 @@
 import CadenceCore
+import CadenceReport
 import CadenceSession
 import DRM
 import KMSDisplay
@@ -15,16 +16,10 @@ extension RunCommand {
         let config = try makeConfiguration()
         let source = try given ?? sessionOptions.source(command: purpose == .validate ? "validate" : "run")
         let scene: (any Scene)?
-        if self.scene == "solid" {
-            guard !hud else { throw CLIFailure("--hud needs a scene; --scene solid draws plain colours only") }
-            scene = nil
-        } else {
-            guard let s = SceneCatalog.scene(named: self.scene) else {
-                throw CLIFailure(
-                    "unknown scene '\(self.scene)': choose solid or one of \(SceneCatalog.names.joined(separator: ", "))"
-                )
-            }
-            scene = s
+        do {
+            scene = try RunPlanning.scene(named: self.scene, hud: hud)
+        } catch let e as RunSpec.Invalid {
+            throw CLIFailure(e.description)
         }
         let checks = try verifyChecks()
         let staleFrame = try staleBufferFault()

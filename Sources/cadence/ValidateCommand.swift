@@ -158,19 +158,9 @@ struct ValidateCommand: ParsableCommand {
         let junitFile: LineFile?
         do {
             judging = outputJudge(try self.criteria())
-            if several {
-                if !expect.isEmpty {
-                    throw CLIFailure("--expect-monitor/--expect-serial/--expect-mode are not supported with several outputs yet: validate one --connector at a time")
-                }
-                if judging.criteria.isEmpty {
-                    throw ValidationCriteria.Invalid("give at least one threshold (--max-dropped, --max-drop-events, --max-drop-event, --refresh-tolerance, --max-jitter, --min-rate)")
-                }
-            } else {
-                try expect.validate()
-                if judging.criteria.isEmpty && expect.isEmpty && maxScanoutMismatches == nil {
-                    throw ValidationCriteria.Invalid("give at least one threshold (--max-dropped, --max-drop-events, --max-drop-event, --refresh-tolerance, --max-jitter, --min-rate, --expect-monitor, --expect-serial, --expect-mode)")
-                }
-            }
+            if !several { try expect.validate() }
+            try judging.criteria.requireJudging(
+                severalOutputs: several, panelExpected: !expect.isEmpty, scanoutLimit: maxScanoutMismatches != nil)
             junitFile = try junit.map { try LineFile(path: $0) }
             do {
                 if several { try options.refuseForSeveral() }
