@@ -191,9 +191,9 @@ struct ValidateCommand: ParsableCommand {
                 try options.printSummary(r.summary)
             }
             var note: String? = nil
-            var results = try judge(judging, summary: r.summary, tally: run.tally, sinks: run.sinks,
-                                    junitFile: several ? nil : junitFile,
-                                    note: { detail in if json { note = detail } else { print(Self.judgedLine(detail)) } })
+            var results = try judged(judging.judge(r.summary, tally: run.tally, sinks: run.sinks),
+                                     junitFile: several ? nil : junitFile,
+                                     note: { detail in if json { note = detail } else { print(Self.judgedLine(detail)) } })
             notes.append(note)
             if !several {
                 results += expect.evaluate(run.panel)
@@ -213,13 +213,6 @@ struct ValidateCommand: ParsableCommand {
     /// and in each `--window`.
     func outputJudge(_ criteria: ValidationCriteria) -> OutputJudge {
         OutputJudge(criteria: criteria, warmupSeconds: warmup, windowSeconds: window)
-    }
-
-    /// Judges one output's run (printing the "judged" line with --warmup/--window), its
-    /// display's failure included. Exits 2 when nothing is left to judge.
-    func judge(_ judge: OutputJudge, summary: RunSummary, tally: FrameTally, sinks: SessionSinks, junitFile: LineFile?,
-               note printNote: (String) -> Void = ValidateCommand.printJudged) throws -> [CriterionResult] {
-        try judged(judge.judge(summary, tally: tally, sinks: sinks), junitFile: junitFile, note: printNote)
     }
 
     /// The "judged" line of `detail` (what `note` gets: the frames judged, the warm-up, the
