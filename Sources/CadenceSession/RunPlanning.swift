@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 /// The fake display's options of `cadence run` and `cadence validate` as given (`--fake-*`,
-/// `--seed`), checked and turned into its ``FakeDisplayConfiguration``. Each bad value is a
+/// `--seed`), checked and turned into its `FakeDisplayConfiguration`. Each bad value is a
 /// `RunSpec.Invalid` whose description is one line naming the option.
 ///
 ///     var o = FakeDisplayOptions()
@@ -101,7 +101,7 @@ public struct FakeDisplayOptions: Equatable, Sendable {
 
 /// The pacing options of `cadence run` and `cadence validate` as given (`--rate`,
 /// `--min-duration`, `--content-rate`, `--latency`, `--frames`, `--duration`, `--inject-late`,
-/// `--render-cost`, `--adapt`), turned into a ``RunConfiguration``.
+/// `--render-cost`, `--adapt`), turned into a `RunConfiguration`.
 ///
 ///     var o = RunTimingOptions()
 ///     o.frames = 600
