@@ -11,7 +11,7 @@ enum BackendChoice {
     typealias Purpose = DisplayChoice.Purpose
 
     /// The line `validate --backend auto` fails with on a machine without a DRM card.
-    static let validateNeedsDisplay = "no DRM device: validate needs a real display; use --backend fake to validate the simulator"
+    static let validateNeedsDisplay = RunPlanning.refusalLine(.validateNeedsDisplay)
 
     /// Opens the display; `notice` is the one line to print on stderr when `auto` fell back to
     /// the fake display. Throws a one-line ``CLIFailure`` (exit 2).
@@ -35,14 +35,7 @@ enum BackendChoice {
     }
 
     /// The one line of a refusal of the display choice, naming the options.
-    static func failure(_ refusal: DisplayChoice.Refusal) -> CLIFailure {
-        switch refusal {
-        case .vrrOnFake: return CLIFailure("--vrr is for kms and fake-drm backends: the fake display takes --fake-vrr MIN:MAX")
-        case .validateNeedsDisplay: return CLIFailure(validateNeedsDisplay)
-        case .vrrOnWithoutDevice: return CLIFailure("--vrr on needs a KMS display, and this machine has no DRM device")
-        case .vrrUnavailable(let why): return CLIFailure("--vrr on: " + why)
-        }
-    }
+    static func failure(_ refusal: DisplayChoice.Refusal) -> CLIFailure { CLIFailure(RunPlanning.refusalLine(refusal)) }
 
     /// True for `fake-drm` and `fake-drm:PROFILE`.
     static func isFakeDRM(_ backend: String) -> Bool { backend == "fake-drm" || backend.hasPrefix("fake-drm:") }

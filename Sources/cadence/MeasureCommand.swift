@@ -119,7 +119,7 @@ struct MeasureCommand: ParsableCommand {
             throw CLIFailure("invalid --api '\(api)': expected atomic, legacy or auto")
         }
         let source = try sessionOptions.source(command: "measure")
-        guard let choice = DisplayChoice.Backend(backend) else { throw Self.refusal(.needsKMS) }
+        guard let choice = DisplayChoice.Backend(backend) else { throw CLIFailure(MeasureSession.Refusal.needsKMS.line) }
         if let v = verify, v != "crc" {
             throw CLIFailure("--verify '\(v)': measure checks crc only (writeback is for run and validate)")
         }
@@ -134,86 +134,37 @@ struct MeasureCommand: ParsableCommand {
         let stop = SignalStop()
         defer { stop.remove() }
         switch try Self.refusingInOneLine({ try session.run(notice: Self.printNotice, shouldStop: { stop.isRequested }) }) {
-        case .vrrSweep(let sweep): try report(sweep, stoppedBy: stop.signal)
-        case .refresh(let results): try report(results, stoppedBy: stop.signal)
+        case .vrrSweep(let sweep):
+            print(json ? sweep.json : sweep.text)
+            if let line = sweep.stoppedLine(signal: stop.signal) { printError(line) }
+            try fail(sweep.failureLines)
+        case .refresh(let results):
+            for r in results {
+                if trace { r.traceLines.forEach(printError) }
+                // Said once the built mode is known to work, so a rejected mode gives one line.
+                if let line = r.noteLine { printError(line) }
+                let s = r.selection
+                if let w = fasterModeWarning(connector: s.connector, mode: s.mode, use: "is measured at") { printError("warning: " + w) }
+                if let line = r.noHardwareVBlankLine { printError(line) }
+            }
+            let report = MeasureReport(results)
+            if !results.isEmpty { print(json ? report.json : report.text) }
+            // Like `run`: what was measured is reported and judged as usual.
+            if let line = report.stoppedLine(signal: stop.signal) { printError(line) }
+            if let line = report.nothingMeasuredLine { throw CLIFailure(line) }
+            try fail(report.failureLines)
         }
     }
 
-    /// Each output's block (text) or object (`--json`; `{"outputs": […]}` for several), with its
-    /// trace, notes and warnings on stderr, then the exit status: 1 when a check failed.
-    private func report(_ results: [MeasureResult], stoppedBy signal: Int32?) throws {
-        let several = results.first?.name != nil
-        var objects: [JSON] = []
-        for (i, r) in results.enumerated() {
-            let s = r.selection, recording = r.recording
-            let prefix = r.name.map { "\($0.name): " } ?? ""
-            if trace { for l in Self.traceLines(recording.flips, prefix: prefix) { printError(l) } }
-            // Said once the built mode is known to work, so a rejected mode gives one line.
-            if let note = s.note { printError("note: " + prefix + note) }
-            if let w = fasterModeWarning(connector: s.connector, mode: s.mode, use: "is measured at") { printError("warning: " + w) }
-            if recording.vblank == .none { printError("notice: \(prefix)\(r.driver): \(noHardwareVBlankNotice)") }
-            if json {
-                guard case .object(var fields) = Self.json(r, duration: duration) else { continue }
-                if let n = r.name { fields.insert(("output", .string(n.name)), at: 0) }
-                else if let sim = r.simulator { fields.insert(("backend", .string(sim)), at: 0) }
-                if let v = recording.scanout { fields.append(("scanout", .encoded(v))) }
-                if several { objects.append(.object(fields)) } else { print(JSON.object(fields).rendered) }
-            } else {
-                if i > 0 { print("") }
-                print(Self.text(r, connector: r.name?.name ?? s.connector.name))
-                if let v = recording.scanout { print("  scanout           " + RunCommand.scanoutLine(v)) }
-            }
-        }
-        if json && several { print(JSON.object([("outputs", .array(objects))]).rendered) }
-        if let first = results.first, first.recording.stopped, let signal {
-            // Like `run`: what was measured is reported and judged as usual.
-            printError(several ? "stopped by signal \(signal); displays restored"
-                       : "stopped by signal \(signal) after \(first.measurement.flips) flips; display restored")
-        }
-        var failures: [String] = []
-        for r in results {
-            let prefix = r.name.map { "\($0.name): " } ?? ""
-            for f in r.failures {
-                switch f {
-                case .tooFewFlips(let n):
-                    let line = "only \(n) flip event(s) in \(duration) s: nothing to measure"
-                    guard several else { throw CLIFailure(line) }
-                    failures.append(prefix + line)
-                case .check(let c): failures.append("check failed: \(prefix)\(c.name): \(c.detail)")
-                case .scanout(let v):
-                    failures.append("check failed: scanout: \(v.mismatches) mismatches (stale \(v.stale), changes without flip \(v.changesWithoutFlip))")
-                }
-            }
-        }
-        for f in failures { printError(f) }
+    /// Prints each failure on stderr; exit status 1 when there is one.
+    private func fail(_ failures: [String]) throws {
+        failures.forEach(printError)
         if !failures.isEmpty { throw ExitCode(1) }
     }
 
-    /// The stderr line of a notice (nil: not shown).
+    /// Prints the notice's stderr line (when it has one).
     static func printNotice(_ notice: MeasureSession.Notice) {
-        switch notice {
-        case .simulator(let name): printError("notice: \(name): a fake DRM device (simulator) on virtual time, not a panel")
-        case .vrrUnavailable(let why): printError("notice: \(why): measuring the fixed refresh")
-        case .timestampsNotMonotonic(let output, let driver):
-            // Said for one output only, as before several outputs were measured at once.
-            if output == nil { printError("warning: \(driver) lacks DRM_CAP_TIMESTAMP_MONOTONIC: timestamps are not CLOCK_MONOTONIC") }
-        case .seat(let line): printError(line)
-        case .restoreFailed(let crtc, let error): printError("warning: could not restore \(crtc): \(error)")
-        }
-    }
-
-    /// The one line of a refusal, naming the options.
-    static func refusal(_ r: MeasureSession.Refusal) -> CLIFailure {
-        switch r {
-        case .needsKMS: return CLIFailure("--backend must be kms or fake-drm[:PROFILE]")
-        case .invalidDuration(let d): return CLIFailure("invalid --duration \(d): expected seconds > 0")
-        case .checksNeedOneOutput:
-            return CLIFailure("--verify is not supported with several outputs yet: measure one --connector at a time")
-        case .vrrNeedsOneOutput: return CLIFailure("--vrr with several outputs: sweep one --connector at a time")
-        case .crcNeedsFixedRefresh: return CLIFailure("--verify crc checks the fixed refresh: leave out --vrr")
-        case .vrrUnavailable(let why): return CLIFailure("--vrr on: \(why)")
-        case .crcUnavailable(let e): return RunCommand.crcRefusal(e)
-        }
+        if let line = notice.line { printError(line) }
     }
 
     /// Runs `body`, turning the measurement's refusals and failures into one line (exit 2), or,
@@ -222,114 +173,18 @@ struct MeasureCommand: ParsableCommand {
         do {
             return try body()
         } catch let r as MeasureSession.Refusal {
-            throw refusal(r)
+            throw CLIFailure(r.line)
         } catch let f as MeasureSession.Failure {
-            func named(_ outputs: [String]?) -> String { outputs.map { $0.joined(separator: ", ") + ": " } ?? "" }
-            switch f {
-            case .device(let path, let e): throw CLIFailure(OutputSelection.explain(e, path: path))
-            case .buffers(let path, let m, let e):
-                throw CLIFailure("cannot allocate \(m.hdisplay)x\(m.vdisplay) scanout buffers on \(path): \(e)")
-            case .modeRejected(let outputs, let mode, let connector, let e):
-                let built = mode.type.contains(.userdef) ? " (a built timing)" : ""
-                throw CLIFailure(named(outputs) + "the driver rejected \(mode.description) Hz on \(connector)\(built): \(e)")
-            case .flip(let outputs, let path, let e): throw CLIFailure(named(outputs) + OutputSelection.explain(e, path: path))
-            case .deviceLost(let path, let e):
-                // The device went away under us: lost mid-run, not bad input.
-                printError("cadence measure: \(OutputSelection.explain(e, path: path))")
-                throw ExitCode(1)
-            case .sweep(let f):
-                printError("cadence measure: VRR sweep failed: \(f)")
-                throw ExitCode(1)
-            }
+            guard f.lostMidRun else { throw CLIFailure(f.line) }
+            printError("cadence measure: " + f.line)
+            throw ExitCode(1)
         } catch let e as OutputSelectionError {
             throw CLIFailure(e.description)
         }
-    }
-
-    /// `--trace`: one line per flip (sequence and its step, kernel timestamp, interval, receipt
-    /// latency), each after `prefix`.
-    static func traceLines(_ flips: [FlipTimestamp], prefix: String = "") -> [String] {
-        var prev: FlipTimestamp?
-        return flips.enumerated().map { i, f in
-            defer { prev = f }
-            let dseq = prev.map { Int64(bitPattern: f.sequence &- $0.sequence) } ?? 0
-            let dt = prev.map { Double(f.timestamp - $0.timestamp) / 1e6 } ?? 0
-            return prefix + "flip \(i) seq \(f.sequence) (+\(dseq)) t \(f.timestamp) dt \(String(format4: dt)) ms receipt +\(String(format4: Double(f.receivedAt - f.timestamp) / 1e6)) ms"
-        }
-    }
-
-    /// The output's text block, headed by its card, driver, `connector` and mode.
-    static func text(_ r: MeasureResult, connector: String) -> String {
-        func ms(_ v: Double) -> String { String(format4: v) }
-        let m = r.measurement, mode = r.selection.mode, vblank = r.recording.vblank
-        var s = "\(r.device) \(r.driver) \(connector) \(mode.hdisplay)x\(mode.vdisplay) (\(r.selection.source), \(r.api.rawValue), \(r.allocator.rawValue))\n"
-        s += "  nominal refresh   \(String(format4: m.nominalRefreshHz)) Hz\n"
-        s += "  measured refresh  \(m.measuredRefreshHz.map { String(format4: $0) + " Hz" } ?? "n/a (no hardware vblank)")\n"
-        s += "  vblank            \(vblank.rawValue)\n"
-        s += "  flips             \(m.flips)\n"
-        s += "  missed vblanks    \(m.missedVBlanks)"
-        if m.missedVBlanks > 0 {
-            s += " (flip submitted late: \(m.missedAfterLateSubmit); submitted in time but not latched: \(m.missedAfterTimelySubmit))"
-        }
-        s += "\n"
-        if m.sessionGaps > 0 {
-            s += "  session gaps      \(m.sessionGaps) (VT switched away and back: the vblanks in between are not missed)\n"
-        }
-        let i = m.intervalMs
-        s += "  interval ms       mean \(ms(i.mean))  stddev \(ms(i.stddev))  min \(ms(i.min))  p50 \(ms(i.p50))  p99 \(ms(i.p99))  max \(ms(i.max))\n"
-        for c in m.checks {
-            let verdict = c.passed.map { $0 ? "pass" : "FAIL" } ?? "n/a "
-            s += "  check \(verdict)  \(c.name): \(c.detail)\n"
-        }
-        s.removeLast()
-        return s
-    }
-
-    /// The output's JSON object (`duration`: the seconds asked for, as given).
-    static func json(_ r: MeasureResult, duration: Double) -> JSON {
-        let m = r.measurement, mode = r.selection.mode, vblank = r.recording.vblank
-        let i = m.intervalMs
-        return .object([
-            ("driver", .string(r.driver)), ("device", .string(r.device)), ("connector", .string(r.selection.connector.name)),
-            ("mode", .string("\(mode.hdisplay)x\(mode.vdisplay)")), ("modeSource", .string(r.selection.source)),
-            ("clockKHz", .int(Int(mode.clock))),
-            ("nominalRefreshHz", .number(m.nominalRefreshHz, decimals: 4)),
-            ("measuredRefreshHz", m.measuredRefreshHz.map { .number($0, decimals: 4) } ?? .null),
-            ("vblank", .string(vblank.rawValue)),
-            ("notice", vblank == .none ? .string(noHardwareVBlankNotice) : .null),
-            ("api", .string(r.api.rawValue)), ("allocator", .string(r.allocator.rawValue)),
-            ("durationS", .number(duration, decimals: 3)), ("warmupFlips", .int(r.warmupFlips)),
-            ("flips", .int(m.flips)), ("missedVblanks", .int(m.missedVBlanks)), ("sessionGaps", .int(m.sessionGaps)),
-            ("missedVblankCauses", .object([
-                ("lateSubmit", .int(m.missedAfterLateSubmit)), ("notLatched", .int(m.missedAfterTimelySubmit)),
-            ])),
-            ("intervalMs", .object([
-                ("mean", .number(i.mean, decimals: 4)), ("stddev", .number(i.stddev, decimals: 4)),
-                ("min", .number(i.min, decimals: 4)), ("p50", .number(i.p50, decimals: 4)),
-                ("p99", .number(i.p99, decimals: 4)), ("max", .number(i.max, decimals: 4)),
-            ])),
-            ("checks", .object(m.checks.map { c in
-                (c.name, .object([("passed", c.passed.map(JSON.bool) ?? .null),
-                                  ("value", .number(c.value, decimals: 6)), ("limit", .number(c.limit, decimals: 6))]))
-            })),
-            ("checksPassed", .bool(m.allChecksPassed)),
-        ])
     }
 }
 
 /// Writes one line to stderr.
 func printError(_ line: String) {
     StandardStreams.errorLine(line)
-}
-
-extension String {
-    /// `value` with four decimals.
-    init(format4 value: Double) {
-        guard value.isFinite else { self = "\(value)"; return }
-        let scaled = (abs(value) * 10000).rounded()
-        let whole = Int(scaled / 10000)
-        var frac = String(Int(scaled - Double(whole) * 10000))
-        while frac.count < 4 { frac = "0" + frac }
-        self = (value < 0 ? "-" : "") + "\(whole).\(frac)"
-    }
 }

@@ -41,15 +41,7 @@ struct PanelExpectations: ParsableArguments {
     }
 
     /// "WxH" or "WxH@HZ" (`ExpectedMode`), with the option's one line when it is neither.
-    static func parseMode(_ s: String) throws -> ExpectedMode {
-        do {
-            return try ExpectedMode(s)
-        } catch ExpectedMode.Invalid.shape {
-            throw CLIFailure("--expect-mode '\(s)' must be WxH or WxH@HZ (e.g. 1920x1080@60)")
-        } catch {
-            throw CLIFailure("--expect-mode '\(s)': the refresh after @ must be a number of Hz")
-        }
-    }
+    static func parseMode(_ s: String) throws -> ExpectedMode { try ExpectedMode(option: s) }
 
     static func decodeFile(_ path: String) throws -> EDID {
         do {

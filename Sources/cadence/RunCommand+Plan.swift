@@ -1,4 +1,5 @@
 import CadenceCore
+import CadenceReport
 import CadenceSession
 import DRM
 import KMSDisplay
@@ -15,16 +16,10 @@ extension RunCommand {
         let config = try makeConfiguration()
         let source = try given ?? sessionOptions.source(command: purpose == .validate ? "validate" : "run")
         let scene: (any Scene)?
-        if self.scene == "solid" {
-            guard !hud else { throw CLIFailure("--hud needs a scene; --scene solid draws plain colours only") }
-            scene = nil
-        } else {
-            guard let s = SceneCatalog.scene(named: self.scene) else {
-                throw CLIFailure(
-                    "unknown scene '\(self.scene)': choose solid or one of \(SceneCatalog.names.joined(separator: ", "))"
-                )
-            }
-            scene = s
+        do {
+            scene = try RunPlanning.scene(named: self.scene, hud: hud)
+        } catch let e as RunSpec.Invalid {
+            throw CLIFailure(e.description)
         }
         let checks = try verifyChecks()
         let staleFrame = try staleBufferFault()
@@ -71,26 +66,10 @@ extension RunCommand {
         let plan = try makePlan(source: source, purpose: purpose)
         let command = purpose == .validate ? "validate" : "run"
         let group = try Self.refusingInOneLine {
-            try OutputGroupRun.open(plan) { StandardStreams.errorLine(Self.noticeLine($0, command: command)) }
+            try OutputGroupRun.open(plan) { StandardStreams.errorLine(RunPlanning.noticeLine($0, command: command)) }
         }
-        let stop = SignalStop()
-        defer { stop.remove() }
-        StandardStreams.unblockStopSignals()
         for o in group.outputs { onOutput(o) }
-        return try group.run(shouldStop: { stop.isRequested })
-    }
-
-    /// The stderr line of a notice: `cadence run: …` for one output, `cadence COMMAND: NAME: …`
-    /// for one of several.
-    static func noticeLine(_ notice: OutputGroupRun.Notice, command: String) -> String {
-        func line(_ output: String?, _ text: String) -> String {
-            output.map { "cadence \(command): \($0): \(text)" } ?? "cadence run: \(text)"
-        }
-        switch notice {
-        case .display(let output, let text), .unevenRate(let output, let text): return line(output, text)
-        case .latencyCapped(let output, let requested, let display):
-            return line(output, latencyNotice(requested: requested, display: display) ?? "")
-        }
+        return try group.runUntilSignalled()
     }
 
     /// Runs `body`, turning the run's and the display's refusals into one line naming the
@@ -99,30 +78,7 @@ extension RunCommand {
         do {
             return try body()
         } catch let refusal as OutputGroupRun.Refusal {
-            switch refusal {
-            case .severalOutputsNeedKMS:
-                throw CLIFailure(
-                    "several outputs need a KMS display: --backend kms or fake-drm[:PROFILE] (the fake display has one output)"
-                )
-            case .checksNeedOneOutput:
-                throw CLIFailure("--verify is not supported with several outputs yet: run one --connector at a time")
-            case .injectLateTargetNotDriven(let target, let driven):
-                throw CLIFailure("--inject-late \(target)=…: the run drives \(driven), not \(target)")
-            case .injectLateTargetAmbiguous(let target, let outputs):
-                throw CLIFailure(
-                    "--inject-late \(target)=…: \(target) is on several cards: name one (\(outputs.joined(separator: ", ")))"
-                )
-            case .injectLateTargetNotRun(let target, let outputs):
-                throw CLIFailure(
-                    "--inject-late \(target)=…: \(target) is not one of the outputs run (\(outputs.joined(separator: ", ")))"
-                )
-            case .checkNeedsKMS(let check, let display):
-                throw CLIFailure("--verify \(check) needs a KMS display (the \(display) display has no CRTC)")
-            case .crcUnavailable(let e):
-                throw crcRefusal(e)
-            case .writebackUnavailable(let e):
-                throw CLIFailure("--verify writeback: \(e)")
-            }
+            throw CLIFailure(RunPlanning.refusalLine(refusal))
         } catch let refusal as DisplayChoice.Refusal {
             throw BackendChoice.failure(refusal)
         } catch let e as OutputSelectionError {

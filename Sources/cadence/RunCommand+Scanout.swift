@@ -50,35 +50,8 @@ extension RunCommand {
     }
 
     /// The one line for a CRC capture that cannot start.
-    static func crcRefusal(_ e: CRCError) -> CLIFailure {
-        switch e {
-        case .unsupported(let driver, _): return CLIFailure("--verify crc: not supported by \(driver)")
-        default: return CLIFailure("--verify crc: \(e)")
-        }
-    }
+    static func crcRefusal(_ e: CRCError) -> CLIFailure { CLIFailure(RunPlanning.crcRefusalLine(e)) }
 
-    /// The writeback part of the summary's scanout line.
-    static func writebackText(_ w: WritebackSummary) -> String {
-        var s = "writeback: captures \(w.captures), decoded \(w.decoded), equal \(w.equal)"
-        if !w.mismatchedFrames.isEmpty {
-            s += " (mismatched frames " + w.mismatchedFrames.map(String.init).joined(separator: ",") + ")"
-        }
-        if w.skipped > 0 { s += ", skipped \(w.skipped)" }
-        if w.timedOut > 0 { s += ", timed out \(w.timedOut)" }
-        if w.captures > 0 { s += String(format: ", read %.1f µs/capture", w.readMicroseconds / Double(w.captures)) }
-        return s
-    }
-
-    /// The summary's scanout line: frames verified, mismatches, inexact frames, the refreshes
-    /// the CRCs show repeated, and the cost of reading the lines.
-    static func scanoutLine(_ v: ScanoutSummary) -> String {
-        guard v.crcRan || v.writeback == nil else { return writebackText(v.writeback!) }
-        var line = v.crcVerdict
-        if (v.reads ?? 0) > 0, let us = v.readMicroseconds {
-            line += String(format: "  read %.1f µs/vblank", v.lines > 0 ? us / Double(v.lines) : 0)
-        }
-        if let f = v.failure { line += "  (reading stopped: \(f))" }
-        if let w = v.writeback { line += "  " + writebackText(w) }
-        return line
-    }
+    /// The summary's scanout line (`RunReport.scanoutLine(_:)`).
+    static func scanoutLine(_ v: ScanoutSummary) -> String { RunReport.scanoutLine(v) }
 }

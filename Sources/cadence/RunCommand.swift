@@ -151,16 +151,20 @@ struct RunCommand: ParsableCommand {
         try exitTwoOnError("run") { try execute() }
     }
 
-    /// Everything up to the run itself fails with exit 2; the run ends with 0 or 1.
+    /// Everything up to the run itself fails with exit 2; the run ends with 0 or 1 (3: an output
+    /// incomplete). One output or several, the library's report is printed.
     private func execute() throws {
-        if severalOutputs { return try executeSeveral() }
-        let summary = try pace()
-        try printSummary(summary)
-        if case .disconnected = summary.end {
-            StandardStreams.errorLine("cadence run: the output was unplugged mid-run (\(summary.endReason))")
-        }
-        if summary.end.isDisplayFailure { throw ExitCode(1) }
-        if let code = StandardStreams.incompleteOutputStatus(summary.incompleteOutputs) { throw ExitCode(code) }
+        if severalOutputs { try refuseForSeveral() }
+        let report = RunReport(try paceOutputs(source: nil, purpose: .run, onOutput: { _ in }))
+        print(json ? try report.json() : report.text())
+        report.unpluggedLines.forEach(StandardStreams.errorLine)
+        if report.displayFailed { throw ExitCode(1) }
+        if let code = StandardStreams.incompleteOutputStatus(report.incompleteOutputs) { throw ExitCode(code) }
+    }
+
+    /// Prints `s` as `run` does: text lines, or one JSON object with `--json`.
+    func printSummary(_ s: RunSummary) throws {
+        print(json ? try RunReport.summaryJSON(s) : RunReport.summaryText(s))
     }
 
     /// Runs to the end (or SIGINT/SIGTERM/SIGHUP) and returns the summary; outputs are complete and the
@@ -170,43 +174,35 @@ struct RunCommand: ParsableCommand {
         try paceOutputs(source: source, purpose: purpose) { onRun?($0.run, $0.sinks) }[0].summary
     }
 
+    /// The pacing options as given (CadenceSession's `RunTimingOptions`).
+    var timing: RunTimingOptions {
+        var o = RunTimingOptions()
+        o.rate = rate
+        o.minDurationMs = minDuration
+        o.contentRate = contentRate
+        o.latency = latency
+        o.frames = frames
+        o.durationSeconds = duration
+        o.injectLate = injectLate
+        o.renderCost = renderCost
+        o.adapt = adapt
+        return o
+    }
+
+    /// The run's configuration (one line for a bad value, naming the option).
     func makeConfiguration() throws -> RunConfiguration {
-        var c = RunConfiguration()
-        if let r = rate { c.range = try FrameRateRange(parsing: r) }
-        if let ms = minDuration {
-            guard ms.isFinite, ms >= 0, ms <= 10_000 else { throw CLIFailure("--min-duration must be 0 to 10000 ms") }
-            c.minimumDuration = Nanoseconds((ms * 1e6).rounded())
+        do {
+            return try timing.configuration(severalOutputs: severalOutputs, connector: connector)
+        } catch let e as RunConfiguration.Invalid {
+            throw CLIFailure(e.commandLineMessage)
         }
-        c.contentRate = contentRate
-        c.latency = latency
-        c.frames = frames
-        if let s = duration {
-            guard s.isFinite, s >= 0, s <= 86_400 else { throw CLIFailure("--duration must be 0 (until stopped) to 86400 seconds") }
-            // 0: until SIGINT/SIGTERM/SIGHUP (or --frames).
-            c.duration = s == 0 ? nil : Nanoseconds((s * 1e9).rounded())
-        } else if frames == nil {
-            c.duration = 5_000_000_000
-        }
-        // One output: every entry is on it (the run checks the names); several: each output's
-        // own are set when the outputs are known.
-        let plan = try injectLatePlan()
-        c.injectLate = severalOutputs ? plan.everyOutput : try plan.frames(of: connector ?? "the output") { _ in true }
-        if let r = renderCost { c.renderCost = try RunSpec.renderCost(r) }
-        c.adapt = adapt
-        do { try c.validate() } catch let e as RunConfiguration.Invalid { throw CLIFailure(e.commandLineMessage) }
-        return c
     }
 
     /// Every `--inject-late` given: the frames late on every output and on named ones.
-    func injectLatePlan() throws -> RunSpec.InjectLatePlan {
-        try RunSpec.injectLate(injectLate)
-    }
+    func injectLatePlan() throws -> RunSpec.InjectLatePlan { try timing.injectLatePlan() }
 
-    /// The line to print when the display cannot pipeline as deep as `requested` (KMS: 3
-    /// buffers, so latency 2 at most), else nil.
+    /// The line to print when the display cannot pipeline as deep as `requested`, else nil.
     static func latencyNotice(requested: Int, display: any DisplayBackend) -> String? {
-        let cap = 1 + display.queueCapacity
-        guard requested > cap else { return nil }
-        return "\(display.name) has \(display.queueCapacity + 2) buffers, so frame latency is capped at \(cap): --latency \(requested) runs as \(cap)"
+        RunPlanning.latencyNotice(requested: requested, display: display)
     }
 }

@@ -51,36 +51,9 @@ extension RunOutputOptions {
         return sinks
     }
 
-    /// The rotation `--log-max-size` and `--log-keep` ask for (nil: none); a one-line error for
-    /// a bad size or count, or either without `--log`.
+    /// The rotation `--log-max-size` and `--log-keep` ask for (nil: none); one line for a bad
+    /// size or count, or either without `--log`.
     static func rotation(log: String?, maxSize: String?, keep: Int?) throws -> LogRotation? {
-        guard let text = maxSize else {
-            if keep != nil { throw CLIFailure("--log-keep needs --log-max-size (the size at which the log rotates)") }
-            return nil
-        }
-        guard log != nil else { throw CLIFailure("--log-max-size needs --log FILE") }
-        let bytes: Int64
-        do { bytes = try LogRotation.parseSize(text) } catch { throw CLIFailure("--log-max-size \(error)") }
-        guard bytes >= LogRotation.minimumBytes else {
-            throw CLIFailure("--log-max-size \(text) is below the minimum of 64K (a log file must hold its header and many frames)")
-        }
-        let n = keep ?? LogRotation.defaultKeep
-        guard (0...LogRotation.maximumKeep).contains(n) else {
-            throw CLIFailure("--log-keep must be 0 to \(LogRotation.maximumKeep) (earlier files kept)")
-        }
-        return LogRotation(maxBytes: bytes, keep: n)
-    }
-}
-
-extension StandardStreams {
-    /// A parent may start us with SIGINT/SIGTERM/SIGHUP blocked (the mask is inherited through
-    /// exec): unblock them so that the stop handlers run.
-    static func unblockStopSignals() {
-        var set = sigset_t()
-        sigemptyset(&set)
-        sigaddset(&set, SIGINT)
-        sigaddset(&set, SIGTERM)
-        sigaddset(&set, SIGHUP)
-        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+        try RunPlanning.logRotation(log: log, maxSize: maxSize, keep: keep)
     }
 }

@@ -124,7 +124,6 @@ struct ValidateCommand: ParsableCommand {
 
     func run() throws {
         if observe || client != nil || expectRate != nil || fromTrace != nil { return try executeObserved() }
-        if severalOutputs { return try executeSeveral(source: nil) }
         try execute(source: nil)
     }
 
@@ -137,58 +136,39 @@ struct ValidateCommand: ParsableCommand {
         c.refreshTolerancePercent = refreshTolerance
         c.maxJitterMs = maxJitter
         c.minRateHz = minRate
-        try c.validate()
-        if let f = maxFrozen {
-            guard f.isFinite, f >= 0 else { throw CLIFailure("--max-frozen must be seconds ≥ 0") }
-            guard observe, options.verify == "crc" else {
-                throw CLIFailure("--max-frozen needs --observe --verify crc")
-            }
-        }
-        if let m = maxScanoutMismatches {
-            guard !observe else {
-                throw CLIFailure(
-                    "--max-scanout-mismatches judges Cadence's own frames; with --observe use --max-frozen")
-            }
-            guard m >= 0 else { throw CLIFailure("--max-scanout-mismatches must be ≥ 0") }
-            guard options.verify?.split(separator: ",").contains("crc") == true else {
-                throw CLIFailure("--max-scanout-mismatches needs --verify crc")
-            }
-        }
-        if options.duration == 0 {
-            throw CLIFailure("--duration 0 (until stopped) is for run and observe: validate judges a window, give seconds > 0")
-        }
-        if let w = warmup, !(w.isFinite && w >= 0 && w <= 86_400) { throw CLIFailure("--warmup must be seconds ≥ 0") }
-        if let w = window, !(w.isFinite && w > 0 && w <= 86_400) { throw CLIFailure("--window must be seconds > 0") }
-        if let w = window, let d = options.duration, d - (warmup ?? 0) < w {
-            throw CLIFailure("--window \(String(format: "%g", w)) s is longer than the \(String(format: "%g", max(0, d - (warmup ?? 0)))) s judged after the warm-up")
-        }
+        try c.check(
+            maxFrozen: maxFrozen, maxScanoutMismatches: maxScanoutMismatches, observe: observe, verify: options.verify,
+            durationSeconds: options.duration, warmupSeconds: warmup, windowSeconds: window)
         return c
     }
 
-    /// Runs and judges; `source` is where DRM devices come from (tests pass a fake), and
-    /// `onRun` sees the run before it starts (tests script faults there).
+    /// True when the options ask for several outputs.
+    var severalOutputs: Bool { options.severalOutputs }
+
+    /// Runs and judges one output or several (`--connector A --connector B`, or `all`: every
+    /// output judged on its own with the same thresholds, each PASS/FAIL line naming it, the
+    /// verdict failing when any output fails); `source` is where DRM devices come from (tests
+    /// pass a fake), and `onRun` sees each run before it starts (tests script faults there).
     func execute(source: DeviceSource?, onRun: ((PacingRun) -> Void)? = nil) throws {
-        let junitFile: LineFile?
-        var outputs: SessionSinks? = nil
-        var observed = DrivenPanel()
-        var tally = FrameTally(keepFrames: false)
-        let summary: RunSummary
+        let several = severalOutputs
+        var runs: [(sinks: SessionSinks, tally: FrameTally, panel: DrivenPanel)] = []
+        let report: RunReport
         let judging: OutputJudge
         let started = Date()
+        let junitFile: LineFile?
         do {
             judging = outputJudge(try self.criteria())
-            tally = judging.makeTally()
-            try expect.validate()
-            if judging.criteria.isEmpty && expect.isEmpty && maxScanoutMismatches == nil {
-                throw ValidationCriteria.Invalid("give at least one threshold (--max-dropped, --max-drop-events, --max-drop-event, --refresh-tolerance, --max-jitter, --min-rate, --expect-monitor, --expect-serial, --expect-mode)")
-            }
+            if !several { try expect.validate() }
+            try judging.criteria.requireJudging(
+                severalOutputs: several, panelExpected: !expect.isEmpty, scanoutLimit: maxScanoutMismatches != nil)
             junitFile = try junit.map { try LineFile(path: $0) }
             do {
-                summary = try options.pace(source: source, purpose: .validate, onRun: { run, out in
-                    outputs = out
-                    observed = expect.observe(run.backend)
-                    out.add(tally)
-                    onRun?(run)
+                if several { try options.refuseForSeveral() }
+                report = RunReport(try options.paceOutputs(source: source, purpose: .validate) { o in
+                    let tally = judging.makeTally()
+                    runs.append((o.sinks, tally, several ? DrivenPanel() : expect.observe(o.run.backend)))
+                    o.sinks.add(tally)
+                    onRun?(o.run)
                 })
             } catch {
                 junitFile?.discard()
@@ -200,12 +180,33 @@ struct ValidateCommand: ParsableCommand {
             StandardStreams.errorLine("cadence validate: \(String(describing: error))")
             throw ExitCode(2)
         }
-        try options.printSummary(summary)
-        var results = try judge(judging, summary: summary, tally: tally, sinks: outputs ?? SessionSinks(notice: { _ in }),
-                                junitFile: junitFile)
-        results += expect.evaluate(observed)
-        if let m = maxScanoutMismatches { results.append(CriterionResult.scanoutMismatches(summary.scanout, limit: m)) }
-        try verdict(results, summary: summary, junitFile: junitFile, started: started)
+        // Several with --json: one object, each output's summary with its criteria, and the total.
+        let json = several && options.json
+        var judgedOutputs = OutputsValidation()
+        var notes: [String?] = []
+        for (i, (r, run)) in zip(report.outputs, runs).enumerated() {
+            if !json {
+                if i > 0 { print("") }
+                if several { print("output            \(r.line)") }
+                try options.printSummary(r.summary)
+            }
+            var note: String? = nil
+            var results = try judged(judging.judge(r.summary, tally: run.tally, sinks: run.sinks),
+                                     junitFile: several ? nil : junitFile,
+                                     note: { detail in if json { note = detail } else { print(Self.judgedLine(detail)) } })
+            notes.append(note)
+            if !several {
+                results += expect.evaluate(run.panel)
+                if let m = maxScanoutMismatches { results.append(CriterionResult.scanoutMismatches(r.summary.scanout, limit: m)) }
+                return try verdict(results, summary: r.summary, junitFile: junitFile, started: started)
+            }
+            judgedOutputs.add(name: r.name, summary: r.summary, results: results)
+        }
+        print(json ? try judgedOutputs.json(runs: report.outputs, notes: notes) : "")
+        // One suite per output, each with its own summary.
+        if let f = junitFile { try write(f, judgedOutputs.junitXML(seconds: Date().timeIntervalSince(started))) }
+        try verdict(judgedOutputs.verdict.results, summary: judgedOutputs.summary ?? report.outputs[0].summary, junitFile: nil,
+                    started: started, printLines: !json)
     }
 
     /// The judge of each output (CadenceSession's `OutputJudge`): `criteria`, after `--warmup`
@@ -214,16 +215,9 @@ struct ValidateCommand: ParsableCommand {
         OutputJudge(criteria: criteria, warmupSeconds: warmup, windowSeconds: window)
     }
 
-    /// Judges one output's run (printing the "judged" line with --warmup/--window), its
-    /// display's failure included. Exits 2 when nothing is left to judge.
-    func judge(_ judge: OutputJudge, summary: RunSummary, tally: FrameTally, sinks: SessionSinks, junitFile: LineFile?,
-               note printNote: (String) -> Void = ValidateCommand.printJudged) throws -> [CriterionResult] {
-        try judged(judge.judge(summary, tally: tally, sinks: sinks), junitFile: junitFile, note: printNote)
-    }
-
     /// The "judged" line of `detail` (what `note` gets: the frames judged, the warm-up, the
     /// windows).
-    static func judgedLine(_ detail: String) -> String { "judged            " + detail }
+    static func judgedLine(_ detail: String) -> String { OutputJudge.Judged.line(detail) }
 
     /// Prints the "judged" line of `detail`.
     static func printJudged(_ detail: String) { print(judgedLine(detail)) }
@@ -232,22 +226,11 @@ struct ValidateCommand: ParsableCommand {
     /// printed as its "judged" line). Exits 2 when nothing is left to judge.
     func judged(_ judged: OutputJudge.Judged, junitFile: LineFile?,
                 note printNote: (String) -> Void = ValidateCommand.printJudged) throws -> [CriterionResult] {
-        guard let split = judged.split else { return judged.results }
-        var note = "\(split.judgedFrames) frames"
-        if let w = warmup { note += " after a \(String(format: "%g", w)) s warm-up (\(split.warmupFrames) ignored)" }
-        if let w = window {
-            if split.windows.isEmpty {
-                // Shorter than one window: judged only overall, as any last part shorter than one.
-                note += ", no whole \(String(format: "%g", w)) s window (the \(String(format: "%.1f", split.remainderSeconds)) s judged only overall)"
-            } else {
-                note += ", \(split.windows.count) windows of \(String(format: "%g", w)) s"
-                if split.remainderSeconds > 0 { note += " (the last \(String(format: "%.1f", split.remainderSeconds)) s only overall)" }
-            }
-        }
+        guard let note = judged.note(warmupSeconds: warmup, windowSeconds: window) else { return judged.results }
         printNote(note)
         if judged.nothingToJudge {
             junitFile?.discard()
-            printError("cadence validate: no frames after the \(String(format: "%g", warmup ?? 0)) s warm-up: nothing to judge")
+            printError("cadence validate: " + OutputJudge.Judged.nothingToJudgeLine(warmupSeconds: warmup))
             throw ExitCode(2)
         }
         return judged.results
@@ -257,27 +240,23 @@ struct ValidateCommand: ParsableCommand {
     /// JUnit file and the verdict line; throws exit 1 on a failure, 3 on an incomplete output.
     func verdict(_ results: [CriterionResult], summary: RunSummary, junitFile: LineFile?, started: Date,
                  printLines: Bool = true) throws {
-        if printLines { for r in results { print("\(r.passed ? "PASS" : "FAIL") \(r.name): \(r.detail)") } }
         let judged = ValidationVerdict(results, backend: summary.backend)
-        let failed = judged.failed
-        for r in failed { StandardStreams.errorLine("FAIL \(r.name): \(r.detail)") }
-        if let f = junitFile {
-            do {
-                try f.write(line: JUnitReport.xml(results, summary: summary, seconds: Date().timeIntervalSince(started)))
-                f.close()
-            } catch {
-                StandardStreams.errorLine("cadence validate: \(String(describing: error))")
-                throw ExitCode(2)
-            }
-        }
-        let on: String
-        switch judged.display {
-        case .fakeDisplay: on = " on the fake display (a simulator, not a real panel)"
-        case .fakeDRM: on = " on the fake DRM device (a simulator running the KMS code, not a real panel)"
-        case .panel: on = ""
-        }
-        if printLines { print(failed.isEmpty ? "validate: PASS (\(results.count) criteria)\(on)" : "validate: FAIL (\(failed.count) of \(results.count) criteria)\(on)") }
-        if !failed.isEmpty { throw ExitCode(1) }
+        if printLines { judged.lines.forEach { print($0) } }
+        judged.failureLines.forEach(StandardStreams.errorLine)
+        if let f = junitFile { try write(f, JUnitReport.xml(results, summary: summary, seconds: Date().timeIntervalSince(started))) }
+        if printLines { print(judged.verdictLine) }
+        if !judged.passed { throw ExitCode(1) }
         if let code = StandardStreams.incompleteOutputStatus(summary.incompleteOutputs) { throw ExitCode(code) }
+    }
+
+    /// Writes the JUnit `xml` to `file` and closes it; a write that fails is one line, exit 2.
+    private func write(_ file: LineFile, _ xml: String) throws {
+        do {
+            try file.write(line: xml)
+            file.close()
+        } catch {
+            StandardStreams.errorLine("cadence validate: \(String(describing: error))")
+            throw ExitCode(2)
+        }
     }
 }
