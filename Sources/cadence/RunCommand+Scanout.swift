@@ -10,7 +10,11 @@ extension RunCommand {
     /// `--verify crc`, `writeback` or `crc,writeback`, with `--capture`'s frames; throws for
     /// anything else.
     func verifyChecks() throws -> (crc: Bool, writeback: Bool, schedule: CaptureSchedule?) {
+        let onMismatch = capture == "on-mismatch"
+        let onMismatchRefusal = CLIFailure(
+            "--capture on-mismatch needs --verify crc,writeback (the CRC flags the frames whose capture is read)")
         guard let v = verify else {
+            if onMismatch { throw onMismatchRefusal }
             if fault != nil { throw CLIFailure("--fault needs --verify crc (without it nothing can see the fault)") }
             if capture != nil { throw CLIFailure("--capture needs --verify writeback") }
             return (false, false, nil)
@@ -24,6 +28,7 @@ extension RunCommand {
         if fault != nil && !crc {
             throw CLIFailure("--fault needs --verify crc (without it nothing can see the fault)")
         }
+        if onMismatch && !(crc && writeback) { throw onMismatchRefusal }
         guard writeback else {
             if capture != nil { throw CLIFailure("--capture needs --verify writeback") }
             return (crc, false, nil)
@@ -31,11 +36,10 @@ extension RunCommand {
         guard let c = capture else { throw CLIFailure("--verify writeback needs --capture every:N or frames:LIST") }
         do {
             return (crc, true, try CaptureSchedule(parsing: c))
-        } catch .onMismatchNotImplemented {
-            throw CLIFailure("--capture on-mismatch is not implemented yet: use every:N or frames:LIST")
         } catch {
             throw CLIFailure(
-                "--capture '\(c)' must be every:N (N ≥ 1) or frames:LIST (frame indexes ≥ 0, comma-separated)")
+                "--capture '\(c)' must be every:N (N ≥ 1), frames:LIST (frame indexes ≥ 0, comma-separated) or on-mismatch"
+            )
         }
     }
 
@@ -59,11 +63,26 @@ extension RunCommand {
 
     /// The writeback part of the summary's scanout line.
     static func writebackText(_ w: WritebackSummary) -> String {
+        if let m = w.onMismatch { return onMismatchText(w, m) }
         var s = "writeback: captures \(w.captures), decoded \(w.decoded), equal \(w.equal)"
         if !w.mismatchedFrames.isEmpty {
             s += " (mismatched frames " + w.mismatchedFrames.map(String.init).joined(separator: ",") + ")"
         }
         if w.skipped > 0 { s += ", skipped \(w.skipped)" }
+        if w.timedOut > 0 { s += ", timed out \(w.timedOut)" }
+        if w.captures > 0 { s += String(format: ", read %.1f µs/capture", w.readMicroseconds / Double(w.captures)) }
+        return s
+    }
+
+    /// The writeback part when capturing on a mismatch: jobs attached, captures read (each
+    /// flagged frame with the frame its capture shows), buffers recycled unread.
+    static func onMismatchText(_ w: WritebackSummary, _ m: OnMismatchCaptures) -> String {
+        var s = "writeback on-mismatch: jobs \(m.jobs), captures \(w.captures)"
+        if !m.flagged.isEmpty { s += " (" + m.flagged.map(\.description).joined(separator: "; ") + ")" }
+        s += ", recycled unread \(m.recycledUnread)"
+        if m.recycledUnjudged > 0 { s += " (\(m.recycledUnjudged) before their verdict)" }
+        if m.withoutJob > 0 { s += ", flips without a job \(m.withoutJob)" }
+        if w.skipped > 0 { s += ", flagged too late \(w.skipped)" }
         if w.timedOut > 0 { s += ", timed out \(w.timedOut)" }
         if w.captures > 0 { s += String(format: ", read %.1f µs/capture", w.readMicroseconds / Double(w.captures)) }
         return s
