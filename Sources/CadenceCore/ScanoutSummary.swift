@@ -164,6 +164,64 @@ public struct WritebackSummary: Codable, Equatable, Sendable {
     public var mismatchedFrames: [Int] = []
     /// Time copying renders and reading captures back, in µs.
     public var readMicroseconds: Double = 0
+    /// What capturing on a CRC mismatch did (nil unless it ran: then the JSON has no such field).
+    public var onMismatch: OnMismatchCaptures?
 
     public init() {}
+}
+
+/// Capturing on a CRC mismatch: a writeback job on every flip commit, into a ring of capture
+/// buffers, a buffer read only when the CRC flags its frame (``WritebackSummary/onMismatch``).
+public struct OnMismatchCaptures: Codable, Equatable, Sendable {
+    /// Flip commits that carried a writeback job.
+    public var jobs = 0
+    /// Flips that carried none: no capture buffer could be recycled in time (its fence pending).
+    public var withoutJob = 0
+    /// Capture buffers recycled (or left at the end) without being read: the frames the CRC did
+    /// not flag.
+    public var recycledUnread = 0
+    /// Of those, buffers recycled before the CRC had judged their frame (the ring was full).
+    public var recycledUnjudged = 0
+    /// Capture buffers in the ring.
+    public var ring = 0
+    /// The frames flagged and captured (up to 10), each with the frame its capture shows.
+    public var flagged: [FlaggedCapture] = []
+
+    public init() {}
+}
+
+/// A frame the CRC flagged and its capture: which frame the capture shows (its identity
+/// decoded), e.g. a stale frame 300 whose capture shows frame 299.
+public struct FlaggedCapture: Codable, Equatable, Sendable {
+    /// Why the CRC flagged the frame.
+    public enum Reason: String, Codable, Equatable, Sendable {
+        /// Its flip's vblank showed no content change.
+        case stale
+        /// The content changed at a later vblank no flip latched (``FlaggedCapture/vblank``):
+        /// the capture shows the picture before the change.
+        case changeWithoutFlip
+    }
+
+    /// The frame index captured.
+    public var frame: Int
+    /// The frame index the capture's identity decodes to (nil: it does not decode).
+    public var shows: Int?
+    /// Why it was captured.
+    public var reason: Reason
+    /// The vblank of the change without a flip (nil for a stale frame).
+    public var vblank: UInt64?
+
+    /// A flagged capture.
+    public init(frame: Int, shows: Int?, reason: Reason, vblank: UInt64? = nil) {
+        self.frame = frame
+        self.shows = shows
+        self.reason = reason
+        self.vblank = vblank
+    }
+
+    /// `frame 300 (stale): capture shows frame 299`.
+    public var description: String {
+        let why = reason == .stale ? "stale" : "change without a flip at vblank \(vblank ?? 0)"
+        return "frame \(frame) (\(why)): capture shows " + (shows.map { "frame \($0)" } ?? "no frame identity")
+    }
 }

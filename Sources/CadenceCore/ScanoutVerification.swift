@@ -105,6 +105,8 @@ public struct ScanoutVerifier: Sendable {
     public private(set) var flipCount = 0
     private let keepsVerdicts: Bool
     private var verdicts: [FrameVerdict] = []
+    /// The vblanks of the changes without a flip judged since the last take (when verdicts are kept).
+    private var changeVerdicts: [UInt64] = []
 
     private var firstLine: UInt64?
     private var lastLine: UInt64?
@@ -153,7 +155,7 @@ public struct ScanoutVerifier: Sendable {
     /// bounded by ``margin`` (and the lines of one read) however long the run.
     public var retained: Int {
         (lines.count - linesHead) + pending.count + heldDuplicates.count + deferred.count + verdicts.count
-            + pending.reduce(0) { $0 + $1.duplicateFrames.count }
+            + pending.reduce(0) { $0 + $1.duplicateFrames.count } + changeVerdicts.count
     }
 
     /// The verdicts given since the last call, in the order they were reached (empty unless
@@ -161,6 +163,14 @@ public struct ScanoutVerifier: Sendable {
     public mutating func takeVerdicts() -> [FrameVerdict] {
         defer { verdicts.removeAll(keepingCapacity: true) }
         return verdicts
+    }
+
+    /// The vblanks of the changes without a flip judged since the last call, in the order they
+    /// were reached (empty unless the verifier keeps verdicts). ``finishedChangesWithoutFlip()``
+    /// gives the rest at the end.
+    public mutating func takeChangesWithoutFlip() -> [UInt64] {
+        defer { changeVerdicts.removeAll(keepingCapacity: true) }
+        return changeVerdicts
     }
 
     /// Adds a CRC sample (in the order the lines were read).
@@ -234,6 +244,14 @@ public struct ScanoutVerifier: Sendable {
         var v = self
         v.advance(final: true)
         return v.verdicts
+    }
+
+    /// The changes without a flip not taken yet and those still open, as ``finish()`` would
+    /// reach them (empty unless the verifier keeps verdicts).
+    public func finishedChangesWithoutFlip() -> [UInt64] {
+        var v = self
+        v.advance(final: true)
+        return v.changeVerdicts
     }
 
     /// The verdict over everything added so far.
@@ -365,6 +383,7 @@ public struct ScanoutVerifier: Sendable {
         } else {
             counts.changesWithoutFlip += 1
             if counts.changeWithoutFlipVBlanks.count < 10 { counts.changeWithoutFlipVBlanks.append(c.sequence) }
+            if keepsVerdicts { changeVerdicts.append(c.sequence) }
         }
         for d in deferred { tell(d.sequence, d.refresh) }
         deferred.removeAll(keepingCapacity: true)

@@ -47,7 +47,7 @@ public struct OutputGroupPlan {
     /// Check with the CRTC's CRC that the content changed exactly at each flip (one output).
     public var crc: Bool
     /// Capture these frames with the writeback connector and compare each with the render (nil:
-    /// no writeback; one output).
+    /// no writeback; one output). Capturing on a mismatch needs ``crc``.
     public var writeback: CaptureSchedule?
     /// Where the writeback captures' PNGs go (see ``WritebackCaptures/pngBase(log:)``).
     public var capturePNGBase: String
@@ -211,8 +211,9 @@ public final class OutputGroupRun {
                 throw Refusal.injectLateTargetNotDriven(target: target, driven: driven)
             }
             let captures = WritebackCaptures(schedule: plan.writeback, pngBase: plan.capturePNGBase)
-            if plan.writeback != nil {
-                try startWriteback(display, captures: captures)
+            if let schedule = plan.writeback {
+                if schedule.onMismatch && !plan.crc { throw Refusal.writebackUnavailable(OnMismatchNeedsCRC()) }
+                try startWriteback(display, captures: captures, onMismatch: schedule.onMismatch)
                 sinks.add(captures)
             }
             if plan.crc { try startCRC(display) }
@@ -370,16 +371,25 @@ public final class OutputGroupRun {
         do { try k.verifyScanout() } catch { throw Refusal.crcUnavailable(error) }
     }
 
-    private static func startWriteback(_ display: any DisplayBackend, captures: WritebackCaptures) throws {
+    /// Capturing on a mismatch without the CRC check, which flags the frames.
+    struct OnMismatchNeedsCRC: Error, CustomStringConvertible {
+        var description: String { "capturing on a mismatch needs the CRC check too (the CRC flags the frames)" }
+    }
+
+    private static func startWriteback(
+        _ display: any DisplayBackend, captures: WritebackCaptures, onMismatch: Bool
+    ) throws {
         guard let k = display as? KMSDisplay else {
             throw Refusal.checkNeedsKMS(check: "writeback", display: display.name)
         }
         do {
             try k.startWriteback(
+                onMismatch: onMismatch,
                 request: { captures.take() },
                 deliver: { c in
                     captures.check(
-                        label: c.label, width: c.width, height: c.height, rendered: c.rendered, captured: c.captured)
+                        label: c.label, width: c.width, height: c.height, rendered: c.rendered, captured: c.captured,
+                        reason: c.reason, changeVBlank: c.changeVBlank)
                 })
         } catch {
             throw Refusal.writebackUnavailable(error)
@@ -415,7 +425,8 @@ public final class OutputGroupRun {
     }
 
     /// The scanout checks' results in the summary: the CRC's (its stale frames as indexes)
-    /// and the writeback captures'.
+    /// and the writeback captures'. Capturing on a mismatch, the stale frames the full verdict
+    /// found and the early one did not flag count as skipped too (their signal came too late).
     private static func amendChecks(_ summary: inout RunSummary, _ o: Output) {
         guard let k = o.display as? KMSDisplay else { return }
         if let indexes = o.indexes, var scanout = k.finishScanoutVerification() {
@@ -424,8 +435,11 @@ public final class OutputGroupRun {
         }
         if let stats = k.finishWriteback() {
             var scanout = summary.scanout ?? ScanoutSummary()
+            var skipped = stats.skipped
+            if stats.onMismatch != nil { skipped += max(0, scanout.stale - stats.earlyStaleFlags) }
             scanout.writeback = o.captures.finish(
-                skipped: stats.skipped, timedOut: stats.timedOut, readMicroseconds: stats.readMicroseconds)
+                skipped: skipped, timedOut: stats.timedOut, readMicroseconds: stats.readMicroseconds,
+                onMismatch: stats.onMismatch)
             summary.scanout = scanout
         }
     }

@@ -173,11 +173,26 @@ public struct RunReport {
     /// The writeback part of the scanout line: captures, decoded, equal, the mismatched
     /// frames, skipped and timed-out captures, and the cost of a capture.
     public static func writebackText(_ w: WritebackSummary) -> String {
+        if let m = w.onMismatch { return onMismatchText(w, m) }
         var s = "writeback: captures \(w.captures), decoded \(w.decoded), equal \(w.equal)"
         if !w.mismatchedFrames.isEmpty {
             s += " (mismatched frames " + w.mismatchedFrames.map(String.init).joined(separator: ",") + ")"
         }
         if w.skipped > 0 { s += ", skipped \(w.skipped)" }
+        if w.timedOut > 0 { s += ", timed out \(w.timedOut)" }
+        if w.captures > 0 { s += String(format: ", read %.1f µs/capture", w.readMicroseconds / Double(w.captures)) }
+        return s
+    }
+
+    /// The writeback part when capturing on a mismatch: jobs attached, captures read (each
+    /// flagged frame with the frame its capture shows), buffers recycled unread.
+    public static func onMismatchText(_ w: WritebackSummary, _ m: OnMismatchCaptures) -> String {
+        var s = "writeback on-mismatch: jobs \(m.jobs), captures \(w.captures)"
+        if !m.flagged.isEmpty { s += " (" + m.flagged.map(\.description).joined(separator: "; ") + ")" }
+        s += ", recycled unread \(m.recycledUnread)"
+        if m.recycledUnjudged > 0 { s += " (\(m.recycledUnjudged) before their verdict)" }
+        if m.withoutJob > 0 { s += ", flips without a job \(m.withoutJob)" }
+        if w.skipped > 0 { s += ", flagged too late \(w.skipped)" }
         if w.timedOut > 0 { s += ", timed out \(w.timedOut)" }
         if w.captures > 0 { s += String(format: ", read %.1f µs/capture", w.readMicroseconds / Double(w.captures)) }
         return s

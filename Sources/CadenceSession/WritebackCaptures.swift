@@ -4,14 +4,12 @@ import Foundation
 import Raster
 import Scenes
 
-/// The frames a writeback check captures: every Nth frame (0, N, 2N, …) or a list of frame
-/// indexes.
+/// The frames a writeback check captures: every Nth frame (0, N, 2N, …), a list of frame
+/// indexes, or the frames the CRC flags (``onMismatch``).
 public struct CaptureSchedule: Equatable, Sendable {
     /// Why a schedule's text was refused.
     public enum Invalid: Error, Equatable, Sendable {
-        /// `on-mismatch`: capture a frame only when its CRC says it differs (not built yet).
-        case onMismatchNotImplemented
-        /// Neither `every:N` with N ≥ 1 nor `frames:LIST` with indexes ≥ 0.
+        /// Neither `every:N` with N ≥ 1, `frames:LIST` with indexes ≥ 0, nor `on-mismatch`.
         case malformed(String)
     }
 
@@ -19,10 +17,17 @@ public struct CaptureSchedule: Equatable, Sendable {
     public var every: Int?
     /// The frame indexes to capture (used when ``every`` is nil).
     public var frames: Set<Int> = []
+    /// Capture on a CRC mismatch: every frame's flip carries a writeback job into a ring of
+    /// capture buffers, and only the frames the CRC flags are read (needs the CRC check).
+    public var onMismatch = false
 
-    /// Parses `every:N` (N ≥ 1) or `frames:LIST` (frame indexes ≥ 0, comma-separated).
+    /// Parses `every:N` (N ≥ 1), `frames:LIST` (frame indexes ≥ 0, comma-separated) or
+    /// `on-mismatch`.
     public init(parsing text: String) throws(Invalid) {
-        if text == "on-mismatch" { throw .onMismatchNotImplemented }
+        if text == "on-mismatch" {
+            onMismatch = true
+            return
+        }
         let p = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         guard p.count == 2 else { throw .malformed(text) }
         switch p[0] {
@@ -38,8 +43,9 @@ public struct CaptureSchedule: Equatable, Sendable {
         }
     }
 
-    /// True when frame `index` is to be captured.
+    /// True when frame `index` is to be captured (every frame may be, on a mismatch).
     public func contains(_ index: Int) -> Bool {
+        if onMismatch { return true }
         if let n = every { return index % n == 0 }
         return frames.contains(index)
     }
@@ -74,6 +80,8 @@ public final class WritebackCaptures: FrameSink, @unchecked Sendable {
     private var summary = WritebackSummary()
     private var pngFailures = 0
     private var firstPNGFailure: (path: String, error: String)?
+    /// The flagged captures, when capturing on a mismatch (worker only).
+    private var flagged: [FlaggedCapture] = []
     private var context: SinkContext?
 
     /// Captures the frames `schedule` names (none when nil), written as `pngBase` + the frame
@@ -95,27 +103,43 @@ public final class WritebackCaptures: FrameSink, @unchecked Sendable {
 
     /// Queues the capture of frame `label` (`captured`, the connector's output) for checking
     /// against `rendered` (Cadence's render of it); both are `width` × `height` XRGB8888.
-    public func check(label: Int, width: Int, height: Int, rendered: [UInt32], captured: [UInt32]) {
+    /// A capture taken because the CRC flagged the frame has a `reason` (and the vblank of a
+    /// change without a flip); its `rendered` may be empty (no render kept): then only its
+    /// identity is checked, and the frame it shows recorded.
+    public func check(
+        label: Int, width: Int, height: Int, rendered: [UInt32], captured: [UInt32],
+        reason: FlaggedCapture.Reason? = nil, changeVBlank: UInt64? = nil
+    ) {
         slots.wait()
         worker.async { [self] in
             defer { slots.signal() }
-            examine(label: label, width: width, height: height, rendered: rendered, captured: captured)
+            let shows = examine(label: label, width: width, height: height, rendered: rendered, captured: captured)
+            if let reason, flagged.count < 10 {
+                flagged.append(
+                    FlaggedCapture(frame: label, shows: shows.map { Int($0) }, reason: reason, vblank: changeVBlank))
+            }
         }
     }
 
-    /// Worker: decodes, compares and writes one capture.
-    private func examine(label: Int, width: Int, height: Int, rendered: [UInt32], captured: [UInt32]) {
+    /// Worker: decodes, compares and writes one capture; returns the identity it decoded to.
+    @discardableResult
+    private func examine(label: Int, width: Int, height: Int, rendered: [UInt32], captured: [UInt32]) -> UInt32? {
         summary.captures += 1
         var captured = captured
         let decoded = captured.withUnsafeBytes { raw in
             FrameIdentity.decode(base: raw.baseAddress!, width: width, height: height, stride: width * 4)
         }
         let isDecoded = decoded.map { Int($0) } == label
+        // Without a render (captured on a mismatch) only the identity is checked.
+        let compared = !rendered.isEmpty
         let isEqual =
-            captured.count == rendered.count && zip(captured, rendered).allSatisfy { ($0 ^ $1) & 0x00ff_ffff == 0 }
+            compared && captured.count == rendered.count
+            && zip(captured, rendered).allSatisfy { ($0 ^ $1) & 0x00ff_ffff == 0 }
         if isDecoded { summary.decoded += 1 }
         if isEqual { summary.equal += 1 }
-        if !(isDecoded && isEqual), summary.mismatchedFrames.count < 10 { summary.mismatchedFrames.append(label) }
+        if !(isDecoded && (isEqual || !compared)), summary.mismatchedFrames.count < 10 {
+            summary.mismatchedFrames.append(label)
+        }
         let path = Self.pngPath(base: pngBase, frame: label)
         captured.withUnsafeMutableBytes { raw in
             let canvas = Canvas(base: raw.baseAddress!, width: width, height: height, stride: width * 4)
@@ -124,6 +148,7 @@ public final class WritebackCaptures: FrameSink, @unchecked Sendable {
                 if firstPNGFailure == nil { firstPNGFailure = (path, String(describing: error)) }
             }
         }
+        return decoded
     }
 
     /// The PNG of frame `frame`'s capture: `base` + the index in at least six digits + `.png`.
@@ -133,13 +158,20 @@ public final class WritebackCaptures: FrameSink, @unchecked Sendable {
     }
 
     /// Waits for every queued capture and returns the run's writeback summary, with the
-    /// display's counts (`skipped`, `timedOut`, the time spent reading capture buffers).
-    public func finish(skipped: Int, timedOut: Int, readMicroseconds: Double) -> WritebackSummary {
+    /// display's counts (`skipped`, `timedOut`, the time spent reading capture buffers, and when
+    /// capturing on a mismatch its ring's counts, given the flagged captures decoded here).
+    public func finish(
+        skipped: Int, timedOut: Int, readMicroseconds: Double, onMismatch: OnMismatchCaptures? = nil
+    ) -> WritebackSummary {
         worker.sync {
             var s = summary
             s.skipped = skipped
             s.timedOut = timedOut
             s.readMicroseconds = readMicroseconds
+            if var m = onMismatch {
+                m.flagged = flagged
+                s.onMismatch = m
+            }
             return s
         }
     }

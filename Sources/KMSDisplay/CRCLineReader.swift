@@ -39,6 +39,9 @@ public final class CRCLineReader {
     /// The samples read before the first flip, kept for an observer that comes later.
     private var early: [ScanoutVerifier.Sample] = []
     private var observer: ((ScanoutVerifier.Sample) -> Void)?
+    /// A second verifier with a short margin, fed the same samples and flips, whose verdicts come
+    /// a few vblanks after the flip (``judgeEarly(margin:)``).
+    private var provisional: ScanoutVerifier?
 
     /// Reads `capture`; `anchor`: a 64-bit vblank sequence near the first line's (so that the
     /// widened sequences match the flips' from the start), nil to take the first line's 32 bits
@@ -84,20 +87,49 @@ public final class CRCLineReader {
                 held.append(sample)
                 continue
             }
-            if sample.sequence >= from { verifier.add(sample) }
+            if sample.sequence >= from {
+                verifier.add(sample)
+                provisional?.add(sample)
+            }
         }
+    }
+
+    /// Also judges every frame early: a second verifier keeping only `margin` vblanks open
+    /// (instead of the full verifier's 600), so that a frame's verdict comes once lines or flips
+    /// `margin` vblanks past it are in, by the same rules. A line or flip later than that leaves
+    /// the frame inexact there (the full verdict still counts it). Call before the first flip.
+    public func judgeEarly(margin: UInt64) {
+        provisional = ScanoutVerifier(margin: margin, keepsVerdicts: true)
+    }
+
+    /// The early verdicts reached since the last call: frames, and the vblanks of changes
+    /// without a flip (empty without ``judgeEarly(margin:)``).
+    public func takeEarlyVerdicts() -> (frames: [ScanoutVerifier.FrameVerdict], changes: [UInt64]) {
+        guard provisional != nil else { return ([], []) }
+        return (provisional!.takeVerdicts(), provisional!.takeChangesWithoutFlip())
+    }
+
+    /// At the end: the early verdicts not taken yet and those of every frame still open.
+    public func finishedEarlyVerdicts() -> (frames: [ScanoutVerifier.FrameVerdict], changes: [UInt64]) {
+        guard let p = provisional else { return ([], []) }
+        return (p.finishedVerdicts(), p.finishedChangesWithoutFlip())
     }
 
     /// Judges lines from vblank `sequence` on, those held so far included.
     public func judge(from sequence: UInt64) {
         judgedFrom = sequence
-        for x in held where x.sequence >= sequence { verifier.add(x) }
+        for x in held where x.sequence >= sequence {
+            verifier.add(x)
+            provisional?.add(x)
+        }
         held = []
     }
 
     /// Records a flip completion of `frame` at vblank `sequence` (the event's `timestamp`).
     public func flip(_ frame: FrameID, sequence: UInt64, timestamp: Nanoseconds) {
-        verifier.add(ScanoutVerifier.Flip(frame: frame, sequence: sequence, timestamp: timestamp))
+        let f = ScanoutVerifier.Flip(frame: frame, sequence: sequence, timestamp: timestamp)
+        verifier.add(f)
+        provisional?.add(f)
         lastFlip = sequence
         early = []
     }

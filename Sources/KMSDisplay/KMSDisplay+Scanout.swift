@@ -8,11 +8,16 @@ extension KMSDisplay {
     /// (a ``CRCLineReader``). Every frame must then differ from the one before (draw a frame
     /// identity into each).
     ///
+    /// With writeback capturing on a mismatch (``startWriteback(onMismatch:request:deliver:)``,
+    /// started before), the lines are also judged early (``earlyVerdictMargin``) to flag the
+    /// frames whose capture is read.
+    ///
     /// Throws `CRCError`: unsupported (the driver has no CRC for this CRTC), no access
     /// (debugfs not mounted, not root), or a failed call.
     public func verifyScanout(source: String = "auto") throws(CRCError) {
         let capture = try CRCCapture(device: device, crtcIndex: output.crtcIndex, source: source)
         let reader = CRCLineReader(capture: capture, anchor: last.sequence)
+        if writeback?.onMismatch == true { reader.judgeEarly(margin: Self.earlyVerdictMargin) }
         scanout = reader
         // Wait (up to 3 refreshes) for the first line, so that the first flip has a line before it.
         reader.waitForFirstLine(limit: Int64(3 * refreshInterval))
@@ -40,6 +45,7 @@ extension KMSDisplay {
     /// Records a flip completion of frame `frame` at `vblank`.
     func scanoutFlip(_ frame: FrameID, _ vblank: VBlank) {
         scanout?.flip(frame, sequence: vblank.sequence, timestamp: vblank.timestamp)
+        if writeback != nil { ringFlipped(frame, sequence: vblank.sequence) }
     }
 
     /// Ends the verification: waits up to 3 refreshes for the line of the vblank after the last
@@ -48,6 +54,8 @@ extension KMSDisplay {
     public func finishScanoutVerification() -> ScanoutSummary? {
         guard let reader = scanout else { return nil }
         let summary = reader.finish(limit: Int64(3 * refreshInterval))
+        // The last frames' early verdicts, for the writeback jobs still waiting on them.
+        if let w = writeback, w.onMismatch { serviceRing(w, final: reader) }
         scanout = nil
         return summary
     }

@@ -14,6 +14,11 @@ public struct WritebackCapture: Sendable {
     public var rendered: [UInt32]
     /// The connector's output, read once from the capture buffer after its fence signalled.
     public var captured: [UInt32]
+    /// Why the CRC flagged the frame, when capturing on a mismatch (nil: a scheduled capture;
+    /// then ``rendered`` is empty, no render being kept).
+    public var reason: FlaggedCapture.Reason?
+    /// The vblank of the change without a flip that flagged it.
+    public var changeVBlank: UInt64?
 }
 
 /// Why writeback capture cannot run on a display.
@@ -52,7 +57,31 @@ public struct WritebackStatistics: Equatable, Sendable {
     public var timedOut = 0
     /// Time reading capture buffers back and copying renders, in µs.
     public var readMicroseconds = 0.0
+    /// Capturing on a mismatch: the ring's counts (nil for scheduled captures; its `flagged`
+    /// list is left to the checker, which decodes the captures).
+    public var onMismatch: OnMismatchCaptures?
+    /// Capturing on a mismatch: frames the early CRC verdicts called stale, captured or not (to
+    /// count, at the end, the stale frames the full verdict found and the early one missed).
+    public var earlyStaleFlags = 0
+    /// Statistics with nothing done.
     public init() {}
+}
+
+/// One capture buffer's job while capturing on a mismatch: its frame, the vblank its flip
+/// latched at (once known), its fence, and what the CRC's early verdict said.
+struct RingJob {
+    var frame: FrameID
+    var label: Int
+    var buffer: Int
+    var fence: WritebackFence?
+    var sequence: UInt64?
+    /// The early verdict came and did not flag it.
+    var judged = false
+    var reason: FlaggedCapture.Reason?
+    var changeVBlank: UInt64?
+
+    /// The connector has written the buffer (or never will: no fence).
+    var written: Bool { (try? fence?.wait(timeoutNs: 0)) ?? true }
 }
 
 /// The writeback connector, its capture buffers and the captures in flight.
@@ -68,13 +97,20 @@ final class WritebackState {
     var pending: [(frame: FrameID, label: Int, pixels: [UInt32], buffer: Int, fence: WritebackFence?)] = []
     var stats = WritebackStatistics()
     var readNs: Int64 = 0
+    /// Capturing on a mismatch: a job on every flip, read only when the CRC flags its frame.
+    let onMismatch: Bool
+    /// Its jobs not read or recycled yet, in flip order.
+    var ring: [RingJob] = []
+    var counts = OnMismatchCaptures()
 
     init(
-        connector: WritebackConnector, buffers: [ScanoutBuffer], request: @escaping () -> Int?,
+        connector: WritebackConnector, buffers: [ScanoutBuffer], onMismatch: Bool, request: @escaping () -> Int?,
         deliver: @escaping (WritebackCapture) -> Void
     ) {
         self.connector = connector
         self.buffers = buffers
+        self.onMismatch = onMismatch
+        counts.ring = buffers.count
         free = Array(buffers.indices.reversed())
         self.request = request
         self.deliver = deliver
@@ -82,6 +118,14 @@ final class WritebackState {
 }
 
 extension KMSDisplay {
+    /// Capture buffers in the ring when capturing on a mismatch: the early verdict comes
+    /// ``earlyVerdictMargin`` vblanks after a flip (a line or flip that far past it), and one
+    /// more while the change it brought awaits the next line; with one flip a refresh that makes
+    /// 4 jobs awaiting their verdict with the next flip's, and 2 more refreshes of slack.
+    public static let mismatchRing = 6
+    /// Vblanks the early verdicts keep open for late lines and flips (the full verifier keeps 600).
+    public static let earlyVerdictMargin: UInt64 = 2
+
     /// Starts writeback capture: finds a writeback connector for the CRTC that writes
     /// XRGB8888, allocates two capture buffers of the mode's size, and attaches the connector
     /// (a modeset, ALLOW_MODESET, done once now: start a CRC capture after this, not before).
@@ -90,8 +134,16 @@ extension KMSDisplay {
     /// index; nil: not to be captured); a labelled frame's render is kept, its flip commit
     /// also sets `WRITEBACK_FB_ID` and the out fence, the fence is polled beside the flip
     /// events, and once it signals `deliver` gets the render and the capture.
+    ///
+    /// `onMismatch`: capture on a CRC mismatch instead. ``mismatchRing`` capture buffers are
+    /// allocated, every labelled frame's flip commit carries a job into a free one (no render is
+    /// kept), and a buffer is read only when the CRC's early verdict
+    /// (``CRCLineReader/judgeEarly(margin:)``, started by ``verifyScanout(source:)``, which must
+    /// follow) flags its frame: stale, or the picture on screen when the content changed without
+    /// a flip. Other buffers are recycled unread, the judged ones first. `deliver` then gets the
+    /// capture with its reason and an empty render.
     public func startWriteback(
-        request: @escaping () -> Int?, deliver: @escaping (WritebackCapture) -> Void
+        onMismatch: Bool = false, request: @escaping () -> Int?, deliver: @escaping (WritebackCapture) -> Void
     ) throws(WritebackUnavailable) {
         guard output.api != .legacy else { throw .legacyAPI }
         let driver = (try? device.version().name) ?? "this driver"
@@ -110,11 +162,12 @@ extension KMSDisplay {
             throw .noFormat(driver: driver, formats: wb.formats.map(\.description))
         }
         do {
-            let buffers = try (0..<2).map { _ in
+            let buffers = try (0..<(onMismatch ? Self.mismatchRing : 2)).map { _ in
                 try ScanoutBuffer(dumbOn: device, width: shadow.width, height: shadow.height)
             }
             try device.atomicCommit([wb.attach(to: output.crtc)], flags: .allowModeset, object: wb.name)
-            writeback = WritebackState(connector: wb, buffers: buffers, request: request, deliver: deliver)
+            writeback = WritebackState(
+                connector: wb, buffers: buffers, onMismatch: onMismatch, request: request, deliver: deliver)
         } catch let e as DRMError {
             throw .failed(e)
         } catch {
@@ -128,6 +181,11 @@ extension KMSDisplay {
     /// At finish: keeps the render of a frame the caller wants captured.
     func keepForCapture(_ frame: FrameID) {
         guard let w = writeback, let label = w.request() else { return }
+        if w.onMismatch {
+            // Only the label: copying the render would cost every frame what a read costs.
+            w.kept[frame] = (label, [])
+            return
+        }
         let t0 = device.monotonicNow()
         var pixels = [UInt32](repeating: 0, count: shadow.width * shadow.height)
         pixels.withUnsafeMutableBytes { dst in
@@ -150,8 +208,9 @@ extension KMSDisplay {
             w.planned = nil
         }
         guard let k = w.kept.removeValue(forKey: frame) else { return [] }
-        guard let b = w.free.popLast() else {
-            w.stats.skipped += 1
+        if w.onMismatch { serviceRing(w) }
+        guard let b = w.free.popLast() ?? (w.onMismatch ? recycle(w) : nil) else {
+            if w.onMismatch { w.counts.withoutJob += 1 } else { w.stats.skipped += 1 }
             return []
         }
         w.planned = (frame, b, k.label, k.pixels)
@@ -164,15 +223,26 @@ extension KMSDisplay {
         guard let w = writeback else { return }
         for old in w.kept.keys where old < frame {
             w.kept[old] = nil
-            w.stats.skipped += 1
+            // Never flipped: nothing to flag when capturing on a mismatch.
+            if !w.onMismatch { w.stats.skipped += 1 }
         }
         guard let p = w.planned, p.frame == frame else { return }
         w.planned = nil
+        if w.onMismatch {
+            w.ring.append(RingJob(frame: p.frame, label: p.label, buffer: p.buffer, fence: w.slot.take(device: device)))
+            w.counts.jobs += 1
+            return
+        }
         w.pending.append((p.frame, p.label, p.pixels, p.buffer, w.slot.take(device: device)))
     }
 
     /// Delivers every capture whose fence has signalled (without waiting).
     func pollCaptures(timeoutNs: Int64 = 0) {
+        if let w = writeback, w.onMismatch {
+            serviceRing(w)
+            readFlagged(w, timeoutNs: timeoutNs)
+            return
+        }
         guard let w = writeback, !w.pending.isEmpty else { return }
         var i = 0
         while i < w.pending.count {
@@ -183,16 +253,8 @@ extension KMSDisplay {
                 continue
             }
             w.pending.remove(at: i)
-            let t0 = device.monotonicNow()
             let b = w.buffers[p.buffer]
-            var captured = [UInt32](repeating: 0, count: b.width * b.height)
-            captured.withUnsafeMutableBytes { dst in
-                for y in 0..<b.height {
-                    (dst.baseAddress! + y * b.width * 4).copyMemory(
-                        from: b.pixels + y * b.stride, byteCount: b.width * 4)
-                }
-            }
-            w.readNs += device.monotonicNow() - t0
+            let captured = readCapture(w, p.buffer)
             w.free.append(p.buffer)
             w.stats.captures += 1
             w.deliver(
@@ -202,16 +264,113 @@ extension KMSDisplay {
         }
     }
 
+    /// Reads capture buffer `index` (timed).
+    private func readCapture(_ w: WritebackState, _ index: Int) -> [UInt32] {
+        let t0 = device.monotonicNow()
+        let b = w.buffers[index]
+        var captured = [UInt32](repeating: 0, count: b.width * b.height)
+        captured.withUnsafeMutableBytes { dst in
+            for y in 0..<b.height {
+                (dst.baseAddress! + y * b.width * 4).copyMemory(from: b.pixels + y * b.stride, byteCount: b.width * 4)
+            }
+        }
+        w.readNs += device.monotonicNow() - t0
+        return captured
+    }
+
+    /// Capturing on a mismatch: the vblank the flip of `frame` latched at, for the changes
+    /// without a flip that come later.
+    func ringFlipped(_ frame: FrameID, sequence: UInt64) {
+        guard let w = writeback, w.onMismatch, let i = w.ring.lastIndex(where: { $0.frame == frame }) else { return }
+        w.ring[i].sequence = sequence
+    }
+
+    /// Capturing on a mismatch: takes the CRC's early verdicts (or `final`, the last ones) and
+    /// marks the jobs: stale frames flagged, the picture before a change without a flip flagged,
+    /// the others judged. A flag for a frame whose job is gone (recycled before its verdict, or
+    /// never attached) is counted as skipped.
+    func serviceRing(_ w: WritebackState, final: CRCLineReader? = nil) {
+        guard let reader = final ?? scanout else { return }
+        let (frames, changes) = final != nil ? reader.finishedEarlyVerdicts() : reader.takeEarlyVerdicts()
+        for v in frames {
+            if v.kind == .stale { w.stats.earlyStaleFlags += 1 }
+            guard let i = w.ring.firstIndex(where: { $0.frame == v.frame }) else {
+                if v.kind == .stale { w.stats.skipped += 1 }
+                continue
+            }
+            if v.kind == .stale { w.ring[i].reason = .stale } else { w.ring[i].judged = true }
+        }
+        for c in changes {
+            // The picture that changed: the newest flip before the change, if its job is still here.
+            guard let i = w.ring.lastIndex(where: { ($0.sequence ?? .max) < c }),
+                i + 1 == w.ring.count || (w.ring[i + 1].sequence ?? .max) > c
+            else {
+                w.stats.skipped += 1
+                continue
+            }
+            if w.ring[i].reason == nil {
+                w.ring[i].reason = .changeWithoutFlip
+                w.ring[i].changeVBlank = c
+            }
+        }
+    }
+
+    /// Capturing on a mismatch, no buffer free: recycles the oldest job not flagged whose
+    /// buffer has been written, a judged one first. Nil when every one is flagged or pending.
+    private func recycle(_ w: WritebackState) -> Int? {
+        for judged in [true, false] {
+            guard let i = w.ring.firstIndex(where: { $0.reason == nil && $0.judged == judged && $0.written }) else {
+                continue
+            }
+            let job = w.ring.remove(at: i)
+            w.counts.recycledUnread += 1
+            if !judged { w.counts.recycledUnjudged += 1 }
+            return job.buffer
+        }
+        return nil
+    }
+
+    /// Capturing on a mismatch: reads and delivers every flagged job whose buffer has been
+    /// written (waiting up to `timeoutNs` for each).
+    private func readFlagged(_ w: WritebackState, timeoutNs: Int64) {
+        var i = 0
+        while i < w.ring.count {
+            let job = w.ring[i]
+            guard job.reason != nil, (try? job.fence?.wait(timeoutNs: timeoutNs)) ?? true else {
+                i += 1
+                continue
+            }
+            w.ring.remove(at: i)
+            let b = w.buffers[job.buffer]
+            let captured = readCapture(w, job.buffer)
+            w.free.append(job.buffer)
+            w.stats.captures += 1
+            w.deliver(
+                WritebackCapture(
+                    frame: job.frame, label: job.label, width: b.width, height: b.height, rendered: [],
+                    captured: captured, reason: job.reason, changeVBlank: job.changeVBlank))
+        }
+    }
+
     /// Ends the capture: waits up to 3 refreshes for the fences still pending, delivers those
-    /// captures, detaches the connector and returns what was done (nil when none ran).
+    /// captures, detaches the connector and returns what was done (nil when none ran). When
+    /// capturing on a mismatch, call it after ``finishScanoutVerification()``, which hands the
+    /// last early verdicts over; the jobs left unflagged are counted as recycled unread.
     public func finishWriteback() -> WritebackStatistics? {
         guard let w = writeback else { return nil }
         let give = device.monotonicNow() + Int64(3 * refreshInterval)
-        while !w.pending.isEmpty, device.monotonicNow() < give {
+        func waiting() -> Bool { w.onMismatch ? w.ring.contains { $0.reason != nil } : !w.pending.isEmpty }
+        while waiting(), device.monotonicNow() < give {
             pollCaptures(timeoutNs: min(1_000_000, max(0, give - device.monotonicNow())))
         }
-        w.stats.timedOut = w.pending.count
-        w.stats.skipped += w.kept.count
+        if w.onMismatch {
+            w.stats.timedOut = w.ring.filter { $0.reason != nil }.count
+            w.counts.recycledUnread += w.ring.filter { $0.reason == nil }.count
+            w.stats.onMismatch = w.counts
+        } else {
+            w.stats.timedOut = w.pending.count
+            w.stats.skipped += w.kept.count
+        }
         w.stats.readMicroseconds = Double(w.readNs) / 1e3
         let stats = w.stats
         stopWriteback()

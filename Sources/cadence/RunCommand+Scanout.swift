@@ -10,7 +10,11 @@ extension RunCommand {
     /// `--verify crc`, `writeback` or `crc,writeback`, with `--capture`'s frames; throws for
     /// anything else.
     func verifyChecks() throws -> (crc: Bool, writeback: Bool, schedule: CaptureSchedule?) {
+        let onMismatch = capture == "on-mismatch"
+        let onMismatchRefusal = CLIFailure(
+            "--capture on-mismatch needs --verify crc,writeback (the CRC flags the frames whose capture is read)")
         guard let v = verify else {
+            if onMismatch { throw onMismatchRefusal }
             if fault != nil { throw CLIFailure("--fault needs --verify crc (without it nothing can see the fault)") }
             if capture != nil { throw CLIFailure("--capture needs --verify writeback") }
             return (false, false, nil)
@@ -24,6 +28,7 @@ extension RunCommand {
         if fault != nil && !crc {
             throw CLIFailure("--fault needs --verify crc (without it nothing can see the fault)")
         }
+        if onMismatch && !(crc && writeback) { throw onMismatchRefusal }
         guard writeback else {
             if capture != nil { throw CLIFailure("--capture needs --verify writeback") }
             return (crc, false, nil)
@@ -31,11 +36,10 @@ extension RunCommand {
         guard let c = capture else { throw CLIFailure("--verify writeback needs --capture every:N or frames:LIST") }
         do {
             return (crc, true, try CaptureSchedule(parsing: c))
-        } catch .onMismatchNotImplemented {
-            throw CLIFailure("--capture on-mismatch is not implemented yet: use every:N or frames:LIST")
         } catch {
             throw CLIFailure(
-                "--capture '\(c)' must be every:N (N ≥ 1) or frames:LIST (frame indexes ≥ 0, comma-separated)")
+                "--capture '\(c)' must be every:N (N ≥ 1), frames:LIST (frame indexes ≥ 0, comma-separated) or on-mismatch"
+            )
         }
     }
 

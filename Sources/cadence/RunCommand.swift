@@ -138,6 +138,8 @@ struct RunCommand: ParsableCommand {
     @Option(
         help: """
             With --verify writeback: every:N (frames 0, N, 2N, …) or frames:LIST (e.g. 10,20,300); \
+            with --verify crc,writeback also on-mismatch (every flip carries a writeback job into a \
+            ring of capture buffers, read only for the frames the CRC flags, e.g. a stale frame); \
             each capture is written as a PNG beside --log (LOG-capture-000050.png; without --log, \
             capture-000050.png here).
             """)

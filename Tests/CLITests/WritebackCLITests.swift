@@ -74,6 +74,73 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: dir + "/capture-000300.png"))
     }
 
+    /// `--capture on-mismatch` over vkms' profile: `args` added to a 600-frame run; its JSON
+    /// summary, its `scanout.writeback` object and the PNGs written.
+    static func onMismatch(_ args: [String]) throws -> (summary: [String: Any], wb: [String: Any], pngs: [String]) {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cadence(
+            [
+                "run", "--backend", "fake-drm:vkms", "--verify", "crc,writeback", "--capture", "on-mismatch",
+                "--frames", "600", "--json", "--quiet"
+            ] + args, in: dir)
+        #expect(r.status == 0, "\(r.err)")
+        let s = try #require(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
+        let w = try #require((s["scanout"] as? [String: Any])?["writeback"] as? [String: Any])
+        let pngs = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".png") }.sorted()
+        return (s, w, pngs)
+    }
+
+    /// The stale frame 300 is the one frame captured, and its capture shows frame 299; every
+    /// other flip's job is recycled unread; the flips see no drop.
+    @Test func onMismatchCapturesExactlyTheStaleFrame() throws {
+        let (s, w, pngs) = try Self.onMismatch(["--fault", "stale-buffer:300"])
+        #expect(s["droppedRefreshes"] as? Int == 0)
+        let scanout = try #require(s["scanout"] as? [String: Any])
+        #expect(scanout["staleFrames"] as? [Int] == [300])
+        #expect(w["captures"] as? Int == 1 && w["decoded"] as? Int == 0 && w["equal"] as? Int == 0)
+        #expect(w["mismatchedFrames"] as? [Int] == [300] && w["skipped"] as? Int == 0 && w["timedOut"] as? Int == 0)
+        let m = try #require(w["onMismatch"] as? [String: Any])
+        #expect(m["jobs"] as? Int == 600 && m["withoutJob"] as? Int == 0 && m["ring"] as? Int == 6)
+        #expect(m["recycledUnread"] as? Int == 599 && m["recycledUnjudged"] as? Int == 0)
+        let flagged = try #require(m["flagged"] as? [[String: Any]])
+        #expect(flagged.count == 1)
+        #expect(flagged.first?["frame"] as? Int == 300 && flagged.first?["shows"] as? Int == 299)
+        #expect(flagged.first?["reason"] as? String == "stale" && flagged.first?["vblank"] == nil)
+        #expect(pngs == ["capture-000300.png"])
+    }
+
+    /// Without a fault nothing is flagged: no capture buffer is read (0 reads, 0 µs), every job
+    /// is recycled unread, no PNG.
+    @Test func onMismatchWithoutAFaultReadsNoBuffer() throws {
+        let (s, w, pngs) = try Self.onMismatch([])
+        #expect(s["droppedRefreshes"] as? Int == 0)
+        #expect((s["scanout"] as? [String: Any])?["mismatches"] as? Int == 0)
+        #expect(w["captures"] as? Int == 0 && w["readMicroseconds"] as? Double == 0 && w["skipped"] as? Int == 0)
+        let m = try #require(w["onMismatch"] as? [String: Any])
+        #expect(m["jobs"] as? Int == 600 && m["recycledUnread"] as? Int == 600)
+        #expect((m["flagged"] as? [Any])?.isEmpty == true)
+        #expect(pngs.isEmpty)
+    }
+
+    /// The text summary names the flagged frame and what its capture shows.
+    @Test func onMismatchTextNamesWhatTheCaptureShows() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try cadence(
+            [
+                "run", "--backend", "fake-drm", "--verify", "crc,writeback", "--capture", "on-mismatch", "--frames",
+                "400", "--fault", "stale-buffer:300", "--quiet"
+            ], in: dir)
+        #expect(r.status == 0, "\(r.err)")
+        let line = try #require(lines(r.out).first { $0.hasPrefix("scanout ") })
+        #expect(line.contains("stale 1 at frame 300"), "\(line)")
+        #expect(
+            line.hasSuffix(
+                "writeback on-mismatch: jobs 400, captures 1 (frame 300 (stale): capture shows frame 299), "
+                    + "recycled unread 399, read 0.0 µs/capture"), "\(line)")
+    }
+
     @Test func aDriverWithoutWritebackGetsOneLineAndExit2() throws {
         let dir = scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -93,7 +160,9 @@ import Testing
         (["--verify", "crc", "--capture", "every:5"], "--capture needs --verify writeback"),
         (["--verify", "writeback", "--capture", "every:0"], "--capture 'every:0' must be every:N (N ≥ 1)"),
         (["--verify", "writeback", "--capture", "frames:1,x"], "--capture 'frames:1,x' must be every:N"),
-        (["--verify", "writeback", "--capture", "on-mismatch"], "--capture on-mismatch is not implemented yet"),
+        (["--verify", "writeback", "--capture", "on-mismatch"], "--capture on-mismatch needs --verify crc,writeback"),
+        (["--verify", "crc", "--capture", "on-mismatch"], "--capture on-mismatch needs --verify crc,writeback"),
+        (["--capture", "on-mismatch"], "--capture on-mismatch needs --verify crc,writeback"),
         (["--verify", "crc,crc"], "--verify 'crc,crc': the checks are crc, writeback, or crc,writeback"),
         (["--verify", "writeback", "--capture", "every:5", "--fault", "stale-buffer:3"], "--fault needs --verify crc")
     ])

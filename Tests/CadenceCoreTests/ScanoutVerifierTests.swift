@@ -186,4 +186,39 @@ import Testing
                     fromSequence: 5, firstFlipSequence: 8, lastFlipSequence: 9, flips: 2, sinceFirstLine: true))
         #expect(ScanoutVerifier.longestFrozen(stale: [], changes: [10], firstLine: 5) == nil)
     }
+
+    /// A short margin gives verdicts early, as the display reads them (each vblank's flip, then
+    /// its line): the stale frame 5 (flipped at 15) once vblank 17 is in, the change without a
+    /// flip at 18 once the flip at 19 is judged (at 21); the full verifier's counts agree.
+    @Test func earlyVerdictsComeMarginVBlanksAfterTheFlip() {
+        let flips: [UInt64] = [11, 12, 13, 14, 15, 16, 19, 20]
+        func shown(_ seq: UInt64) -> UInt64 {
+            if seq == 18 { return 99 }
+            let k = UInt64(flips.lastIndex { $0 <= seq }.map { $0 + 1 } ?? 0)
+            return k == 5 ? 4 : k
+        }
+        var early = ScanoutVerifier(margin: 2, keepsVerdicts: true)
+        var full = ScanoutVerifier()
+        var staleAt: [FrameID: UInt64] = [:]
+        var changesAt: [UInt64: UInt64] = [:]
+        for v: UInt64 in 10...23 {
+            if let k = flips.firstIndex(of: v) {
+                let f = ScanoutVerifier.Flip(
+                    frame: FrameID(k + 1), sequence: v, timestamp: Nanoseconds(v) * Self.period)
+                early.add(f)
+                full.add(f)
+            }
+            let line = ScanoutVerifier.Sample(
+                sequence: v, crc: 0xC0DE_0000 + shown(v), receivedAt: Nanoseconds(v) * Self.period + 1_000_000)
+            early.add(line)
+            full.add(line)
+            for x in early.takeVerdicts() where x.kind == .stale { staleAt[x.frame] = v }
+            for c in early.takeChangesWithoutFlip() { changesAt[c] = v }
+            #expect(full.takeVerdicts().isEmpty && full.takeChangesWithoutFlip().isEmpty)
+        }
+        #expect(staleAt == [5: 17] && changesAt == [18: 21])
+        let s = full.finish()
+        #expect(s.staleFrames == [5] && s.changeWithoutFlipVBlanks == [18] && s.mismatches == 2)
+        #expect(early.finishedChangesWithoutFlip().isEmpty && early.finishedVerdicts().allSatisfy { $0.kind != .stale })
+    }
 }

@@ -17,9 +17,9 @@ import Testing
         for bad in ["every:0", "every:-1", "every:", "frames:", "frames:1,,2", "frames:-1", "all:3", "every", ""] {
             #expect(throws: CaptureSchedule.Invalid.malformed(bad)) { try CaptureSchedule(parsing: bad) }
         }
-        #expect(throws: CaptureSchedule.Invalid.onMismatchNotImplemented) {
-            try CaptureSchedule(parsing: "on-mismatch")
-        }
+        let onMismatch = try CaptureSchedule(parsing: "on-mismatch")
+        #expect(onMismatch.onMismatch && onMismatch.contains(0) && onMismatch.contains(301))
+        #expect(!fifty.onMismatch && !list.onMismatch)
     }
 
     @Test func pngBesideTheLog() {
@@ -63,6 +63,44 @@ import Testing
         #expect(s.skipped == 2 && s.timedOut == 1 && s.readMicroseconds == 12.5)
         let pngs = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".png") }
         #expect(pngs.count == n)
+    }
+
+    /// Captures flagged by the CRC, without a render: only the identity is checked, and each
+    /// flagged frame is listed with the frame its capture shows (nil when none decodes); the
+    /// display's ring counts are kept.
+    @Test func flaggedCapturesRecordTheFrameTheyShow() throws {
+        let dir = NSTemporaryDirectory() + "cadence-wb-\(UUID().uuidString)/"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let c = WritebackCaptures(schedule: try CaptureSchedule(parsing: "on-mismatch"), pngBase: dir + "c-")
+        c.check(label: 300, width: 96, height: 64, rendered: [], captured: Self.frame(299), reason: .stale)
+        c.check(
+            label: 41, width: 96, height: 64, rendered: [], captured: Self.frame(41), reason: .changeWithoutFlip,
+            changeVBlank: 1043)
+        c.check(
+            label: 50, width: 96, height: 64, rendered: [], captured: [UInt32](repeating: 0, count: 96 * 64),
+            reason: .stale)
+        var counts = OnMismatchCaptures()
+        counts.jobs = 600
+        counts.recycledUnread = 597
+        let s = c.finish(skipped: 1, timedOut: 0, readMicroseconds: 3, onMismatch: counts)
+        #expect(s.captures == 3 && s.decoded == 1 && s.equal == 0 && s.mismatchedFrames == [300, 50])
+        let m = try #require(s.onMismatch)
+        #expect(m.jobs == 600 && m.recycledUnread == 597 && s.skipped == 1)
+        #expect(
+            m.flagged == [
+                FlaggedCapture(frame: 300, shows: 299, reason: .stale),
+                FlaggedCapture(frame: 41, shows: 41, reason: .changeWithoutFlip, vblank: 1043),
+                FlaggedCapture(frame: 50, shows: nil, reason: .stale)
+            ])
+        #expect(m.flagged[0].description == "frame 300 (stale): capture shows frame 299")
+        #expect(m.flagged[1].description == "frame 41 (change without a flip at vblank 1043): capture shows frame 41")
+        // Scheduled captures' summaries have no on-mismatch part (their JSON is unchanged).
+        let plain = WritebackCaptures(schedule: try CaptureSchedule(parsing: "every:5"), pngBase: dir + "p-")
+        let p = plain.finish(skipped: 0, timedOut: 0, readMicroseconds: 0)
+        #expect(p.onMismatch == nil)
+        let json = String(decoding: try JSONEncoder().encode(p), as: UTF8.self)
+        #expect(!json.contains("onMismatch"), "\(json)")
     }
 
     @Test func framesOutsideTheScheduleAreNotTaken() throws {
