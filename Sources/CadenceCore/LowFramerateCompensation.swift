@@ -21,18 +21,38 @@ public struct LowFramerateCompensation: Sendable, Equatable {
     /// The panel's longest refresh (ns, 1/minimum Hz).
     public var maximumIntervalNs: Double { 1e9 / range.lowerBound }
 
+    /// The fewest repeats k (at least 1) with k × `rate` at or above `minimum`: how many times a
+    /// frame at `rate` Hz is shown on a panel whose minimum is `minimum` Hz, its refreshes no
+    /// longer than the panel's longest. Counted as the numbers are written, within `slack` (a
+    /// fraction of `minimum`): a minimum of 1.4 Hz plus 0.2 is 1.5999999999999999 Hz, and 48 /
+    /// that rounded up to 31 repeats on a 48 Hz minimum instead of 30. The rate rule
+    /// (``EffectiveRate/select(for:refreshHz:vrr:)``) and ``refreshes(forFrameDuration:)`` both
+    /// count with it, each with its own slack.
+    public static func fewestRepeats(rate: Double, minimum: Double, slack: Double) -> Int {
+        guard rate > 0, rate < minimum else { return 1 }
+        var k = (minimum / rate).rounded(.up)
+        while k > 1 && rate * (k - 1) >= minimum * (1 - slack) { k -= 1 }
+        return Int(k)
+    }
+
     /// How many refreshes a frame meant to stay up `duration` ns is shown for: 1 when the panel
     /// holds it (up to its longest refresh, with 0.1% of slack for microsecond-rounded
-    /// timestamps), else the fewest k with duration / k inside the range; 1 when no k fits (the
+    /// timestamps), else the fewest k with duration / k inside the range
+    /// (``fewestRepeats(rate:minimum:slack:)``, a hair of float slack); 1 when no k fits (the
     /// rate selection never asks for such a rate: ``EffectiveRate/requestedHz``).
     public func refreshes(forFrameDuration duration: Nanoseconds) -> Int {
+        let k = refreshesHeld(duration)
+        return Double(duration) / Double(k) >= minimumIntervalNs * 0.999 ? k : 1
+    }
+
+    /// The fewest refreshes, none longer than the panel's longest, that hold a frame `duration`
+    /// ns: 1 up to the longest refresh (0.1% of slack), whether or not they fit the range.
+    private func refreshesHeld(_ duration: Nanoseconds) -> Int {
         let d = Double(duration)
         guard d > maximumIntervalNs * 1.001 else { return 1 }
-        var k = (d / maximumIntervalNs).rounded(.up)
-        // The fewest: d / maximum can round above a whole k that holds exactly (1.6 Hz on
-        // 48–144 Hz: 625 ms / 20.833 ms gave 30.000000000000004, 31 repeats instead of 30).
-        if k > 1 && d / (k - 1) <= maximumIntervalNs { k -= 1 }
-        return d / k >= minimumIntervalNs * 0.999 ? Int(k) : 1
+        // The fewest (1.6 Hz on 48–144 Hz: 625 ms / 20.833 ms gave 30.000000000000004, 31
+        // refreshes instead of 30): as the rate is written, a hair of float slack.
+        return Self.fewestRepeats(rate: 1e9 / d, minimum: range.lowerBound, slack: 1e-12)
     }
 
     /// When the `index`-th repeat (1-based) of a frame whose refresh started at `frameStart`
