@@ -1,7 +1,8 @@
 /// Low-framerate compensation (LFC), the one model every display uses (``FakeDisplay`` and
 /// KMSDisplay's repeats; the fake DRM device's panel only refreshes when flipped): a frame meant
 /// to stay up longer than a VRR panel's longest refresh (1/minimum Hz) is shown for k evenly
-/// spaced refreshes, k the fewest that keep each refresh inside the range.
+/// spaced refreshes, k the fewest that keep each refresh inside the range, spread over the time
+/// from its refresh until the next frame is due (``repeatStart(_:frameStart:frameEnd:)``).
 ///
 /// The frame's duration is the interval between the last two frames *committed*, the content's
 /// own cadence, as amdgpu's freesync module takes it from the flips it is given. The interval
@@ -55,17 +56,32 @@ public struct LowFramerateCompensation: Sendable, Equatable {
         return Self.fewestRepeats(rate: 1e9 / d, minimum: range.lowerBound, slack: 1e-12)
     }
 
-    /// When the `index`-th repeat (1-based) of a frame whose refresh started at `frameStart`
-    /// and that is meant to stay up `duration` ns begins, or nil when the frame has no such
-    /// repeat. Rounded up to the ns: a flip committed at the same time as a repeat wins. Rounded
-    /// down, a repeat half-way through a frame of an odd number of ns came 1 ns before the next
-    /// frame's commit (60 Hz on a 40–60 Hz panel at frame latency 3, the first frame shown a
-    /// refresh late: every frame after it was shown a refresh late, each behind a repeat).
-    public func repeatStart(_ index: Int, frameStart: Nanoseconds, duration: Nanoseconds) -> Nanoseconds? {
-        let k = refreshes(forFrameDuration: duration)
+    /// When the `index`-th repeat (1-based) of a frame begins, or nil when the frame has no such
+    /// repeat. The frame's refresh started at `frameStart`; the next frame is due at `frameEnd`
+    /// (the frame's commit plus its duration, in the same time as `frameStart`: when it is
+    /// committed plus the panel's response). Its repeats are spread evenly over the time left
+    /// between the two, the fewest that keep each refresh no longer than the panel's longest:
+    /// so a frame shown late has the repeats that fit the time it has left (none when the panel
+    /// holds it until `frameEnd`), and, where the time left allows, none comes closer than the
+    /// panel's shortest refresh before `frameEnd`. Spread over the whole duration from a late refresh, one repeat came
+    /// 6.7 ms before the next frame's commit and that frame waited the shortest refresh after it
+    /// (42.1 Hz on 48–144 Hz at latency 2: 198 µs late, a second drop event made by LFC). When
+    /// the time left is too short for even spacing inside the range (a panel of less than 2:1,
+    /// 30 Hz on 40–60 Hz after a late refresh), the repeats come at the shortest refresh, the
+    /// next frame as soon as the panel allows. Rounded up to the ns: a flip committed at the
+    /// same time as a repeat wins. Rounded down, a repeat half-way through a frame of an odd
+    /// number of ns came 1 ns before the next frame's commit (60 Hz on a 40–60 Hz panel at
+    /// frame latency 3, the first frame shown a refresh late: every frame after it was shown a
+    /// refresh late, each behind a repeat).
+    public func repeatStart(_ index: Int, frameStart: Nanoseconds, frameEnd: Nanoseconds) -> Nanoseconds? {
+        let span = frameEnd &- frameStart
+        let k = refreshesHeld(span)
         guard index >= 1, index < k else { return nil }
         let kk = Nanoseconds(k)
-        return frameStart &+ (Nanoseconds(index) &* duration &+ kk &- 1) / kk
+        guard Double(span) / Double(k) >= minimumIntervalNs * 0.999 else {
+            return frameStart &+ Nanoseconds((Double(index) * minimumIntervalNs).rounded(.up))
+        }
+        return frameStart &+ (Nanoseconds(index) &* span &+ kk &- 1) / kk
     }
 }
 
