@@ -38,13 +38,15 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
     private var lastFlipStart: Nanoseconds = -1
     /// The commit intervals LFC learns a frame's duration from (``CommitCadence``).
     private var cadence = CommitCadence()
-    /// The duration the repeats of the frame on screen are spread over: the cadence's when that
-    /// frame's flip happened (0: none known, no repeat). A commit after the flip does not move
-    /// them: planned from it, a repeat fell before the commit that revealed it (47.952 Hz on
-    /// 48–144: frame 1, committed at 41.7 ms, met a repeat of frame 0 put back at 38.2 ms and
-    /// waited the shortest refresh after it, 3.4 ms late), which no panel, and not KMSDisplay's
-    /// repeats (planned at the flip event), can do.
-    private var flipDuration: Nanoseconds = 0
+    /// When the next frame is due after the frame on screen, its repeats spread over the time
+    /// left until then (``LowFramerateCompensation/repeatStart(_:frameStart:frameEnd:)``): that
+    /// frame's commit (plus the flip latency) and the cadence's duration when its flip happened
+    /// (0: no duration known, no repeat). A commit after the flip does not move them: planned
+    /// from it, a repeat fell before the commit that revealed it (47.952 Hz on 48–144: frame 1,
+    /// committed at 41.7 ms, met a repeat of frame 0 put back at 38.2 ms and waited the
+    /// shortest refresh after it, 3.4 ms late), which no panel, and not KMSDisplay's repeats
+    /// (planned at the flip event), can do.
+    private var flipEnd: Nanoseconds = 0
     private var repeatIndex: Int64 = 0
 
     // Flip state.
@@ -273,15 +275,16 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
         // panel's own refresh; rounded to the nearest ns that refresh came 1 ns before the flip
         // and every second frame waited the shortest refresh after it.
         let maxInterval = Nanoseconds((1e9 / vrr.lowerBound * (1 + configuration.driftPPM / 1e6)).rounded(.up))
-        // Forced repeat: evenly spaced inside the frame's duration (the interval between the
-        // last two commits) when it is longer than the panel can hold (low-framerate
-        // compensation, ``LowFramerateCompensation``), else at the longest refresh.
+        // Forced repeat: evenly spaced over the time from the frame's flip until the next frame
+        // is due (its commit plus the shorter of the last two commit intervals) when that is
+        // longer than the panel can hold (low-framerate compensation,
+        // ``LowFramerateCompensation``), else at the longest refresh.
         var repeatAt = lastRefreshStart + maxInterval
         // The panel's real range: every interval × (1 + drift), as above.
         let drift = 1 + configuration.driftPPM / 1e6
         let lfc = LowFramerateCompensation(range: vrr.lowerBound / drift...vrr.upperBound / drift)
-        if lastFlipStart >= 0, flipDuration > 0,
-           let at = lfc.repeatStart(Int(repeatIndex) + 1, frameStart: lastFlipStart, duration: flipDuration), at > lastRefreshStart {
+        if lastFlipStart >= 0, flipEnd > 0,
+           let at = lfc.repeatStart(Int(repeatIndex) + 1, frameStart: lastFlipStart, frameEnd: flipEnd), at > lastRefreshStart {
             repeatAt = at
         }
         if let p = pending {
@@ -346,11 +349,11 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
         }
         let deliver = t + configuration.eventLatency
 
-        var flipped = false
+        var flippedCommit: Nanoseconds? = nil
         if let p = pending {
             if p.committed + configuration.flipLatency <= t {
                 pending = nil
-                flipped = true
+                flippedCommit = p.committed
                 var delay: Nanoseconds = 0
                 var missing = false
                 for f in faults {
@@ -380,9 +383,10 @@ public final class FakeDisplay: DisplayBackend, WorkSimulating {
 
         // Advance the refresh model.
         if vrrRange != nil {
-            if flipped {
+            if let c = flippedCommit {
                 lastFlipStart = t
-                flipDuration = cadence.frameDuration
+                let d = cadence.frameDuration
+                flipEnd = d > 0 ? c + configuration.flipLatency + d : 0
                 repeatIndex = 0
             } else {
                 repeatIndex += 1

@@ -141,8 +141,7 @@ public struct EffectiveRate: Equatable, Sendable {
         // minimum of 1.4 Hz plus 0.2 is 1.5999999999999999 Hz, and 48 / that rounded up to 31
         // repeats on a 48 Hz minimum instead of 30 (found by the VRR rate-rule property).
         let slack = 1e-12
-        var k = Int((vrr.lowerBound / r).rounded(.up))
-        while k > 1 && r * Double(k - 1) >= vrr.lowerBound * (1 - slack) { k -= 1 }
+        let k = LowFramerateCompensation.fewestRepeats(rate: r, minimum: vrr.lowerBound, slack: slack)
         if r * Double(k) <= vrr.upperBound * (1 + slack) {
             return EffectiveRate(hz: r, refreshesPerFrame: k, isVariable: true)
         }

@@ -85,40 +85,59 @@ public struct VRRAvailability: Equatable, Sendable {
 /// Low-framerate compensation in software: a frame meant to stay up longer than the panel's
 /// longest refresh (1/min Hz) is shown for k evenly spaced refreshes by flipping the same
 /// framebuffer again (each flip starts a refresh under VRR); how many and when is CadenceCore's
-/// `LowFramerateCompensation`, the model the fake display uses too. The frame's duration is the
-/// interval between the last two frames committed; a new frame cancels the repeats left. Each
-/// repeat is committed early by the latency the last frame flip took from commit to refresh, so
-/// that the refreshes land on the even spacing.
+/// `LowFramerateCompensation`, the model the fake display uses too: spread over the time from
+/// the frame's refresh until the next frame is due (its commit plus its duration, the shorter of
+/// the last two commit intervals). A new frame cancels the repeats left. The plan is in commit
+/// times: a repeat is committed the panel's response before its refresh, the response the
+/// shortest time from a commit to its refresh seen, and a frame shown later than that after its
+/// commit (the panel was still in a refresh) starts its repeats as much later. Taking that
+/// lateness for the response, as it did, committed a late frame's repeats early by it.
 struct VRRRepeats {
-    /// Refresh start of the last frame shown, and its duration (the last commit interval).
-    var lastFrame: Int64?
-    var duration: Int64 = 0
-    /// Refreshes planned for the current frame (1: no repeat), and repeats done.
-    var count = 1
+    /// The frame on screen's refresh start and when the next frame is due, in commit times (nil:
+    /// no repeat planned), and the model that spreads its repeats.
+    var plan: (start: Int64, end: Int64)?
+    var lfc: LowFramerateCompensation?
+    /// Repeats done of the frame on screen.
     var done = 0
-    /// A repeat flip is in flight.
+    /// A repeat flip is in flight, committed at `repeatCommit`.
     var inFlight = false
+    var repeatCommit: Int64 = 0
     var cadence = CommitCadence()
-    var response: Int64 = 0
+    /// The shortest time from a commit to the refresh it started seen (nil before the first).
+    var response: Int64?
 
     mutating func frameCommitted(at t: Int64) {
         cadence.committed(at: t)
-        done = count
+        plan = nil
     }
 
+    /// The frame committed last started its refresh at `t`.
     mutating func framePresented(at t: Int64, range: ClosedRange<Double>) {
-        let lfc = LowFramerateCompensation(range: range)
-        response = Swift.max(0, Swift.min(t - (cadence.lastCommit ?? 0), Int64(lfc.minimumIntervalNs)))
-        duration = cadence.frameDuration
-        lastFrame = t
+        lfc = LowFramerateCompensation(range: range)
         done = 0
-        count = lfc.refreshes(forFrameDuration: duration)
+        plan = nil
+        guard let c = cadence.lastCommit else { return }
+        let took = Swift.max(0, t - c)
+        let r = Swift.min(response ?? took, took)
+        response = r
+        // Later than the response by less than the timestamps' whole µs: on time.
+        let late = took - r < 1_000 ? 0 : took - r
+        let d = cadence.frameDuration
+        if d > 0 { plan = (c + late, c + d) }
+    }
+
+    /// A repeat committed at ``repeatCommit`` started its refresh at `t`.
+    mutating func repeatCompleted(at t: Int64) {
+        inFlight = false
+        done += 1
+        let took = Swift.max(0, t - repeatCommit)
+        response = Swift.min(response ?? took, took)
     }
 
     /// When the next repeat should be committed, nil when none is planned.
     var nextCommitTime: Int64? {
-        guard let f = lastFrame, done < count - 1 else { return nil }
-        return f + Int64(done + 1) * duration / Int64(count) - response
+        guard let p = plan, let lfc else { return nil }
+        return lfc.repeatStart(done + 1, frameStart: p.start, frameEnd: p.end)
     }
 }
 
@@ -140,6 +159,7 @@ extension KMSDisplay {
         do {
             try output.flip(to: swapchain.buffers[shown].framebuffer, userData: Self.repeatTag)
             repeats.inFlight = true
+            repeats.repeatCommit = now()
         } catch let e as DRMError {
             repeats.done += 1
             if e.errno.rawValue != 16 { _ = fail(e) }
@@ -151,8 +171,7 @@ extension KMSDisplay {
 
     /// A repeat flip completed: one more refresh of the frame on screen.
     func repeatCompleted(_ e: DRMEvent) {
-        repeats.inFlight = false
-        repeats.done += 1
+        repeats.repeatCompleted(at: e.timestampNs)
         let vb = VBlank(sequence: widener.widen(UInt32(truncatingIfNeeded: e.sequence)), timestamp: e.timestampNs)
         if vb.sequence >= last.sequence { last = vb }
     }

@@ -10,10 +10,13 @@ import CadenceCore
 // The panel (what the fake display promises, PacingModel.md and ``LowFramerateCompensation``):
 // a flip starts a refresh when it is committed, but never sooner than the panel's shortest
 // refresh (1 / its maximum Hz) after the refresh before; with no flip the panel refreshes on its
-// own at its longest refresh (1 / its minimum Hz) after the last one, or, when the frame's
-// duration (the shorter of the last two commit intervals, as known when the frame was flipped)
-// is longer than that, at k evenly spaced repeats of the frame, k the fewest that keep each
-// refresh inside the range (0.1% of slack either way). A panel drifting by p ppm has every interval × (1 + p / 10⁶).
+// own at its longest refresh (1 / its minimum Hz) after the last one, or, when the time the
+// frame has left is longer than that, at k evenly spaced repeats of the frame over that time, k
+// the fewest that keep each refresh no longer than the longest (0.1% of slack), or the shortest
+// refresh apart when k even ones would be shorter than it (0.1% of slack). The time a frame has
+// left runs from its flip until the next frame is due: the frame's commit plus its duration,
+// the shorter of the last two commit intervals, both as known when the frame was flipped. A
+// panel drifting by p ppm has every interval × (1 + p / 10⁶).
 //
 // The link (PacingModel.md, "Rates", "Presenting", "What counts as a drop"):
 // - it runs at the VRR rule's rate r, each frame one frame interval F = 1/r after the one before
@@ -131,19 +134,23 @@ extension ReferenceModel {
     struct VRRPanel {
         let shortest: Double
         let longest: Double
+        /// The shortest refresh as the range says it (LFC spaces its repeats by it).
+        let shortestExact: Double
         /// The longest refresh as the range says it (LFC's k is chosen from the range in Hz).
         let longestExact: Double
         var lastRefresh: Double
         var lastFlip: Double? = nil
-        /// The frame duration known when the frame on screen was flipped: its repeats are
-        /// planned then (a later commit cannot put one back before itself).
-        var flipDuration: Double = 0
+        /// When the next frame is due after the frame on screen (0: no duration known), as known
+        /// when it was flipped: its repeats are planned then (a later commit cannot put one back
+        /// before itself).
+        var flipEnd: Double = 0
         var repeatsSinceFlip = 0
         var commits: [Double] = []
 
         init(range: ClosedRange<Double>, driftPPM: Double, firstRefresh: Double) {
             // In whole ns (the clock's), the longest rounded up: it holds a frame up to then.
-            shortest = (1e9 / range.upperBound * (1 + driftPPM / 1e6)).rounded()
+            shortestExact = 1e9 / range.upperBound * (1 + driftPPM / 1e6)
+            shortest = shortestExact.rounded()
             longestExact = 1e9 / range.lowerBound * (1 + driftPPM / 1e6)
             longest = longestExact.rounded(.up)
             lastRefresh = firstRefresh
@@ -157,23 +164,28 @@ extension ReferenceModel {
             return n == 2 ? last : min(last, commits[n - 2] - commits[n - 3])
         }
 
-        /// How many refreshes a frame of `d` ns is shown for (LFC).
+        /// How many refreshes `d` ns of a frame are shown for (LFC): 1 up to the longest refresh
+        /// (0.1% over it too), else the fewest with none longer than the longest.
         func refreshes(forFrameDuration d: Double) -> Int {
             guard d > longestExact * 1.001 else { return 1 }
             var k = 1
             while d / Double(k) > longestExact { k += 1 }
-            return d / Double(k) >= shortest * 0.999 ? k : 1
+            return k
         }
 
         /// When the panel refreshes next on its own.
         var nextRepeat: Double {
             var t = lastRefresh + longest
-            if let flip = lastFlip, flipDuration > 0 {
-                let k = refreshes(forFrameDuration: flipDuration)
-                let j = repeatsSinceFlip + 1
+            if let flip = lastFlip, flipEnd > 0 {
+                // The time the frame has left, in k even refreshes; the shortest apart when
+                // those would be shorter.
+                let left = flipEnd - flip
+                let k = refreshes(forFrameDuration: left)
+                let j = Double(repeatsSinceFlip + 1)
+                let even = left / Double(k) >= shortestExact * 0.999
                 // In whole ns (the clock's), rounded up: a flip committed then wins.
-                let at = flip + (Double(j) * flipDuration / Double(k)).rounded(.up)
-                if j < k && at > lastRefresh { t = at }
+                let at = flip + (even ? j * left / Double(k) : j * shortestExact).rounded(.up)
+                if Int(j) < k && at > lastRefresh { t = at }
             }
             return t
         }
@@ -192,7 +204,7 @@ extension ReferenceModel {
                 if flip <= own {
                     lastRefresh = flip
                     lastFlip = flip
-                    flipDuration = frameDuration
+                    flipEnd = frameDuration > 0 ? c + frameDuration : 0
                     repeatsSinceFlip = 0
                     return flip
                 }

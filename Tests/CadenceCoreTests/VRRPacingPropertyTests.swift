@@ -98,22 +98,26 @@ func vrrRunAgainstTheModel(_ s: VRRScenario) throws -> (wrong: [String], summary
         #expect(reports.dropFirst().allSatisfy { $0.outcome == .onTime })
     }
 
-    /// Not settled (issue 21): below the panel's minimum, after a frame shown late, where do the
-    /// repeats go? At 42.1 Hz on 48–144, latency 2, frame 1 is shown 5.1 ms late; the fake panel
-    /// (and the model) spread its repeats evenly from that late flip, so the one repeat comes
-    /// 6.7 ms before frame 2's target and frame 2 waits the shortest refresh after it, 198 µs
-    /// late: a second drop event made by the panel's LFC. KMSDisplay commits that repeat early by
-    /// the lateness (it takes it for the panel's response) and shows frame 2 on time. Planning
-    /// the repeats over the time left until the next frame's commit would avoid it in both.
-    @Test func lfcAfterALateFlip() throws {
+    /// Issue 21, pinned: below the panel's minimum a frame shown late has its repeats spread
+    /// over the time it has left until the next frame is due, not over its whole duration from
+    /// the late flip. At 42.1 Hz on 48–144, latency 2, frame 1 is shown 5.1 ms late; the fake
+    /// panel (and the model) spread its one repeat evenly from that flip, 6.7 ms before frame
+    /// 2's target, and frame 2 waited the panel's shortest refresh after it, 198 µs late: a
+    /// second drop event made by the panel's LFC (KMSDisplay, which committed that repeat early
+    /// by the lateness, showed frame 2 on time). The 18.65 ms left is one refresh: no repeat,
+    /// frame 2 on time, the drop events frame 0's and frame 1's.
+    @Test func aLateFramesRepeatsFitTheTimeItHasLeft() throws {
         var s = VRRScenario()
         s.range = FrameRateRange(minimum: 0, maximum: 42.1, preferred: 42.1)
         s.frames = 60
         s.latency = 2
-        let (_, summary, reports) = try vrrRunAgainstTheModel(s)
-        withKnownIssue("issue 21: LFC repeats after a late flip make the next frame late") {
-            #expect(reports[2].outcome == .onTime && summary.dropEvents == 2)
-        }
+        let (wrong, summary, reports) = try vrrRunAgainstTheModel(s)
+        #expect(wrong.isEmpty, "\(wrong.prefix(4))")
+        let late = reports.filter { $0.droppedRefreshes > 0 }.map { "\($0.frameIndex): \($0.hitch) ns" }
+        #expect(reports[1].outcome == .late && abs(reports[1].hitch - 5_100_000) <= 100_000, "\(late)")
+        #expect(reports[2].outcome == .onTime, "\(late)")
+        #expect(
+            summary.dropEvents == 2 && summary.droppedRefreshes == 2, "\(late), \(summary.droppedRefreshes) dropped")
     }
 
     /// `injectLate` 100:K on a 48–144 Hz panel at 90 Hz, every latency, K 1–6: one drop event,
