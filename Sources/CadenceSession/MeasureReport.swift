@@ -32,7 +32,7 @@ public struct MeasureReport {
     public var json: String {
         let objects = results.map(\.jsonValue)
         guard several else { return objects.map(\.rendered).joined(separator: "\n") }
-        return MeasureReportJSON.object([("outputs", .array(objects))]).rendered
+        return JSON.object([("outputs", .array(objects))]).rendered
     }
 
     /// The stderr line when `signal` stopped the measurement (nil when it ran its course).
@@ -141,10 +141,10 @@ extension MeasureResult {
     /// last when there).
     public var json: String { jsonValue.rendered }
 
-    var jsonValue: MeasureReportJSON {
+    var jsonValue: JSON {
         let m = measurement, mode = selection.mode, vblank = recording.vblank
         let i = m.intervalMs
-        typealias J = MeasureReportJSON
+        typealias J = JSON
         var fields: [(String, J)] = [
             ("driver", .string(driver)), ("device", .string(device)), ("connector", .string(selection.connector.name)),
             ("mode", .string("\(mode.hdisplay)x\(mode.vdisplay)")), ("modeSource", .string(selection.source)),
@@ -220,7 +220,7 @@ extension VRRSweepResult {
     /// The sweep as one JSON object: card, connector, mode, range and each step.
     public var json: String {
         let m = selection.mode
-        typealias J = MeasureReportJSON
+        typealias J = JSON
         var fields: [(String, J)] = [
             ("driver", .string(driver)), ("device", .string(device)), ("connector", .string(selection.connector.name)),
             ("mode", .string("\(m.hdisplay)x\(m.vdisplay)")), ("nominalRefreshHz", .number(m.refreshHz, decimals: 4)),

@@ -98,6 +98,6 @@ struct ReportCommand: ParsableCommand {
         }
         print(report.framesLine)
         // Judged again from the log's CRC lines (a run with --verify crc).
-        if let v = report.chart.summary.scanout { print("scanout: " + RunCommand.scanoutLine(v)) }
+        if let v = report.chart.summary.scanout { print("scanout: " + RunReport.scanoutLine(v)) }
     }
 }

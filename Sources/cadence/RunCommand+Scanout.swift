@@ -55,7 +55,4 @@ extension RunCommand {
 
     /// The one line for a CRC capture that cannot start.
     static func crcRefusal(_ e: CRCError) -> CLIFailure { CLIFailure(RunPlanning.crcRefusalLine(e)) }
-
-    /// The summary's scanout line (`RunReport.scanoutLine(_:)`).
-    static func scanoutLine(_ v: ScanoutSummary) -> String { RunReport.scanoutLine(v) }
 }
