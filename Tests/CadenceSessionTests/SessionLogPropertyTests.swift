@@ -1,0 +1,329 @@
+import CadenceCore
+import CadenceReport
+import CadenceSession
+import Foundation
+import KMSDisplay
+import PropertyBased
+import Testing
+
+/// Issue 21's "every log reproduces its run", over the session library as `cadence run --log
+/// --summary` drives it (``OutputGroupPlan``, ``SessionSinks``): random runs on every display
+/// a log can come from — the fake display (fixed, VRR, without a vblank interrupt, with a seat
+/// session paused, with a stalled client) and KMS over the fake DRM device playing each shipped
+/// profile (vkms, bochs and virtio-gpu without vblank, amdgpu-vrr fixed and VRR) — at latency
+/// 1–3, with link rates, minimum durations, content rates and injected lateness, the log
+/// rotated in a third of them. For each: `report` of the log (all its files as one run) equals
+/// the summary file field for field, the log's end line says the same, and `replay` of every
+/// file says equal.
+///
+/// `LogPacingPropertyTests` checks the same on the fake display alone, below the session
+/// library; these displays and faults are where findings 9–11 were (replay of a bochs log,
+/// rotated VRR logs, a session gap in the report's rate).
+@Suite struct SessionLogPropertyTests {
+    /// One random run: where it runs and what it asks for.
+    struct Case: CustomStringConvertible, Sendable {
+        var display: Int
+        var scenario: PacingScenario
+        var rotateBytes: Int64?
+        var vrrHz: Double
+        var pause: (after: Nanoseconds, for: Nanoseconds)
+        var stall: (at: Int, by: Nanoseconds)
+
+        static let displays = [
+            "fake", "fake VRR 48–144", "fake without vblank", "fake with a session pause", "fake with a stall",
+            "fake-drm:vkms", "fake-drm:bochs", "fake-drm:virtio-gpu", "fake-drm:amdgpu-vrr", "fake-drm:amdgpu-vrr VRR"
+        ]
+        var name: String { Self.displays[display] }
+        var isVRR: Bool { name.hasSuffix("VRR") || name.contains("VRR 48") }
+
+        var description: String {
+            var s = "\(name), \(scenario.refreshHz) Hz, latency \(scenario.latency), \(scenario.frames) frames, "
+            if isVRR { s += "rate 0:144:\(vrrHz)" } else { s += "\(scenario.mode), range \(scenario.range)" }
+            if !scenario.injectLate.isEmpty { s += ", late \(scenario.injectLate.sorted { $0.key < $1.key })" }
+            if name.hasSuffix("pause") { s += ", paused after \(pause.after) ns for \(pause.for) ns" }
+            if name.hasSuffix("stall") { s += ", stalled at vblank \(stall.at) by \(stall.by) ns" }
+            if let b = rotateBytes { s += ", rotated every \(b) bytes" }
+            return s
+        }
+
+        /// The plan `cadence run --log DIR/run.jsonl --summary DIR/summary.json` makes.
+        func plan(in dir: String) -> OutputGroupPlan {
+            var files = SessionOutputs()
+            files.log = dir + "/run.jsonl"
+            files.summary = dir + "/summary.json"
+            files.quiet = true
+            files.logRotation = rotateBytes.map { LogRotation(maxBytes: $0, keep: 1_000) }
+            var config = scenario.runConfiguration()
+            if isVRR { config.range = FrameRateRange(minimum: 0, maximum: 144, preferred: vrrHz) }
+            let backend: DisplayChoice.Backend =
+                name.hasPrefix("fake-drm:")
+                ? .fakeDRM(profiles: String(name.dropFirst("fake-drm:".count).prefix { $0 != " " })) : .fake
+            var fake = FakeDisplayConfiguration(refreshHz: scenario.refreshHz)
+            switch name {
+            case "fake VRR 48–144":
+                fake.refreshHz = 144
+                fake.vrrRange = 48...144
+            case "fake without vblank":
+                fake.hasHardwareVBlank = false
+                fake.flipLatency = 1_000_000
+            case "fake with a session pause": fake.faults = [.sessionPaused(after: pause.after, for: pause.for)]
+            case "fake with a stall": fake.faults = [.stall(atVBlank: stall.at, by: stall.by)]
+            default: break
+            }
+            return OutputGroupPlan(
+                backend: backend, fake: fake, vrr: name.hasPrefix("fake-drm:amdgpu-vrr") ? (isVRR ? .on : .off) : nil,
+                configuration: config,
+                sinks: { _ in try SessionSinks(files: files, notice: { _ in }) })
+        }
+    }
+
+    static func cases() -> Generator<Case, some SendableSequenceType> {
+        zip(
+            PacingGen.knobs(frames: 60...160), Gen.int(in: 0...9), Gen.int(in: 0...5), Gen.int(in: 300...14_400),
+            zip(Gen.int(in: 200...1_500), Gen.int(in: 100...2_000), Gen.int(in: 5...100), Gen.int(in: 1...120))
+        ).map { k, display, rotate, vrr, faults in
+            let refresh: [Double] =
+                switch display {
+                case 5: [60.0038]
+                case 6, 7: [75]
+                case 8, 9: [144]
+                case 1: [144]
+                default: PacingGen.refreshes
+                }
+            return Case(
+                display: display, scenario: PacingGen.scenario(k, refreshes: refresh, noisy: false),
+                rotateBytes: rotate >= 4 ? Int64(8 << 10) * Int64(rotate - 3) : nil, vrrHz: Double(vrr) / 100,
+                pause: (Nanoseconds(faults.0) * 1_000_000, Nanoseconds(faults.1) * 1_000_000),
+                stall: (faults.2, Nanoseconds(faults.3) * 1_000_000))
+        }
+    }
+
+    /// Runs `c` and returns what its log does not reproduce (empty: every check holds).
+    static func check(_ c: Case) throws -> [String] {
+        let dir = NSTemporaryDirectory() + "session-log-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let group = try OutputGroupRun.open(c.plan(in: dir), notice: { _ in })
+        _ = try group.run()
+        group.close()
+        var wrong: [String] = []
+        let summaryData = try Data(contentsOf: URL(fileURLWithPath: dir + "/summary.json"))
+        let live = try JSONDecoder().decode(RunSummary.self, from: summaryData)
+        let path = dir + "/run.jsonl"
+        let files = (0...1_000).reversed().map { LogRotation.path(path, age: $0) }
+            .filter { FileManager.default.fileExists(atPath: $0) }
+        if c.rotateBytes == nil && files.count != 1 { wrong.append("\(files.count) files without rotation") }
+        let report = try LogReport.read(files, client: nil, allowPartialLastLine: false, width: 800, height: 480)
+        if report.chart.summary != live {
+            wrong.append("report differs from the summary file: \(Self.differences(report.chart.summary, live))")
+        }
+        if let end = try RunLog.read(path: files.last!).end?.summary, end != live {
+            wrong.append("the log's end line differs from the summary file: \(Self.differences(end, live))")
+        }
+        for (i, file) in files.enumerated() {
+            let replay = try LogReplay.run(path: file, allowPartialLastLine: false, logOut: nil)
+            if !replay.isEqual || replay.divergences != 0 {
+                wrong.append(
+                    "replay of file \(i + 1) of \(files.count) differs: \(replay.differences.prefix(3)), \(replay.divergences) divergences"
+                )
+            }
+        }
+        return wrong
+    }
+
+    /// The fields of two summaries that differ, as `name: a vs b`.
+    static func differences(_ a: RunSummary, _ b: RunSummary) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let x = try? JSONSerialization.jsonObject(with: encoder.encode(a)) as? [String: Any],
+            let y = try? JSONSerialization.jsonObject(with: encoder.encode(b)) as? [String: Any]
+        else { return "?" }
+        return Set(x.keys).union(y.keys).sorted().compactMap { k in
+            let u = x[k].map(Self.text) ?? "-", v = y[k].map(Self.text) ?? "-"
+            return u == v ? nil : "\(k): \(u) vs \(v)"
+        }.joined(separator: ", ")
+    }
+
+    /// A JSON value as sorted JSON text.
+    static func text(_ value: Any) -> String {
+        guard JSONSerialization.isValidJSONObject(value),
+            let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys])
+        else { return "\(value)" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// 150 random configurations a run; 700 at a time found the six known issues below, about
+    /// one in a few hundred configurations before they were set aside.
+    @Test func theLogOfEveryRunReportsAndReplaysAsTheRun() async {
+        await propertyCheck(count: 150, input: Self.cases()) { c in
+            // A stalled client, content frames across a session pause: the fifth and sixth known
+            // issues below.
+            if c.name.hasSuffix("stall") || (c.name.hasSuffix("pause") && c.scenario.mode.isContent) { return }
+            // Content rates on a KMS display with vblank: the first known issue below.
+            if c.scenario.mode.isContent && ["fake-drm:vkms", "fake-drm:amdgpu-vrr"].contains(c.name) { return }
+            // A late render or content frames at latency 2–3 on KMS without vblank: the second
+            // known issue below.
+            let noVBlank = ["fake-drm:bochs", "fake-drm:virtio-gpu", "fake without vblank"].contains(c.name)
+            if noVBlank && c.scenario.latency > 1 && (!c.scenario.injectLate.isEmpty || c.scenario.mode.isContent) {
+                return
+            }
+            // A rotated VRR log, or a rotated log with a session pause: the third and fourth
+            // known issues below.
+            if c.rotateBytes != nil && (c.isVRR || c.name.hasSuffix("pause")) { return }
+            let wrong = try Self.check(c)
+            #expect(wrong.isEmpty, "\(c): \(wrong.joined(separator: "; "))")
+        }
+    }
+
+    /// The property's counterexamples, shrunk, each fixed:
+    /// 1. bochs, latency 2 (and 3), 60 frames: the replay put software vblank 1 on the line
+    ///    between the first callback and completion 2 (13.834 ms), where the run stepped it from
+    ///    the start by the nominal refresh (13.334 ms): on-time error max 999.146 vs 999.719 µs.
+    /// 2. vkms, latency 3, 60 frames: `report` said latency 3, the run's summary 2 (3 asked of a
+    ///    display holding 1 finished frame).
+    /// 3. The fake display, 1.8 Hz, 36 frames, a session paused 534 ms in for 100 ms, a file
+    ///    every 8 KiB: the first file replayed without its gap (measuredRateHz 1.607 vs 1.818;
+    ///    with the CLI, `run --frames 900 --fake-session-pause 1.6:1 --log-max-size 64K`: 38.6
+    ///    vs 60.0 Hz).
+    @Test(arguments: [1, 2, 3])
+    func foundByTheProperty(_ n: Int) throws {
+        var c = Case(display: 0, scenario: PacingScenario(), rotateBytes: nil, vrrHz: 0, pause: (0, 0), stall: (0, 0))
+        c.scenario.frames = 60
+        switch n {
+        case 1:
+            c.display = 6
+            c.scenario.refreshHz = 75
+            c.scenario.latency = 2
+        case 2:
+            c.display = 5
+            c.scenario.latency = 3
+        default:
+            c.display = 3
+            c.scenario.frames = 36
+            c.scenario.range = FrameRateRange(minimum: 1.8, maximum: 1.8, preferred: 1.8)
+            c.pause = (534_000_000, 100_000_000)
+            c.rotateBytes = 8 << 10
+        }
+        let wrong = try Self.check(c)
+        #expect(wrong.isEmpty, "\(c): \(wrong)")
+    }
+
+    /// Found by the property above (issue 21, not fixed): content frames at latency 2–3 on KMS
+    /// with a vblank interrupt (flip timestamps in whole µs) replay with on-time errors up to
+    /// 0.8 µs apart (24 fps on vkms, latency 2: p50 0.1 µs in the run, 0.8 µs in the replay).
+    /// Every other frame's callback was woken by a flip event and took its µs timestamp; the
+    /// replay refines that vblank to the nanosecond grid and wakes at it, so the content clock's
+    /// target moves by the truncated 0.8 µs. Outcomes, drops and causes are equal. At latency 1
+    /// content at exactly the refresh (60.0038 fps on vkms, 60 frames) replays a frame discarded
+    /// (render-late) that the run showed: `run --backend fake-drm:vkms --content-rate 60.0038
+    /// --frames 60 --log c.jsonl` then `replay c.jsonl` says DIFFERS.
+    @Test func contentAtLatency2OnKMSReplaysExactly() throws {
+        var c = Case(
+            display: 5, scenario: PacingScenario(), rotateBytes: nil, vrrHz: 0, pause: (0, 0), stall: (0, 0))
+        c.scenario.refreshHz = 60.0038
+        c.scenario.latency = 2
+        c.scenario.frames = 60
+        c.scenario.mode = .content(24)
+        let wrong = try Self.check(c)
+        #expect(wrong.allSatisfy { $0.contains("onTimeErrorUs") && !$0.contains("causes") }, "\(wrong)")
+        withKnownIssue("issue 21: content at latency 2-3 on KMS replays µs-truncated callbacks on the ns grid") {
+            #expect(wrong.isEmpty, "\(wrong)")
+        }
+    }
+
+    /// Found by the property above (issue 21, not fixed): on KMS without a vblank interrupt
+    /// (bochs), latency 2, frame 3 late by a refresh: the frame after it is aimed 427 ns apart
+    /// in the replay. The run's software vblank 5 was stepped from completion 3 (41.003 ms + 2
+    /// refreshes = 67.671854 ms): completion 4 had happened but was not read yet, the late render
+    /// held the loop. The replay steps it from completion 4 (54.337 ms + 1 refresh =
+    /// 67.671427 ms). Outcomes, drops and causes are equal; the on-time error's maximum differs
+    /// by 0.427 µs. Content frames there too (30 fps on bochs, latency 2: p99 6.5 ns apart; 24 fps
+    /// on the fake display without vblank, latency 3: p99 410.0 vs 1,000 µs).
+    @Test func aLateRenderWithoutVBlankReplaysExactly() throws {
+        var c = Case(
+            display: 6, scenario: PacingScenario(), rotateBytes: nil, vrrHz: 0, pause: (0, 0), stall: (0, 0))
+        c.scenario.refreshHz = 75
+        c.scenario.latency = 2
+        c.scenario.frames = 60
+        c.scenario.injectLate = [3: 1]
+        let wrong = try Self.check(c)
+        #expect(wrong.allSatisfy { $0.contains("onTimeErrorUs") && !$0.contains("causes") }, "\(wrong)")
+        withKnownIssue("issue 21: a software vblank stepped from a completion not yet read") {
+            #expect(wrong.isEmpty, "\(wrong)")
+        }
+    }
+
+    /// Found by the property above (issue 21, not fixed): a rotated log of a VRR run on KMS with
+    /// a late frame (amdgpu-vrr, 3 Hz on 48–144 Hz, latency 2, frame 3 late by a refresh, a file
+    /// every 8 KiB): a later file replays every frame 3.6 ms off its target (on-time error p50
+    /// 3,612.8 µs in the replay, 0.55 µs in the run), as the fresh link of that file does not
+    /// aim where the run's link, re-anchored by the late frame, aimed. Unrotated, the same run
+    /// replays equal; so do rotated VRR logs without a late frame above the panel's minimum.
+    /// Below it (47.89 Hz, latency 2, 98 frames, a file every 8 KiB) the last of 31 files
+    /// replays a hitch time ratio 0.007 % apart (496.616 vs 496.653 ms/s); the property also
+    /// found a rotated 142.17 Hz run at latency 3 with nothing late that differs.
+    @Test func aRotatedVRRLogWithALateFrameReplaysExactly() throws {
+        var c = Case(
+            display: 9, scenario: PacingScenario(), rotateBytes: 8 << 10, vrrHz: 3, pause: (0, 0), stall: (0, 0))
+        c.scenario.refreshHz = 144
+        c.scenario.latency = 2
+        c.scenario.frames = 60
+        c.scenario.injectLate = [3: 1]
+        let wrong = try Self.check(c)
+        #expect(wrong.allSatisfy { $0.contains("replay of file") && !$0.contains("causes") }, "\(wrong)")
+        withKnownIssue("issue 21: a later file of a rotated VRR log after a late frame") {
+            #expect(wrong.isEmpty, "\(wrong)")
+        }
+    }
+
+    /// Found by the property above (issue 21, not fixed): a rotated log with a seat session
+    /// paused in it (the fake display, 24 fps content, paused 200 ms in for 867 ms, a file every
+    /// 16 KiB): the second of 3 files replays one frame interval fewer (17 vs 18), measured
+    /// rate 24.29 vs 25.71 Hz. The first file replays equal since this stop (its gap was lost).
+    @Test func aRotatedLogWithASessionPauseReplaysExactly() throws {
+        var c = Case(
+            display: 3, scenario: PacingScenario(), rotateBytes: 16 << 10, vrrHz: 0, pause: (200_000_000, 867_000_000),
+            stall: (0, 0))
+        c.scenario.frames = 60
+        c.scenario.mode = .content(24)
+        let wrong = try Self.check(c)
+        #expect(wrong.allSatisfy { $0.contains("replay of file") && !$0.contains("causes") }, "\(wrong)")
+        withKnownIssue("issue 21: a later file of a rotated log with a session pause") {
+            #expect(wrong.isEmpty, "\(wrong)")
+        }
+    }
+
+    /// Found by the property above (issue 21, not fixed): the fake display's stall fault (the
+    /// client gets no event for a while: 84 ms at vblank 66), latency 1, 60 frames, frame 2
+    /// late by 6 refreshes: the replay adds a flip-late drop (causes flip-late 1 + render-late 1
+    /// vs render-late 1; durationSeconds 1.0667 vs 1.0833).
+    @Test func aStalledClientReplaysExactly() throws {
+        var c = Case(
+            display: 4, scenario: PacingScenario(), rotateBytes: nil, vrrHz: 0, pause: (0, 0), stall: (66, 84_000_000))
+        c.scenario.frames = 60
+        c.scenario.injectLate = [2: 6]
+        let wrong = try Self.check(c)
+        #expect(wrong.allSatisfy { $0.contains("replay of file") }, "\(wrong)")
+        withKnownIssue("issue 21: a stalled client's log") {
+            #expect(wrong.isEmpty, "\(wrong)")
+        }
+    }
+
+    /// Found by the property above (issue 21, not fixed): 60 fps content on a 120 Hz fake
+    /// display, a seat session paused 209 ms in for 100 ms, latency 1, 60 frames, not rotated: the frame
+    /// cut off by the pause is replayed render-late, the run called it session-paused (causes
+    /// render-late 5 + session-paused 1 vs render-late 6).
+    @Test func contentAcrossASessionPauseReplaysExactly() throws {
+        var c = Case(
+            display: 3, scenario: PacingScenario(), rotateBytes: nil, vrrHz: 0, pause: (209_000_000, 100_000_000),
+            stall: (0, 0))
+        c.scenario.frames = 60
+        c.scenario.mode = .content(60)
+        c.scenario.refreshHz = 120
+        let wrong = try Self.check(c)
+        #expect(wrong.allSatisfy { $0.contains("replay of file") }, "\(wrong)")
+        withKnownIssue("issue 21: content frames across a session pause") {
+            #expect(wrong.isEmpty, "\(wrong)")
+        }
+    }
+}
