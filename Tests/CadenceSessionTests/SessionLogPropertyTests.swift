@@ -99,7 +99,7 @@ import Testing
     }
 
     /// Runs `c` and returns what its log does not reproduce (empty: every check holds).
-    static func check(_ c: Case) throws -> [String] {
+    static func check(_ c: Case, replay: Bool = true) throws -> [String] {
         let dir = NSTemporaryDirectory() + "session-log-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -120,7 +120,7 @@ import Testing
         if let end = try RunLog.read(path: files.last!).end?.summary, end != live {
             wrong.append("the log's end line differs from the summary file: \(Self.differences(end, live))")
         }
-        for (i, file) in files.enumerated() {
+        for (i, file) in files.enumerated() where replay {
             let replay = try LogReplay.run(path: file, allowPartialLastLine: false, logOut: nil)
             if !replay.isEqual || replay.divergences != 0 {
                 wrong.append(
@@ -152,25 +152,43 @@ import Testing
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// 150 random configurations a run; 700 at a time found the six known issues below, about
-    /// one in a few hundred configurations before they were set aside.
-    @Test func theLogOfEveryRunReportsAndReplaysAsTheRun() async {
-        await propertyCheck(count: 150, input: Self.cases()) { c in
-            // A stalled client, content frames across a session pause: the fifth and sixth known
-            // issues below.
-            if c.name.hasSuffix("stall") || (c.name.hasSuffix("pause") && c.scenario.mode.isContent) { return }
-            // Content rates on a KMS display with vblank: the first known issue below.
-            if c.scenario.mode.isContent && ["fake-drm:vkms", "fake-drm:amdgpu-vrr"].contains(c.name) { return }
-            // A late render or content frames at latency 2–3 on KMS without vblank: the second
-            // known issue below.
-            let noVBlank = ["fake-drm:bochs", "fake-drm:virtio-gpu", "fake without vblank"].contains(c.name)
-            if noVBlank && c.scenario.latency > 1 && (!c.scenario.injectLate.isEmpty || c.scenario.mode.isContent) {
-                return
-            }
-            // A rotated VRR log, or a rotated log with a session pause: the third and fourth
-            // known issues below.
-            if c.rotateBytes != nil && (c.isVRR || c.name.hasSuffix("pause")) { return }
-            let wrong = try Self.check(c)
+    /// The configurations whose replay is one of the known issues below (their report is still
+    /// checked).
+    static func replayIsAKnownIssue(_ c: Case) -> Bool {
+        // A stalled client; content frames, or latency 2–3, across a session pause: the fifth
+        // and sixth.
+        if c.name.hasSuffix("stall") { return true }
+        if c.name.hasSuffix("pause") && (c.scenario.mode.isContent || c.scenario.latency > 1) { return true }
+        // Content rates on a KMS display with vblank: the first.
+        if c.scenario.mode.isContent && ["fake-drm:vkms", "fake-drm:amdgpu-vrr"].contains(c.name) { return true }
+        // A late render or content frames at latency 2–3 on KMS without vblank: the second.
+        let noVBlank = ["fake-drm:bochs", "fake-drm:virtio-gpu", "fake without vblank"].contains(c.name)
+        if noVBlank && c.scenario.latency > 1 && (!c.scenario.injectLate.isEmpty || c.scenario.mode.isContent) {
+            return true
+        }
+        // A rotated VRR log, or a rotated log with a session pause: the third and fourth.
+        return c.rotateBytes != nil && (c.isVRR || c.name.hasSuffix("pause"))
+    }
+
+    /// 150 generated configurations, the same ones in every run (seeds 0–149): a landing CI
+    /// does not fail on a configuration nobody has seen yet. `CADENCE_EXPLORE=1` runs
+    /// ``randomConfigurations()`` instead.
+    @Test func theLogOfEveryRunReportsAndReplaysAsTheRun() throws {
+        for seed in 0..<150 {
+            var rng = Xoshiro(seed: (0xCADE, 0x1065, 0x21, UInt64(seed)))
+            let c = Self.cases().run(using: &rng)
+            let wrong = try Self.check(c, replay: !Self.replayIsAKnownIssue(c))
+            #expect(wrong.isEmpty, "seed \(seed), \(c): \(wrong.joined(separator: "; "))")
+        }
+    }
+
+    /// Random configurations, shrunk when one fails (`CADENCE_EXPLORE=1 swift test --filter
+    /// randomConfigurations`): 600–700 at a time found the six known issues below, about one in
+    /// a few hundred configurations before they were set aside.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["CADENCE_EXPLORE"] != nil))
+    func randomConfigurations() async {
+        await propertyCheck(count: 700, input: Self.cases()) { c in
+            let wrong = try Self.check(c, replay: !Self.replayIsAKnownIssue(c))
             #expect(wrong.isEmpty, "\(c): \(wrong.joined(separator: "; "))")
         }
     }
@@ -309,8 +327,9 @@ import Testing
         }
     }
 
-    /// Found by the property above (issue 21, not fixed): 60 fps content on a 120 Hz fake
-    /// display, a seat session paused 209 ms in for 100 ms, latency 1, 60 frames, not rotated: the frame
+    /// Found by the property above (issue 21, not fixed), with latency 2 too (30 Hz, frame 4
+    /// late, paused 200 ms in for 100 ms: discarded 2 vs 1, session-paused 2 vs 1): 60 fps
+    /// content on a 120 Hz fake display, a seat session paused 209 ms in for 100 ms, latency 1, 60 frames, not rotated: the frame
     /// cut off by the pause is replayed render-late, the run called it session-paused (causes
     /// render-late 5 + session-paused 1 vs render-late 6).
     @Test func contentAcrossASessionPauseReplaysExactly() throws {
