@@ -162,19 +162,8 @@ private let monitorHex = """
 
     @Test func aReplayOfAFakeRunPrintsItsSummary() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("replaytext-\(getpid())").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        var config = RunConfiguration()
-        config.frames = 120
-        config.injectLate = [40: 1]
-        let path = dir + "/run.jsonl"
-        let writer = try RunLogWriter(path: path)
-        let display = FakeDisplay(FakeDisplayConfiguration())
-        let run = try PacingRun(backend: display, configuration: config)
-        try writer.begin(RunLogHeader(backend: display, configuration: config))
-        run.onFrame = { try? writer.write(FrameRecord($0)) }
-        let summary = try run.run()
-        try writer.end(summary)
+        let (path, summary) = try ReplayReportTests.recordFakeRun(in: dir)
 
         let result = try LogReplay.run(path: path, allowPartialLastLine: false, logOut: nil)
         let lines = result.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)

@@ -6,10 +6,10 @@ import Testing
 
 /// `ReplayResult.report`: what `cadence replay --json` encodes.
 @Suite struct ReplayReportTests {
-    @Test func aReplayOfAFakeRunReportsItEqualToTheRecording() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("replayreport-\(getpid())").path
+    /// A 120-frame run on the fake display, frame 40 late by a refresh, logged to `dir/run.jsonl`
+    /// (`dir` is created): the log's path and the run's summary.
+    static func recordFakeRun(in dir: String) throws -> (path: String, summary: RunSummary) {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
         var config = RunConfiguration()
         config.frames = 120
         config.injectLate = [40: 1]
@@ -21,6 +21,13 @@ import Testing
         run.onFrame = { try? writer.write(FrameRecord($0)) }
         let summary = try run.run()
         try writer.end(summary)
+        return (path, summary)
+    }
+
+    @Test func aReplayOfAFakeRunReportsItEqualToTheRecording() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("replayreport-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (path, summary) = try Self.recordFakeRun(in: dir)
 
         let result = try Replay.run(try RunLog.read(path: path))
         #expect(result.isEqual)
