@@ -98,23 +98,9 @@ extension ValidateCommand {
             StandardStreams.errorLine("cadence validate: \(String(describing: error))")
             throw ExitCode(2)
         }
-        let result = outcome.result
-        let picked: ObservedValidation.Picked
-        switch ObservedValidation.pick(result, client: client) {
-        case .noFlips(let none):
-            print("observed          \(String(format: "%.1f", result.durationSeconds)) s: \(none.reason)")
-            try verdict([none.criterion], summary: none.summary, junitFile: junitFile, started: started)
-            return
-        case .picked(let p):
-            picked = p
-        }
-        print(result.pickNote(picked.client, command: client))
-        let summary = picked.summary
-        try options.printSummary(summary)
-        let judgement = ObservedValidation.judge(picked, with: outputJudge(criteria), frames: outcome.frames,
-                                                 device: settings.device)
-        var results = try judged(judgement, junitFile: junitFile)
-        if let f = maxFrozen { results.append(CriterionResult.frozen(picked.crtc, limit: f)) }
-        try verdict(results, summary: summary, junitFile: junitFile, started: started)
+        let judge = OutputJudge(criteria: criteria, warmupSeconds: warmup, windowSeconds: window)
+        try show(ObservedValidation.outcome(outcome.result, client: client, judge: judge, frames: outcome.frames,
+                                            device: settings.device, maxFrozen: maxFrozen, json: options.json,
+                                            started: started), junitFile: junitFile)
     }
 }
