@@ -194,12 +194,4 @@ struct RunCommand: ParsableCommand {
             throw CLIFailure(e.commandLineMessage)
         }
     }
-
-    /// Every `--inject-late` given: the frames late on every output and on named ones.
-    func injectLatePlan() throws -> RunSpec.InjectLatePlan { try timing.injectLatePlan() }
-
-    /// The line to print when the display cannot pipeline as deep as `requested`, else nil.
-    static func latencyNotice(requested: Int, display: any DisplayBackend) -> String? {
-        RunPlanning.latencyNotice(requested: requested, display: display)
-    }
 }

@@ -15,7 +15,7 @@ extension ValidateCommand {
         var used: [String] = []
         if o.backend != "auto" { used.append("--backend") }
         if !o.modeSpecs.isEmpty { used.append("--mode") }
-        used += o.fakeDisplayTimingOptionsGiven()
+        used += o.fakeOptions.timingOptionsGiven
         if o.fakeClock != "virtual" { used.append("--fake-clock") }
         if o.rate != nil { used.append("--rate") }
         if o.minDuration != nil { used.append("--min-duration") }
@@ -68,7 +68,7 @@ extension ValidateCommand {
                         + "--max-jitter, --min-rate, --max-frozen)")
             }
             settings.duration = d
-            settings.logRotation = try RunOutputOptions.rotation(log: options.log, maxSize: options.outputs.logMaxSize, keep: options.outputs.logKeep)
+            settings.logRotation = try RunPlanning.logRotation(log: options.log, maxSize: options.outputs.logMaxSize, keep: options.outputs.logKeep)
         } catch {
             StandardStreams.errorLine("cadence validate: \(String(describing: error))")
             throw ExitCode(2)
@@ -91,7 +91,7 @@ extension ValidateCommand {
             do {
                 outcome = try settings.run()
             } catch let e as CRCError {
-                throw RunCommand.crcRefusal(e)
+                throw CLIFailure(RunPlanning.crcRefusalLine(e))
             }
         } catch {
             junitFile?.discard()
