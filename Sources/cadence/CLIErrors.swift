@@ -20,23 +20,3 @@ func exitTwoOnError(_ command: String, _ body: () throws -> Void) throws {
         throw ExitCode(2)
     }
 }
-
-extension RunConfiguration.Invalid {
-    /// The line for the user: the option that set the value, then what is wrong with it
-    /// ("--latency must be 1, 2 or 3"). A bad rate range already quotes the range it was given.
-    var commandLineMessage: String {
-        let option: String
-        switch setting {
-        case .range: return description
-        case .minimumDuration: option = "--min-duration"
-        case .contentRate: option = "--content-rate"
-        case .latency: option = "--latency"
-        case .frames: option = "--frames"
-        case .duration: option = "--duration"
-        case .minimumDurationAndContentRate: option = "--min-duration and --content-rate"
-        case .injectLate: option = "--inject-late"
-        case .renderCost: option = "--render-cost"
-        }
-        return "\(option) \(problem)"
-    }
-}

@@ -101,14 +101,14 @@ struct ObserveCommand: ParsableCommand {
             o.fromTrace = fromTrace
             o.tracefs = tracefs
             o.saveTrace = saveTrace
-            o.logRotation = try RunOutputOptions.rotation(log: log, maxSize: logMaxSize, keep: logKeep)
+            o.logRotation = try RunPlanning.logRotation(log: log, maxSize: logMaxSize, keep: logKeep)
             o.statusLine = !quiet
             o.verifyCRC = verify == "crc"
             let (result, source, _): (ObserveResult, String, [String: [FrameReport]])
             do {
                 (result, source, _) = try o.run()
             } catch let e as CRCError {
-                throw RunCommand.crcRefusal(e)
+                throw CLIFailure(RunPlanning.crcRefusalLine(e))
             }
             print(json ? try result.json() : result.text(source: source))
             if let status = StandardStreams.incompleteOutputStatus(

@@ -24,7 +24,7 @@ struct PanelExpectations: ParsableArguments {
 
     /// Checks the options before the run (a bad --expect-mode or --fake-edid is exit 2).
     func validate() throws {
-        if let m = mode { _ = try Self.parseMode(m) }
+        if let m = mode { _ = try ExpectedMode(option: m) }
         if let f = fakeEDID { _ = try Self.decodeFile(f) }
     }
 
@@ -35,13 +35,10 @@ struct PanelExpectations: ParsableArguments {
         return DrivenPanel(reading: backend, fakeEDID: fake)
     }
 
-    /// One result per given expectation.
-    func evaluate(_ o: DrivenPanel) -> [CriterionResult] {
-        ExpectedPanel(monitor: monitor, serial: serial, mode: mode.flatMap { try? Self.parseMode($0) }).evaluate(o)
+    /// The expectations given.
+    var expected: ExpectedPanel {
+        ExpectedPanel(monitor: monitor, serial: serial, mode: mode.flatMap { try? ExpectedMode(option: $0) })
     }
-
-    /// "WxH" or "WxH@HZ" (`ExpectedMode`), with the option's one line when it is neither.
-    static func parseMode(_ s: String) throws -> ExpectedMode { try ExpectedMode(option: s) }
 
     static func decodeFile(_ path: String) throws -> EDID {
         do {

@@ -16,13 +16,4 @@ extension RunCommand {
         o.seed = seed
         return o
     }
-
-    /// The fake display's timing options given on the command line (they shape only
-    /// `--backend fake`; a fake DRM device takes its timing from its profile).
-    func fakeDisplayTimingOptionsGiven() -> [String] { fakeOptions.timingOptionsGiven }
-
-    /// The fake display's configuration (one line for a bad value).
-    func makeFakeConfiguration(surface: Bool) throws -> FakeDisplayConfiguration {
-        try fakeOptions.configuration(backend: backend, surface: surface)
-    }
 }

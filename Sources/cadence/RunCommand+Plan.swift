@@ -21,15 +21,16 @@ extension RunCommand {
         } catch let e as RunSpec.Invalid {
             throw CLIFailure(e.description)
         }
-        let checks = try verifyChecks()
-        let staleFrame = try staleBufferFault()
-        let fake = try makeFakeConfiguration(surface: scene != nil)
+        let checks = try RunPlanning.scanoutChecks(verify: verify, capture: capture, fault: fault)
+        let staleFrame = try RunPlanning.staleBufferFault(fault)
+        let fake = try fakeOptions.configuration(backend: backend, surface: scene != nil)
         let selection: OutputGroupPlan.Outputs
         if several {
-            let modes = try modeChoice()
+            let modes = try RunPlanning.modeChoice(modeSpecs)
             selection = .several(connectors: connectors, mode: modes.all, modes: modes.perOutput)
         } else {
-            selection = .one(connector: connector, mode: try singleOutputMode())
+            let mode = try RunPlanning.singleOutputMode(modeSpecs, connector: connector)
+            selection = .one(connector: connector, mode: mode)
         }
         let policy = try BackendChoice.vrrPolicy(vrr)
         guard let backend = DisplayChoice.Backend(self.backend) else {
@@ -46,10 +47,10 @@ extension RunCommand {
                 guard let output else { return try self.outputs.sinks(files) }
                 return try self.outputs.sinks(files.forOutput(named: output.name))
             })
-        plan.injectLate = try injectLatePlan()
+        plan.injectLate = try timing.injectLatePlan()
         plan.hud = hud
         plan.crc = checks.crc
-        plan.writeback = checks.writeback ? checks.schedule : nil
+        plan.writeback = checks.writeback
         plan.capturePNGBase = WritebackCaptures.pngBase(log: log)
         plan.staleFrame = staleFrame
         return plan

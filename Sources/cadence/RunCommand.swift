@@ -164,11 +164,6 @@ struct RunCommand: ParsableCommand {
         if let code = StandardStreams.incompleteOutputStatus(report.incompleteOutputs) { throw ExitCode(code) }
     }
 
-    /// Prints `s` as `run` does: text lines, or one JSON object with `--json`.
-    func printSummary(_ s: RunSummary) throws {
-        print(json ? try RunReport.summaryJSON(s) : RunReport.summaryText(s))
-    }
-
     /// Runs to the end (or SIGINT/SIGTERM/SIGHUP) and returns the summary; outputs are complete and the
     /// display is closed (CRTC restored) when it returns. `validate` runs this too.
     func pace(source: DeviceSource? = nil, purpose: BackendChoice.Purpose = .run,
@@ -198,13 +193,5 @@ struct RunCommand: ParsableCommand {
         } catch let e as RunConfiguration.Invalid {
             throw CLIFailure(e.commandLineMessage)
         }
-    }
-
-    /// Every `--inject-late` given: the frames late on every output and on named ones.
-    func injectLatePlan() throws -> RunSpec.InjectLatePlan { try timing.injectLatePlan() }
-
-    /// The line to print when the display cannot pipeline as deep as `requested`, else nil.
-    static func latencyNotice(requested: Int, display: any DisplayBackend) -> String? {
-        RunPlanning.latencyNotice(requested: requested, display: display)
     }
 }

@@ -29,7 +29,7 @@ extension RunOutputOptions {
     /// bad size or count), `--csv`, `--summary`, `--quiet`.
     func files(log: String?) throws -> SessionOutputs {
         var files = SessionOutputs()
-        files.logRotation = try Self.rotation(log: log, maxSize: logMaxSize, keep: logKeep)
+        files.logRotation = try RunPlanning.logRotation(log: log, maxSize: logMaxSize, keep: logKeep)
         files.log = log
         files.csv = csv
         files.summary = summary
@@ -49,11 +49,5 @@ extension RunOutputOptions {
             try sinks.addMetrics(port: port, address: metrics.metricsAddress, textfile: metrics.metricsTextfile)
         }
         return sinks
-    }
-
-    /// The rotation `--log-max-size` and `--log-keep` ask for (nil: none); one line for a bad
-    /// size or count, or either without `--log`.
-    static func rotation(log: String?, maxSize: String?, keep: Int?) throws -> LogRotation? {
-        try RunPlanning.logRotation(log: log, maxSize: maxSize, keep: keep)
     }
 }

@@ -14,14 +14,12 @@ extension RunCommand {
 
     /// What several outputs cannot do yet (docs/several-outputs.md says why): one line naming the options.
     func refuseForSeveral() throws {
-        var used: [String] = []
-        if outputs.metrics.metricsPort != nil || outputs.metrics.metricsTextfile != nil { used.append("--metrics-port/--metrics-textfile") }
-        if verify != nil || capture != nil { used.append("--verify") }
-        if fault != nil { used.append("--fault") }
-        if !used.isEmpty {
-            throw CLIFailure("\(used.joined(separator: ", ")) \(used.count == 1 ? "is" : "are") not supported with several outputs yet: run one --connector at a time")
+        let metrics = outputs.metrics.metricsPort != nil || outputs.metrics.metricsTextfile != nil
+        if let line = RunPlanning.severalOutputsRefusal(
+            metrics: metrics, verify: verify != nil || capture != nil, fault: fault != nil, backend: backend)
+        {
+            throw CLIFailure(line)
         }
-        if backend == "fake" { throw CLIFailure(RunPlanning.refusalLine(.severalOutputsNeedKMS)) }
     }
 
     /// Opens every output, runs them together until the end (or SIGINT/SIGTERM/SIGHUP) and

@@ -142,31 +142,28 @@ struct ValidateCommand: ParsableCommand {
         return c
     }
 
-    /// True when the options ask for several outputs.
-    var severalOutputs: Bool { options.severalOutputs }
-
     /// Runs and judges one output or several (`--connector A --connector B`, or `all`: every
     /// output judged on its own with the same thresholds, each PASS/FAIL line naming it, the
     /// verdict failing when any output fails); `source` is where DRM devices come from (tests
     /// pass a fake), and `onRun` sees each run before it starts (tests script faults there).
     func execute(source: DeviceSource?, onRun: ((PacingRun) -> Void)? = nil) throws {
-        let several = severalOutputs
-        var runs: [(sinks: SessionSinks, tally: FrameTally, panel: DrivenPanel)] = []
+        let several = options.severalOutputs
+        var runs: [ValidationOutcome.RunOutput] = []
         let report: RunReport
-        let judging: OutputJudge
+        let judge: OutputJudge
         let started = Date()
         let junitFile: LineFile?
         do {
-            judging = outputJudge(try self.criteria())
+            judge = OutputJudge(criteria: try self.criteria(), warmupSeconds: warmup, windowSeconds: window)
             if !several { try expect.validate() }
-            try judging.criteria.requireJudging(
+            try judge.criteria.requireJudging(
                 severalOutputs: several, panelExpected: !expect.isEmpty, scanoutLimit: maxScanoutMismatches != nil)
             junitFile = try junit.map { try LineFile(path: $0) }
             do {
                 if several { try options.refuseForSeveral() }
                 report = RunReport(try options.paceOutputs(source: source, purpose: .validate) { o in
-                    let tally = judging.makeTally()
-                    runs.append((o.sinks, tally, several ? DrivenPanel() : expect.observe(o.run.backend)))
+                    let tally = judge.makeTally()
+                    runs.append(.init(tally: tally, sinks: o.sinks, panel: several ? DrivenPanel() : expect.observe(o.run.backend)))
                     o.sinks.add(tally)
                     onRun?(o.run)
                 })
@@ -180,73 +177,28 @@ struct ValidateCommand: ParsableCommand {
             StandardStreams.errorLine("cadence validate: \(String(describing: error))")
             throw ExitCode(2)
         }
-        // Several with --json: one object, each output's summary with its criteria, and the total.
-        let json = several && options.json
-        var judgedOutputs = OutputsValidation()
-        var notes: [String?] = []
-        for (i, (r, run)) in zip(report.outputs, runs).enumerated() {
-            if !json {
-                if i > 0 { print("") }
-                if several { print("output            \(r.line)") }
-                try options.printSummary(r.summary)
+        try show(ValidationOutcome.judging(report, runs: runs, with: judge, several: several, json: options.json,
+                                           expected: expect.expected, scanoutLimit: maxScanoutMismatches,
+                                           started: started), junitFile: junitFile)
+    }
+
+    /// Prints `outcome`'s lines, writes (or discards) the JUnit file between them, and exits
+    /// with its status (3: passed but an output is incomplete).
+    func show(_ outcome: ValidationOutcome, junitFile: LineFile?) throws {
+        func show(_ lines: [ValidationOutcome.Line]) {
+            for line in lines {
+                switch line {
+                case .output(let text): print(text)
+                case .error(let text): StandardStreams.errorLine(text)
+                }
             }
-            var note: String? = nil
-            var results = try judged(judging.judge(r.summary, tally: run.tally, sinks: run.sinks),
-                                     junitFile: several ? nil : junitFile,
-                                     note: { detail in if json { note = detail } else { print(Self.judgedLine(detail)) } })
-            notes.append(note)
-            if !several {
-                results += expect.evaluate(run.panel)
-                if let m = maxScanoutMismatches { results.append(CriterionResult.scanoutMismatches(r.summary.scanout, limit: m)) }
-                return try verdict(results, summary: r.summary, junitFile: junitFile, started: started)
-            }
-            judgedOutputs.add(name: r.name, summary: r.summary, results: results)
         }
-        print(json ? try judgedOutputs.json(runs: report.outputs, notes: notes) : "")
-        // One suite per output, each with its own summary.
-        if let f = junitFile { try write(f, judgedOutputs.junitXML(seconds: Date().timeIntervalSince(started))) }
-        try verdict(judgedOutputs.verdict.results, summary: judgedOutputs.summary ?? report.outputs[0].summary, junitFile: nil,
-                    started: started, printLines: !json)
-    }
-
-    /// The judge of each output (CadenceSession's `OutputJudge`): `criteria`, after `--warmup`
-    /// and in each `--window`.
-    func outputJudge(_ criteria: ValidationCriteria) -> OutputJudge {
-        OutputJudge(criteria: criteria, warmupSeconds: warmup, windowSeconds: window)
-    }
-
-    /// The "judged" line of `detail` (what `note` gets: the frames judged, the warm-up, the
-    /// windows).
-    static func judgedLine(_ detail: String) -> String { OutputJudge.Judged.line(detail) }
-
-    /// Prints the "judged" line of `detail`.
-    static func printJudged(_ detail: String) { print(judgedLine(detail)) }
-
-    /// The results of `judged`, after `note` got what was judged (--warmup/--window; by default
-    /// printed as its "judged" line). Exits 2 when nothing is left to judge.
-    func judged(_ judged: OutputJudge.Judged, junitFile: LineFile?,
-                note printNote: (String) -> Void = ValidateCommand.printJudged) throws -> [CriterionResult] {
-        guard let note = judged.note(warmupSeconds: warmup, windowSeconds: window) else { return judged.results }
-        printNote(note)
-        if judged.nothingToJudge {
-            junitFile?.discard()
-            printError("cadence validate: " + OutputJudge.Judged.nothingToJudgeLine(warmupSeconds: warmup))
-            throw ExitCode(2)
-        }
-        return judged.results
-    }
-
-    /// Prints one PASS/FAIL line per criterion (and the failed ones on stderr), writes the
-    /// JUnit file and the verdict line; throws exit 1 on a failure, 3 on an incomplete output.
-    func verdict(_ results: [CriterionResult], summary: RunSummary, junitFile: LineFile?, started: Date,
-                 printLines: Bool = true) throws {
-        let judged = ValidationVerdict(results, backend: summary.backend)
-        if printLines { judged.lines.forEach { print($0) } }
-        judged.failureLines.forEach(StandardStreams.errorLine)
-        if let f = junitFile { try write(f, JUnitReport.xml(results, summary: summary, seconds: Date().timeIntervalSince(started))) }
-        if printLines { print(judged.verdictLine) }
-        if !judged.passed { throw ExitCode(1) }
-        if let code = StandardStreams.incompleteOutputStatus(summary.incompleteOutputs) { throw ExitCode(code) }
+        show(outcome.beforeJUnit)
+        if let f = junitFile, let xml = outcome.junitXML { try write(f, xml) }
+        if let f = junitFile, outcome.discardsJUnit { f.discard() }
+        show(outcome.afterJUnit)
+        if outcome.status != 0 { throw ExitCode(outcome.status) }
+        if let code = StandardStreams.incompleteOutputStatus(outcome.incompleteOutputs) { throw ExitCode(code) }
     }
 
     /// Writes the JUnit `xml` to `file` and closes it; a write that fails is one line, exit 2.

@@ -15,7 +15,7 @@ extension ValidateCommand {
         var used: [String] = []
         if o.backend != "auto" { used.append("--backend") }
         if !o.modeSpecs.isEmpty { used.append("--mode") }
-        used += o.fakeDisplayTimingOptionsGiven()
+        used += o.fakeOptions.timingOptionsGiven
         if o.fakeClock != "virtual" { used.append("--fake-clock") }
         if o.rate != nil { used.append("--rate") }
         if o.minDuration != nil { used.append("--min-duration") }
@@ -68,7 +68,7 @@ extension ValidateCommand {
                         + "--max-jitter, --min-rate, --max-frozen)")
             }
             settings.duration = d
-            settings.logRotation = try RunOutputOptions.rotation(log: options.log, maxSize: options.outputs.logMaxSize, keep: options.outputs.logKeep)
+            settings.logRotation = try RunPlanning.logRotation(log: options.log, maxSize: options.outputs.logMaxSize, keep: options.outputs.logKeep)
         } catch {
             StandardStreams.errorLine("cadence validate: \(String(describing: error))")
             throw ExitCode(2)
@@ -91,30 +91,16 @@ extension ValidateCommand {
             do {
                 outcome = try settings.run()
             } catch let e as CRCError {
-                throw RunCommand.crcRefusal(e)
+                throw CLIFailure(RunPlanning.crcRefusalLine(e))
             }
         } catch {
             junitFile?.discard()
             StandardStreams.errorLine("cadence validate: \(String(describing: error))")
             throw ExitCode(2)
         }
-        let result = outcome.result
-        let picked: ObservedValidation.Picked
-        switch ObservedValidation.pick(result, client: client) {
-        case .noFlips(let none):
-            print("observed          \(String(format: "%.1f", result.durationSeconds)) s: \(none.reason)")
-            try verdict([none.criterion], summary: none.summary, junitFile: junitFile, started: started)
-            return
-        case .picked(let p):
-            picked = p
-        }
-        print(result.pickNote(picked.client, command: client))
-        let summary = picked.summary
-        try options.printSummary(summary)
-        let judgement = ObservedValidation.judge(picked, with: outputJudge(criteria), frames: outcome.frames,
-                                                 device: settings.device)
-        var results = try judged(judgement, junitFile: junitFile)
-        if let f = maxFrozen { results.append(CriterionResult.frozen(picked.crtc, limit: f)) }
-        try verdict(results, summary: summary, junitFile: junitFile, started: started)
+        let judge = OutputJudge(criteria: criteria, warmupSeconds: warmup, windowSeconds: window)
+        try show(ObservedValidation.outcome(outcome.result, client: client, judge: judge, frames: outcome.frames,
+                                            device: settings.device, maxFrozen: maxFrozen, json: options.json,
+                                            started: started), junitFile: junitFile)
     }
 }

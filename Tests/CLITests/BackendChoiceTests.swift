@@ -111,12 +111,12 @@ import Testing
         let cmd = try RunCommand.parse(["--backend", "kms", "--scene", "solid", "--frames", "60", "--latency", "3", "--quiet"])
         var notice: String?
         let s = try cmd.pace(source: .fake(fake), onRun: { run, _ in
-            notice = RunCommand.latencyNotice(requested: 3, display: run.backend)
+            notice = RunPlanning.latencyNotice(requested: 3, display: run.backend)
         })
         #expect(s.backend == "kms" && s.frames == 60 && s.latency == 2)
         #expect(notice == "kms has 3 buffers, so frame latency is capped at 2: --latency 3 runs as 2")
-        #expect(RunCommand.latencyNotice(requested: 2, display: FakeDisplay(FakeDisplayConfiguration())) == nil)
-        #expect(RunCommand.latencyNotice(requested: 3, display: FakeDisplay(FakeDisplayConfiguration())) == nil)
+        #expect(RunPlanning.latencyNotice(requested: 2, display: FakeDisplay(FakeDisplayConfiguration())) == nil)
+        #expect(RunPlanning.latencyNotice(requested: 3, display: FakeDisplay(FakeDisplayConfiguration())) == nil)
     }
 
     /// `cadence validate` on the KMS path over the fake DRM device: a device error is exit 2,
