@@ -253,15 +253,23 @@ extension KMSDisplay {
                 continue
             }
             w.pending.remove(at: i)
-            let b = w.buffers[p.buffer]
-            let captured = readCapture(w, p.buffer)
-            w.free.append(p.buffer)
-            w.stats.captures += 1
-            w.deliver(
+            deliver(w, buffer: p.buffer) { b, captured in
                 WritebackCapture(
                     frame: p.frame, label: p.label, width: b.width, height: b.height, rendered: p.pixels,
-                    captured: captured))
+                    captured: captured)
+            }
         }
+    }
+
+    /// Reads capture buffer `index`, frees it, counts the capture and delivers what `capture`
+    /// makes of the buffer and its pixels.
+    private func deliver(
+        _ w: WritebackState, buffer index: Int, _ capture: (ScanoutBuffer, [UInt32]) -> WritebackCapture
+    ) {
+        let captured = readCapture(w, index)
+        w.free.append(index)
+        w.stats.captures += 1
+        w.deliver(capture(w.buffers[index], captured))
     }
 
     /// Reads capture buffer `index` (timed).
@@ -341,14 +349,11 @@ extension KMSDisplay {
                 continue
             }
             w.ring.remove(at: i)
-            let b = w.buffers[job.buffer]
-            let captured = readCapture(w, job.buffer)
-            w.free.append(job.buffer)
-            w.stats.captures += 1
-            w.deliver(
+            deliver(w, buffer: job.buffer) { b, captured in
                 WritebackCapture(
                     frame: job.frame, label: job.label, width: b.width, height: b.height, rendered: [],
-                    captured: captured, reason: job.reason, changeVBlank: job.changeVBlank))
+                    captured: captured, reason: job.reason, changeVBlank: job.changeVBlank)
+            }
         }
     }
 
