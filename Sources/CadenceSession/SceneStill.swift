@@ -64,7 +64,10 @@ public struct SceneStill {
         guard path.lowercased().hasSuffix(".png") else {
             throw Invalid(description: "output '\(path)' must end in .png")
         }
-        try PNGWriter.write(render().canvas, to: path)
+        // The canvas points into the bitmap's memory: the bitmap must outlive the write
+        // (`render().canvas` freed it first; AddressSanitizer: heap-use-after-free).
+        let bitmap = render()
+        try withExtendedLifetime(bitmap) { try PNGWriter.write(bitmap.canvas, to: path) }
         return "wrote \(path) (\(width)x\(height), \(scene.name) frame \(frame))"
     }
 
