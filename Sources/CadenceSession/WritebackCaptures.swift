@@ -56,12 +56,12 @@ public struct CaptureSchedule: Equatable, Sendable {
 /// with the X byte ignored) and written as `BASE000050.png`.
 ///
 /// The display calls ``rendered(_:)`` and ``take()`` on the pacing thread and hands each
-/// capture to ``check(label:width:height:rendered:captured:)``, which only queues it: the
+/// capture to ``check(label:width:height:rendered:captured:reason:changeVBlank:)``, which only queues it: the
 /// decoding, the comparison and the PNG run on one worker thread, so a capture costs the pacing
 /// thread the read of the capture buffer and nothing more. At most
 /// ``WritebackCaptures/maximumQueued`` captures wait for the worker; a further one waits on the
 /// pacing thread until one is done (memory stays bounded, the wait shows as a late frame).
-/// ``finish(skipped:timedOut:readMicroseconds:)`` waits for the worker.
+/// ``finish(skipped:timedOut:readMicroseconds:onMismatch:)`` waits for the worker.
 ///
 /// Failure rule (as a ``FrameSink``): a PNG that cannot be written is reported at the end, once,
 /// with how many were not written (an entry in `incompleteOutputs`: `cadence run` exits 3); the
@@ -76,7 +76,7 @@ public final class WritebackCaptures: FrameSink, @unchecked Sendable {
     private let slots = DispatchSemaphore(value: WritebackCaptures.maximumQueued)
     /// Pacing thread only.
     private var next: Int?
-    /// Worker only (read after ``finish(skipped:timedOut:readMicroseconds:)`` drains it).
+    /// Worker only (read after ``finish(skipped:timedOut:readMicroseconds:onMismatch:)`` drains it).
     private var summary = WritebackSummary()
     private var pngFailures = 0
     private var firstPNGFailure: (path: String, error: String)?

@@ -175,7 +175,7 @@ extension KMSDisplay {
         }
     }
 
-    /// True while ``startWriteback(request:deliver:)`` runs.
+    /// True while ``startWriteback(onMismatch:request:deliver:)`` runs.
     public var isCapturingWriteback: Bool { writeback != nil }
 
     /// At finish: keeps the render of a frame the caller wants captured.
