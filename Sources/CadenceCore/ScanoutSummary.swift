@@ -225,3 +225,32 @@ public struct FlaggedCapture: Codable, Equatable, Sendable {
         return "frame \(frame) (\(why)): capture shows " + (shows.map { "frame \($0)" } ?? "no frame identity")
     }
 }
+
+extension ScanoutVerifier {
+    /// The longest stretch of flips that changed nothing, by the time the flips kept coming
+    /// (first to last unchanged flip): each stale flip (at vblank `stale[i]`) belongs to the
+    /// stretch that starts at the last content change before it (or at the first line, when the
+    /// content never changed before it). Both lists are in vblank order.
+    static func longestFrozen(stale: [UInt64], changes: [UInt64], firstLine: UInt64) -> FrozenContent? {
+        var best: FrozenContent?
+        var current: FrozenContent?
+        var c = 0  // changes[..<c] are before the stale flip at hand
+        for v in stale {
+            while c < changes.count && changes[c] < v { c += 1 }
+            let from = c > 0 ? changes[c - 1] : firstLine
+            if current?.fromSequence == from {
+                current!.lastFlipSequence = v
+                current!.flips += 1
+            } else {
+                current = FrozenContent(
+                    fromSequence: from, firstFlipSequence: v, lastFlipSequence: v, flips: 1, sinceFirstLine: c == 0)
+            }
+            if best == nil || current!.flippingRefreshes > best!.flippingRefreshes
+                || (current!.flippingRefreshes == best!.flippingRefreshes && current!.refreshes > best!.refreshes)
+            {
+                best = current
+            }
+        }
+        return best
+    }
+}
