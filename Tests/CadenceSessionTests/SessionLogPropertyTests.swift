@@ -23,11 +23,11 @@ import Testing
     /// One random run: where it runs and what it asks for.
     struct Case: CustomStringConvertible, Sendable {
         var display: Int
-        var scenario: PacingScenario
-        var rotateBytes: Int64?
-        var vrrHz: Double
-        var pause: (after: Nanoseconds, for: Nanoseconds)
-        var stall: (at: Int, by: Nanoseconds)
+        var scenario = PacingScenario()
+        var rotateBytes: Int64? = nil
+        var vrrHz: Double = 0
+        var pause: (after: Nanoseconds, for: Nanoseconds) = (0, 0)
+        var stall: (at: Int, by: Nanoseconds) = (0, 0)
 
         static let displays = [
             "fake", "fake VRR 48–144", "fake without vblank", "fake with a session pause", "fake with a stall",
@@ -217,7 +217,7 @@ import Testing
     ///    vs 60.0 Hz).
     @Test(arguments: [1, 2, 3])
     func foundByTheProperty(_ n: Int) throws {
-        var c = Case(display: 0, scenario: PacingScenario(), rotateBytes: nil, vrrHz: 0, pause: (0, 0), stall: (0, 0))
+        var c = Case(display: 0)
         c.scenario.frames = 60
         switch n {
         case 1:
@@ -248,8 +248,7 @@ import Testing
     /// (render-late) that the run showed: `run --backend fake-drm:vkms --content-rate 60.0038
     /// --frames 60 --log c.jsonl` then `replay c.jsonl` says DIFFERS.
     @Test func contentAtLatency2OnKMSReplaysExactly() throws {
-        var c = Case(
-            display: 5, scenario: PacingScenario(), rotateBytes: nil, vrrHz: 0, pause: (0, 0), stall: (0, 0))
+        var c = Case(display: 5)
         c.scenario.refreshHz = 60.0038
         c.scenario.latency = 2
         c.scenario.frames = 60
@@ -270,8 +269,7 @@ import Testing
     /// durations (16.668 ms on the fake display without vblank at 60 Hz, latency 3, 102
     /// frames: p99 990.0 vs 1,000 µs; found by CI's random run at this stop).
     @Test func aLateRenderWithoutVBlankReplaysExactly() throws {
-        var c = Case(
-            display: 6, scenario: PacingScenario(), rotateBytes: nil, vrrHz: 0, pause: (0, 0), stall: (0, 0))
+        var c = Case(display: 6)
         c.scenario.refreshHz = 75
         c.scenario.latency = 2
         c.scenario.frames = 60
@@ -291,8 +289,7 @@ import Testing
     /// replays a hitch time ratio 0.007 % apart (496.616 vs 496.653 ms/s); the property also
     /// found a rotated 142.17 Hz run at latency 3 with nothing late that differs.
     @Test func aRotatedVRRLogWithALateFrameReplaysExactly() throws {
-        var c = Case(
-            display: 9, scenario: PacingScenario(), rotateBytes: 8 << 10, vrrHz: 3, pause: (0, 0), stall: (0, 0))
+        var c = Case(display: 9, rotateBytes: 8 << 10, vrrHz: 3)
         c.scenario.refreshHz = 144
         c.scenario.latency = 2
         c.scenario.frames = 60
@@ -307,9 +304,7 @@ import Testing
     /// 16 KiB): the second of 3 files replays one frame interval fewer (17 vs 18), measured
     /// rate 24.29 vs 25.71 Hz. The first file replays equal since this stop (its gap was lost).
     @Test func aRotatedLogWithASessionPauseReplaysExactly() throws {
-        var c = Case(
-            display: 3, scenario: PacingScenario(), rotateBytes: 16 << 10, vrrHz: 0, pause: (200_000_000, 867_000_000),
-            stall: (0, 0))
+        var c = Case(display: 3, rotateBytes: 16 << 10, pause: (200_000_000, 867_000_000))
         c.scenario.frames = 60
         c.scenario.mode = .content(24)
         try Self.expectKnownReplayIssue(c, "issue 21: a later file of a rotated log with a session pause") {
@@ -322,8 +317,7 @@ import Testing
     /// late by 6 refreshes: the replay adds a flip-late drop (causes flip-late 1 + render-late 1
     /// vs render-late 1; durationSeconds 1.0667 vs 1.0833).
     @Test func aStalledClientReplaysExactly() throws {
-        var c = Case(
-            display: 4, scenario: PacingScenario(), rotateBytes: nil, vrrHz: 0, pause: (0, 0), stall: (66, 84_000_000))
+        var c = Case(display: 4, stall: (66, 84_000_000))
         c.scenario.frames = 60
         c.scenario.injectLate = [2: 6]
         try Self.expectKnownReplayIssue(
@@ -337,9 +331,7 @@ import Testing
     /// 60 frames, not rotated: the frame cut off by the pause is replayed render-late, the run
     /// called it session-paused (causes render-late 5 + session-paused 1 vs render-late 6).
     @Test func contentAcrossASessionPauseReplaysExactly() throws {
-        var c = Case(
-            display: 3, scenario: PacingScenario(), rotateBytes: nil, vrrHz: 0, pause: (209_000_000, 100_000_000),
-            stall: (0, 0))
+        var c = Case(display: 3, pause: (209_000_000, 100_000_000))
         c.scenario.frames = 60
         c.scenario.mode = .content(60)
         c.scenario.refreshHz = 120
