@@ -94,7 +94,10 @@ public struct ScanoutVerifier: Sendable {
     /// The verdicts given since the last call, in the order they were reached (empty unless
     /// the verifier keeps verdicts). ``finishedVerdicts()`` gives the rest at the end.
     public mutating func takeVerdicts() -> [FrameVerdict] {
-        defer { verdicts.removeAll(keepingCapacity: true) }
+        // Called on every wake of the pacing thread: nothing allocated when there is nothing
+        // (emptying a buffer the caller holds a copy of, keeping its capacity, allocated one).
+        guard !verdicts.isEmpty else { return [] }
+        defer { verdicts = [] }
         return verdicts
     }
 
@@ -102,7 +105,8 @@ public struct ScanoutVerifier: Sendable {
     /// were reached (empty unless the verifier keeps verdicts). ``finishedChangesWithoutFlip()``
     /// gives the rest at the end.
     public mutating func takeChangesWithoutFlip() -> [UInt64] {
-        defer { changeVerdicts.removeAll(keepingCapacity: true) }
+        guard !changeVerdicts.isEmpty else { return [] }
+        defer { changeVerdicts = [] }
         return changeVerdicts
     }
 
@@ -173,18 +177,17 @@ public struct ScanoutVerifier: Sendable {
 
     /// The verdicts not taken yet and those of every frame still open, as ``finish()`` would
     /// reach them (empty unless the verifier keeps verdicts).
-    public func finishedVerdicts() -> [FrameVerdict] {
-        var v = self
-        v.advance(final: true)
-        return v.verdicts
-    }
+    public func finishedVerdicts() -> [FrameVerdict] { finished().verdicts }
 
     /// The changes without a flip not taken yet and those still open, as ``finish()`` would
     /// reach them (empty unless the verifier keeps verdicts).
-    public func finishedChangesWithoutFlip() -> [UInt64] {
+    public func finishedChangesWithoutFlip() -> [UInt64] { finished().changes }
+
+    /// ``finishedVerdicts()`` and ``finishedChangesWithoutFlip()`` from one final pass.
+    public func finished() -> (verdicts: [FrameVerdict], changes: [UInt64]) {
         var v = self
         v.advance(final: true)
-        return v.changeVerdicts
+        return (v.verdicts, v.changeVerdicts)
     }
 
     /// The verdict over everything added so far.

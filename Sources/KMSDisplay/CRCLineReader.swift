@@ -112,7 +112,8 @@ public final class CRCLineReader {
     /// At the end: the early verdicts not taken yet and those of every frame still open.
     public func finishedEarlyVerdicts() -> (frames: [ScanoutVerifier.FrameVerdict], changes: [UInt64]) {
         guard let p = provisional else { return ([], []) }
-        return (p.finishedVerdicts(), p.finishedChangesWithoutFlip())
+        let f = p.finished()
+        return (f.verdicts, f.changes)
     }
 
     /// Judges lines from vblank `sequence` on, those held so far included.
