@@ -99,9 +99,10 @@ struct VRRRepeats {
     var lfc: LowFramerateCompensation?
     /// Repeats done of the frame on screen.
     var done = 0
-    /// A repeat flip is in flight, committed at `repeatCommit`.
-    var inFlight = false
-    var repeatCommit: Int64 = 0
+    /// When the repeat flip in flight was committed (nil: none in flight).
+    var repeatCommit: Int64?
+    /// A repeat flip is in flight.
+    var inFlight: Bool { repeatCommit != nil }
     var cadence = CommitCadence()
     /// The shortest time from a commit to the refresh it started seen (nil before the first).
     var response: Int64?
@@ -113,25 +114,30 @@ struct VRRRepeats {
 
     /// The frame committed last started its refresh at `t`.
     mutating func framePresented(at t: Int64, range: ClosedRange<Double>) {
-        lfc = LowFramerateCompensation(range: range)
+        if lfc == nil { lfc = LowFramerateCompensation(range: range) }
         done = 0
         plan = nil
         guard let c = cadence.lastCommit else { return }
-        let took = Swift.max(0, t - c)
-        let r = Swift.min(response ?? took, took)
-        response = r
+        let took = observe(commit: c, refresh: t)
         // Later than the response by less than the timestamps' whole µs: on time.
-        let late = took - r < 1_000 ? 0 : took - r
+        let late = took - response! < 1_000 ? 0 : took - response!
         let d = cadence.frameDuration
         if d > 0 { plan = (c + late, c + d) }
     }
 
-    /// A repeat committed at ``repeatCommit`` started its refresh at `t`.
+    /// The repeat committed at ``repeatCommit`` started its refresh at `t`.
     mutating func repeatCompleted(at t: Int64) {
-        inFlight = false
+        if let c = repeatCommit { _ = observe(commit: c, refresh: t) }
+        repeatCommit = nil
         done += 1
-        let took = Swift.max(0, t - repeatCommit)
+    }
+
+    /// A flip committed at `commit` started its refresh at `refresh`: the time it took, which
+    /// ``response`` keeps the shortest of.
+    private mutating func observe(commit: Int64, refresh: Int64) -> Int64 {
+        let took = Swift.max(0, refresh - commit)
         response = Swift.min(response ?? took, took)
+        return took
     }
 
     /// When the next repeat should be committed, nil when none is planned.
@@ -158,7 +164,6 @@ extension KMSDisplay {
         guard let shown = swapchain.onScreen else { repeats.done += 1; return nil }
         do {
             try output.flip(to: swapchain.buffers[shown].framebuffer, userData: Self.repeatTag)
-            repeats.inFlight = true
             repeats.repeatCommit = now()
         } catch let e as DRMError {
             repeats.done += 1

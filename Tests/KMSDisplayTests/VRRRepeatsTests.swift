@@ -22,7 +22,6 @@ struct VRRRepeatsTests {
         r.framePresented(at: 23_852_969, range: panel)
         #expect(r.response == 100_000)
         #expect(r.nextCommitTime == 35_629_454)
-        r.inFlight = true
         r.repeatCommit = 35_629_454
         r.repeatCompleted(at: 35_729_454)
         #expect(r.done == 1 && !r.inFlight && r.nextCommitTime == nil)
