@@ -186,16 +186,8 @@ extension KMSDisplay {
             w.kept[frame] = (label, [])
             return
         }
-        let t0 = device.monotonicNow()
-        var pixels = [UInt32](repeating: 0, count: shadow.width * shadow.height)
-        pixels.withUnsafeMutableBytes { dst in
-            for y in 0..<shadow.height {
-                (dst.baseAddress! + y * shadow.width * 4).copyMemory(
-                    from: shadow.pixels + y * shadow.stride, byteCount: shadow.width * 4)
-            }
-        }
+        let pixels = packedPixels(w, shadow.pixels, width: shadow.width, height: shadow.height, stride: shadow.stride)
         w.kept[frame] = (label, pixels)
-        w.readNs += device.monotonicNow() - t0
     }
 
     /// The writeback properties for the flip of `frame` (none when it is not to be captured,
@@ -274,16 +266,24 @@ extension KMSDisplay {
 
     /// Reads capture buffer `index` (timed).
     private func readCapture(_ w: WritebackState, _ index: Int) -> [UInt32] {
-        let t0 = device.monotonicNow()
         let b = w.buffers[index]
-        var captured = [UInt32](repeating: 0, count: b.width * b.height)
-        captured.withUnsafeMutableBytes { dst in
-            for y in 0..<b.height {
-                (dst.baseAddress! + y * b.width * 4).copyMemory(from: b.pixels + y * b.stride, byteCount: b.width * 4)
+        return packedPixels(w, b.pixels, width: b.width, height: b.height, stride: b.stride)
+    }
+
+    /// The `width` x `height` pixels at `base` (rows `stride` bytes apart), packed row after
+    /// row; the time it took is added to the capture path's.
+    private func packedPixels(
+        _ w: WritebackState, _ base: UnsafeMutableRawPointer, width: Int, height: Int, stride: Int
+    ) -> [UInt32] {
+        let t0 = device.monotonicNow()
+        var packed = [UInt32](repeating: 0, count: width * height)
+        packed.withUnsafeMutableBytes { dst in
+            for y in 0..<height {
+                (dst.baseAddress! + y * width * 4).copyMemory(from: base + y * stride, byteCount: width * 4)
             }
         }
         w.readNs += device.monotonicNow() - t0
-        return captured
+        return packed
     }
 
     /// Capturing on a mismatch: the vblank the flip of `frame` latched at, for the changes
