@@ -43,7 +43,13 @@ public struct LowFramerateCompensation: Sendable, Equatable {
     /// rate selection never asks for such a rate: ``EffectiveRate/requestedHz``).
     public func refreshes(forFrameDuration duration: Nanoseconds) -> Int {
         let k = refreshesHeld(duration)
-        return Double(duration) / Double(k) >= minimumIntervalNs * 0.999 ? k : 1
+        return fits(duration, in: k) ? k : 1
+    }
+
+    /// Whether `k` even refreshes of `duration` ns are each no shorter than the panel's
+    /// shortest (0.1% of slack).
+    private func fits(_ duration: Nanoseconds, in k: Int) -> Bool {
+        Double(duration) / Double(k) >= minimumIntervalNs * 0.999
     }
 
     /// The fewest refreshes, none longer than the panel's longest, that hold a frame `duration`
@@ -78,7 +84,7 @@ public struct LowFramerateCompensation: Sendable, Equatable {
         let k = refreshesHeld(span)
         guard index >= 1, index < k else { return nil }
         let kk = Nanoseconds(k)
-        guard Double(span) / Double(k) >= minimumIntervalNs * 0.999 else {
+        guard fits(span, in: k) else {
             return frameStart &+ Nanoseconds((Double(index) * minimumIntervalNs).rounded(.up))
         }
         return frameStart &+ (Nanoseconds(index) &* span &+ kk &- 1) / kk
