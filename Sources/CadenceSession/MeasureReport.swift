@@ -88,9 +88,9 @@ extension MeasureResult {
             defer { prev = f }
             let dseq = prev.map { Int64(bitPattern: f.sequence &- $0.sequence) } ?? 0
             let dt = prev.map { Double(f.timestamp - $0.timestamp) / 1e6 } ?? 0
-            let receipt = String(measureFormat4: Double(f.receivedAt - f.timestamp) / 1e6)
+            let receipt = String(format4: Double(f.receivedAt - f.timestamp) / 1e6)
             return prefix
-                + "flip \(i) seq \(f.sequence) (+\(dseq)) t \(f.timestamp) dt \(String(measureFormat4: dt)) ms receipt +\(receipt) ms"
+                + "flip \(i) seq \(f.sequence) (+\(dseq)) t \(f.timestamp) dt \(String(format4: dt)) ms receipt +\(receipt) ms"
         }
     }
 
@@ -107,7 +107,7 @@ extension MeasureResult {
     /// and mode: refresh nominal and measured, vblank, flips, missed vblanks, session gaps,
     /// intervals and the timestamp checks.
     public var text: String {
-        func ms(_ v: Double) -> String { String(measureFormat4: v) }
+        func ms(_ v: Double) -> String { String(format4: v) }
         let m = measurement, mode = selection.mode
         let connector = name?.name ?? selection.connector.name
         var s =
@@ -200,7 +200,7 @@ extension VRRSweepResult {
     /// frame, refresh), steps below the range marked LFC.
     public var text: String {
         let m = selection.mode
-        let f4 = { (v: Double) in String(measureFormat4: v) }
+        let f4 = { (v: Double) in String(format4: v) }
         func pad(_ s: String, _ n: Int) -> String { String(repeating: " ", count: Swift.max(0, n - s.count)) + s }
         var lines = [
             "\(device) \(driver) \(selection.connector.name) \(m.hdisplay)x\(m.vdisplay)@\(f4(m.refreshHz)) VRR \(f4(range.lowerBound))–\(f4(range.upperBound)) Hz",
@@ -254,7 +254,7 @@ extension VRRSweepResult {
     /// One stderr line per step in the range whose mean interval missed the requested one.
     public var failureLines: [String] {
         missed.map { s in
-            "check failed: \(String(measureFormat4: s.requestedHz)) Hz: mean interval \(String(measureFormat4: s.achievedMeanMs)) ms for \(String(measureFormat4: s.requestedIntervalMs)) ms requested"
+            "check failed: \(String(format4: s.requestedHz)) Hz: mean interval \(String(format4: s.achievedMeanMs)) ms for \(String(format4: s.requestedIntervalMs)) ms requested"
         }
     }
 }

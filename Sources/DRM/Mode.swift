@@ -152,8 +152,9 @@ public struct ModeInfo: Hashable, Sendable, CustomStringConvertible {
 }
 
 extension String {
-    /// `value` with exactly four decimals, without Foundation.
-    init(format4 value: Double) {
+    /// `value` with exactly four decimals, without Foundation (`-0.0500`; a non-finite value as
+    /// Swift writes it). `ModeInfo.formatHz` and `measure`'s numbers.
+    public init(format4 value: Double) {
         guard value.isFinite else { self = "\(value)"; return }
         let negative = value < 0
         let scaled = (abs(value) * 10000).rounded()
