@@ -84,9 +84,5 @@ extension ObserveResult {
 
     /// The result as `cadence observe --json` prints it: pretty-printed, keys sorted; throws
     /// the encoder's error.
-    public func json() throws -> String {
-        let enc = JSONEncoder()
-        enc.outputFormatting = [.prettyPrinted, .sortedKeys]
-        return String(decoding: try enc.encode(self), as: UTF8.self)
-    }
+    public func json() throws -> String { try JSON.sortedText(self, pretty: true) }
 }

@@ -405,10 +405,8 @@ public final class ObserveSession {
         let totalVBlanks = vblanks.values.reduce(0, +)
         if let c = cpuObserving, totalVBlanks > 0 { result.cpuPerVBlankUs = c * 1e6 / Double(totalVBlanks) }
         if let l = log {
-            let enc = JSONEncoder()
-            enc.outputFormatting = [.sortedKeys]
-            if let d = try? enc.encode(result) {
-                writeLog(#"{"record":"end","observe":"# + String(decoding: d, as: UTF8.self) + "}", record: false)
+            if let text = try? JSON.sortedText(result) {
+                writeLog(#"{"record":"end","observe":"# + text + "}", record: false)
             }
             l.close()
         }

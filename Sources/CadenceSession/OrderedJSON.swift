@@ -24,10 +24,21 @@ public enum JSON: Sendable {
 
     /// `value` as JSONEncoder writes it (sorted keys); null when it cannot be encoded.
     public static func encoded(_ value: some Encodable) -> JSON {
+        guard let text = try? sortedText(value) else { return .null }
+        return .raw(text)
+    }
+
+    /// `value` encoded by JSONEncoder with its keys sorted (`pretty`: indented, on several
+    /// lines): the JSON the command line prints of its results and writes to summary files.
+    public static func sortedText(_ value: some Encodable, pretty: Bool = false) throws -> String {
+        String(decoding: try sortedData(value, pretty: pretty), as: UTF8.self)
+    }
+
+    /// `value` encoded by JSONEncoder with its keys sorted, as bytes.
+    public static func sortedData(_ value: some Encodable, pretty: Bool = false) throws -> Data {
         let e = JSONEncoder()
-        e.outputFormatting = [.sortedKeys]
-        guard let d = try? e.encode(value) else { return .null }
-        return .raw(String(decoding: d, as: UTF8.self))
+        e.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys] : [.sortedKeys]
+        return try e.encode(value)
     }
 
     /// The value as compact JSON text (no spaces, no newline).

@@ -17,17 +17,11 @@ extension ReplayResult {
         lines.append(
             "frames            \(s.frames)  presented \(s.presented) (on time \(s.onTime), late \(s.late))  discarded \(s.discarded)"
         )
-        lines.append(
-            "dropped           \(s.droppedRefreshes) refreshes in \(s.dropEvents) events  hitch \(f(s.hitchTimeRatio)) ms/s"
-        )
+        lines.append(RunReport.droppedLine(s))
         lines.append(
             "interval ms       mean \(f(s.intervalMs.mean))  p50 \(f(s.intervalMs.p50))  p99 \(f(s.intervalMs.p99))  max \(f(s.intervalMs.max))"
         )
-        if !s.causesByName.isEmpty {
-            lines.append(
-                "causes            "
-                    + s.causesByName.map { "\($0.cause.rawValue) \($0.frames)" }.joined(separator: "  "))
-        }
+        if let c = RunReport.causesLine(s) { lines.append(c) }
         lines.append(
             isEqual
                 ? "summary           equals the recorded one"
@@ -38,9 +32,5 @@ extension ReplayResult {
 
     /// `report` as `cadence replay --json` prints it: one line, keys sorted; throws the
     /// encoder's error.
-    public func json() throws -> String {
-        let enc = JSONEncoder()
-        enc.outputFormatting = [.sortedKeys]
-        return String(decoding: try enc.encode(report), as: UTF8.self)
-    }
+    public func json() throws -> String { try JSON.sortedText(report) }
 }

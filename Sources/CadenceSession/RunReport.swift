@@ -29,12 +29,13 @@ public struct RunReport {
                 "\(name)  CRTC \(d.output.crtc.rawValue) (index \(d.output.crtcIndex))  \(m.hdisplay)x\(m.vdisplay)@\(ModeInfo.formatHz(m.refreshHz))"
         }
 
+        /// Its `output` line among several: the name, CRTC and mode.
+        public var headerLine: String { "output            \(line)" }
+
         /// Its `--json` object among several: its summary plus `connector`, `output`, `card`,
         /// `crtc` and `crtcIndex`.
         public func jsonObject() throws -> [String: Any] {
-            let enc = JSONEncoder()
-            enc.outputFormatting = [.sortedKeys]
-            var o = try JSONSerialization.jsonObject(with: enc.encode(summary)) as? [String: Any] ?? [:]
+            var o = try JSONSerialization.jsonObject(with: JSON.sortedData(summary)) as? [String: Any] ?? [:]
             if let d = display {
                 o["connector"] = d.output.connector.name
                 o["output"] = name
@@ -77,7 +78,7 @@ public struct RunReport {
         var lines: [String] = []
         for (i, o) in outputs.enumerated() {
             if i > 0 { lines.append("") }
-            lines.append("output            \(o.line)")
+            lines.append(o.headerLine)
             lines.append(Self.summaryText(o.summary))
         }
         let t = total
@@ -117,10 +118,11 @@ public struct RunReport {
     }
 
     /// `summary` as one JSON object (keys sorted).
-    public static func summaryJSON(_ summary: RunSummary) throws -> String {
-        let enc = JSONEncoder()
-        enc.outputFormatting = [.sortedKeys]
-        return String(decoding: try enc.encode(summary), as: UTF8.self)
+    public static func summaryJSON(_ summary: RunSummary) throws -> String { try JSON.sortedText(summary) }
+
+    /// `summary` as ``summaryJSON(_:)`` (with `json`) or ``summaryText(_:)``.
+    public static func summary(_ summary: RunSummary, json: Bool) throws -> String {
+        json ? try summaryJSON(summary) : summaryText(summary)
     }
 
     /// `summary` as text lines: backend and refresh, frames, drops, on-time error, rate
@@ -139,9 +141,7 @@ public struct RunReport {
         lines.append(
             "frames            \(s.frames)  presented \(s.presented) (on time \(s.onTime), late \(s.late))  discarded \(s.discarded)  failed \(s.failed)  unconfirmed \(s.unconfirmed)"
         )
-        lines.append(
-            "dropped           \(s.droppedRefreshes) refreshes in \(s.dropEvents) events  hitch \(f(s.hitchTimeRatio)) ms/s"
-        )
+        lines.append(droppedLine(s))
         if let e = s.onTimeErrorUs {
             lines.append("on-time error µs  p50 \(f(e.p50))  p99 \(f(e.p99))  max \(f(e.max))")
         }
@@ -155,11 +155,7 @@ public struct RunReport {
         lines.append(
             "interval refr.    " + unit
                 + s.intervalRefreshCounts.map { "\($0.key)×: \($0.intervals)" }.joined(separator: "  "))
-        let causes = s.causesByName
-        if !causes.isEmpty {
-            lines.append(
-                "causes            " + causes.map { "\($0.cause.rawValue) \($0.frames)" }.joined(separator: "  "))
-        }
+        if let c = causesLine(s) { lines.append(c) }
         if let n = s.sessionGaps, let t = s.sessionGapSeconds {
             lines.append("session gaps      \(n)  (\(f(t)) s away; no drops counted inside)")
         }
@@ -168,6 +164,19 @@ public struct RunReport {
         if let v = s.scanout { lines.append("scanout           " + scanoutLine(v)) }
         for o in s.incompleteOutputs ?? [] { lines.append("INCOMPLETE        \(o)") }
         return lines.joined(separator: "\n")
+    }
+
+    /// The summary's `dropped` line: dropped refreshes, drop events, hitch time ratio.
+    public static func droppedLine(_ s: RunSummary) -> String {
+        "dropped           \(s.droppedRefreshes) refreshes in \(s.dropEvents) events  hitch "
+            + String(format: "%.3f", s.hitchTimeRatio) + " ms/s"
+    }
+
+    /// The summary's `causes` line (nil when nothing was dropped): frames per cause.
+    public static func causesLine(_ s: RunSummary) -> String? {
+        let causes = s.causesByName
+        guard !causes.isEmpty else { return nil }
+        return "causes            " + causes.map { "\($0.cause.rawValue) \($0.frames)" }.joined(separator: "  ")
     }
 
     /// The writeback part of the scanout line: captures, decoded, equal, the mismatched

@@ -99,10 +99,8 @@ public final class SessionSinks {
         var s = summary
         s.incompleteOutputs = reporter.incompleteOutputs.isEmpty ? nil : reporter.incompleteOutputs
         if let f = summaryFile {
-            let enc = JSONEncoder()
-            enc.outputFormatting = [.sortedKeys]
             do {
-                try f.write(line: [UInt8](try enc.encode(s)))
+                try f.write(line: [UInt8](try JSON.sortedData(s)))
             } catch {
                 reporter.fail(.notWritten("summary", path: f.path, error: error))
                 s.incompleteOutputs = reporter.incompleteOutputs

@@ -8,8 +8,8 @@ import Foundation
 /// ``junitXML`` (or discards the file when ``discardsJUnit``), shows ``afterJUnit`` and exits
 /// with ``status`` (3 when it is 0 and an output in ``incompleteOutputs`` is incomplete).
 ///
-///     let outcome = try ValidationOutcome.judging(report, runs: runs, with: judge, several: false,
-///                                                 json: false, expected: ExpectedPanel(), scanoutLimit: nil,
+///     let outcome = try ValidationOutcome.judging(report, runs: runs, with: judge, json: false,
+///                                                 expected: ExpectedPanel(), scanoutLimit: nil,
 ///                                                 started: started)
 ///     for line in outcome.beforeJUnit { show(line) }
 public struct ValidationOutcome {
@@ -108,15 +108,16 @@ public struct ValidationOutcome {
 
     /// `cadence validate`'s outcome over the outputs of `report`, each judged by `judge` with its
     /// `runs` entry (in the same order), started at `started`. Each output's summary is shown
-    /// (JSON with `json`) and its "judged" line; one output (not `several`) is judged against
-    /// the `expected` panel and, with `scanoutLimit`, its scanout mismatches too. `several`
-    /// outputs are judged each on its own, every criterion named after its output, one JUnit
+    /// (JSON with `json`) and its "judged" line; one output is judged against the `expected`
+    /// panel and, with `scanoutLimit`, its scanout mismatches too. Several outputs
+    /// (``RunReport/several``) are judged each on its own, every criterion named after its output, one JUnit
     /// suite per output; with `json` one object is shown instead of the summaries and the
     /// PASS/FAIL lines.
     public static func judging(
-        _ report: RunReport, runs: [RunOutput], with judge: OutputJudge, several: Bool, json: Bool,
+        _ report: RunReport, runs: [RunOutput], with judge: OutputJudge, json: Bool,
         expected: ExpectedPanel, scanoutLimit: Int?, started: Date
     ) throws -> ValidationOutcome {
+        let several = report.several
         var o = ValidationOutcome()
         let oneObject = several && json
         var judgedOutputs = OutputsValidation()
@@ -124,8 +125,8 @@ public struct ValidationOutcome {
         for (i, (r, run)) in zip(report.outputs, runs).enumerated() {
             if !oneObject {
                 if i > 0 { o.show(.output("")) }
-                if several { o.show(.output("output            \(r.line)")) }
-                o.show(.output(json ? try RunReport.summaryJSON(r.summary) : RunReport.summaryText(r.summary)))
+                if several { o.show(.output(r.headerLine)) }
+                o.show(.output(try RunReport.summary(r.summary, json: json)))
             }
             let taken = o.take(
                 judge.judge(r.summary, tally: run.tally, sinks: run.sinks), by: judge, showNote: !oneObject,
@@ -168,7 +169,7 @@ extension ObservedValidation {
             o.finish([none.criterion], summary: none.summary, started: started)
         case .picked(let picked):
             o.show(.output(result.pickNote(picked.client, command: client)))
-            o.show(.output(json ? try RunReport.summaryJSON(picked.summary) : RunReport.summaryText(picked.summary)))
+            o.show(.output(try RunReport.summary(picked.summary, json: json)))
             guard
                 var results = o.take(Self.judge(picked, with: judge, frames: frames, device: device), by: judge).results
             else { return o }

@@ -177,7 +177,7 @@ struct ValidateCommand: ParsableCommand {
             StandardStreams.errorLine("cadence validate: \(String(describing: error))")
             throw ExitCode(2)
         }
-        try show(ValidationOutcome.judging(report, runs: runs, with: judge, several: several, json: options.json,
+        try show(ValidationOutcome.judging(report, runs: runs, with: judge, json: options.json,
                                            expected: expect.expected, scanoutLimit: maxScanoutMismatches,
                                            started: started), junitFile: junitFile)
     }
