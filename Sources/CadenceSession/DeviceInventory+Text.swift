@@ -4,7 +4,7 @@ import EDID
 /// What `cadence list` prints about one device: its text block and its JSON object.
 extension DeviceInventory {
     /// A mode's sync polarities, interlace, doublescan and vscan ("+hsync +vsync interlace").
-    public static func flagText(_ m: ModeInfo) -> String {
+    private static func flagText(_ m: ModeInfo) -> String {
         var f: [String] = []
         if m.flags.contains(.phsync) { f.append("+hsync") }
         if m.flags.contains(.nhsync) { f.append("-hsync") }
@@ -67,7 +67,7 @@ extension DeviceInventory {
     }
 
     /// A mode's JSON object: name, size, exact refresh, preferred, clock, totals and flags.
-    public static func modeJSON(_ m: ModeInfo) -> JSON {
+    private static func modeJSON(_ m: ModeInfo) -> JSON {
         .object([
             ("name", .string(m.name)), ("width", .int(Int(m.hdisplay))), ("height", .int(Int(m.vdisplay))),
             ("refreshHz", .number(m.refreshHz, decimals: 4)), ("preferred", .bool(m.isPreferred)),
@@ -169,7 +169,7 @@ extension DeviceInventory {
     }
 
     /// The text lines: one per CRTC with its CRC sources, one per writeback connector.
-    public var scanoutText: String {
+    private var scanoutText: String {
         var s = ""
         for (i, c) in crtcs.enumerated() { s += "  CRTC \(c.id.rawValue) CRC: " + Self.crcText(crcSources[i]) + "\n" }
         if writeback.isEmpty { s += "  writeback connectors: none\n" }
@@ -191,7 +191,7 @@ extension DeviceInventory {
     }
 
     /// The writeback connectors: name, id, CRTC, possible CRTCs, formats.
-    public var writebackJSON: JSON {
+    private var writebackJSON: JSON {
         .array(
             writeback.map { w in
                 .object([
@@ -206,7 +206,7 @@ extension DeviceInventory {
 /// What `cadence list` prints about the panel behind a connected connector.
 extension PanelIdentity {
     /// "vrr_capable 1", "vrr_capable 0", or "no vrr_capable property".
-    public var vrrCapableDescription: String {
+    private var vrrCapableDescription: String {
         vrrCapable.map { "vrr_capable \($0 ? 1 : 0)" } ?? "no vrr_capable property"
     }
 
@@ -227,7 +227,7 @@ extension PanelIdentity {
 
     /// `list --json`'s `identity` object (null fields where the EDID gives nothing).
     public var listingJSON: JSON {
-        var o: [(String, JSON)] = [("edid", .bool(edid != nil)), ("problem", problem.map(JSON.string) ?? .null)]
+        var o: [(String, JSON)] = [("edid", .bool(edid != nil)), ("problem", .optional(problem))]
         if let e = edid {
             o += EDIDReport.identityJSON(e)
             o.append(("edidWarnings", .array(e.warnings.map(JSON.string))))

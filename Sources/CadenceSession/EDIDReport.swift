@@ -6,12 +6,12 @@ public enum EDIDReport {
     public static func hz(_ v: Double) -> String { EDIDFormat.fixed(v, 6) }
 
     /// "3840x2160@60.000000 Hz" plus the clock and totals.
-    public static func timingText(_ t: Timing) -> String {
+    private static func timingText(_ t: Timing) -> String {
         "\(t.hActive)x\(t.vActive)\(t.interlaced ? "i" : "") @ \(hz(t.refreshHz)) Hz  (\(EDIDFormat.fixed(Double(t.pixelClockHz) / 1e6, 3)) MHz, \(t.hTotal)x\(EDIDFormat.fixed(t.vTotalPerField, t.interlaced && !t.evenVTotal ? 1 : 0)) total)"
     }
 
     /// The screen size in mm and cm with the diagonal, or the aspect ratio; nil when neither is given.
-    public static func sizeText(_ e: EDID) -> String? {
+    private static func sizeText(_ e: EDID) -> String? {
         if let s = e.sizeCM, let d = e.diagonalInches {
             return "\(s.width * 10) x \(s.height * 10) mm (\(s.width) x \(s.height) cm, \(EDIDFormat.fixed(d, 1))\")"
         }
@@ -20,14 +20,14 @@ public enum EDIDReport {
     }
 
     /// The model year, or the week and year of manufacture ("?" when not given).
-    public static func madeText(_ e: EDID) -> String {
+    private static func madeText(_ e: EDID) -> String {
         if let m = e.modelYear { return "model year \(m)" }
         if let y = e.year { return e.week.map { "week \($0) of \(y)" } ?? "\(y)" }
         return "?"
     }
 
     /// The VRR ranges declared, or "none declared".
-    public static func vrrText(_ ranges: [VRRRange]) -> String {
+    private static func vrrText(_ ranges: [VRRRange]) -> String {
         ranges.isEmpty ? "none declared" : ranges.map(\.description).joined(separator: "; ")
     }
 
@@ -104,7 +104,7 @@ public enum EDIDReport {
     }
 
     /// A timing's JSON object.
-    public static func timingJSON(_ t: Timing) -> JSON {
+    private static func timingJSON(_ t: Timing) -> JSON {
         .object([
             ("width", .int(t.hActive)), ("height", .int(t.vActive)), ("interlaced", .bool(t.interlaced)),
             ("refreshHz", .number(t.refreshHz, decimals: 6)),
@@ -116,22 +116,21 @@ public enum EDIDReport {
     }
 
     /// A VRR range's JSON object.
-    public static func vrrJSON(_ r: VRRRange) -> JSON {
+    private static func vrrJSON(_ r: VRRRange) -> JSON {
         .object([
             ("minHz", .number(r.minHz, decimals: 3)), ("maxHz", .number(r.maxHz, decimals: 3)),
             ("source", .string(r.source.rawValue))
         ])
     }
 
-    private static func opt(_ v: Int?) -> JSON { v.map { .int($0) } ?? .null }
-    private static func opt(_ v: String?) -> JSON { v.map { .string($0) } ?? .null }
-
     /// The identity object `list --json` carries per connector (and the top of `edid --json`).
     public static func identityJSON(_ e: EDID) -> [(String, JSON)] {
         [
-            ("name", opt(e.name)), ("manufacturer", .string(e.manufacturer)), ("productCode", .int(e.productCode)),
-            ("serialNumber", e.serialNumber.map { .int(Int($0)) } ?? .null), ("serialString", opt(e.serialString)),
-            ("week", opt(e.week)), ("year", opt(e.year)), ("modelYear", opt(e.modelYear)),
+            ("name", .optional(e.name)), ("manufacturer", .string(e.manufacturer)),
+            ("productCode", .int(e.productCode)),
+            ("serialNumber", e.serialNumber.map { .int(Int($0)) } ?? .null),
+            ("serialString", .optional(e.serialString)),
+            ("week", .optional(e.week)), ("year", .optional(e.year)), ("modelYear", .optional(e.modelYear)),
             (
                 "sizeMM",
                 e.sizeCM.map { .object([("width", .int($0.width * 10)), ("height", .int($0.height * 10))]) } ?? .null
@@ -152,7 +151,7 @@ public enum EDIDReport {
         o += identityJSON(e)
         o += [
             ("strings", .array(e.strings.map(JSON.string))), ("digital", .bool(e.isDigital)),
-            ("interface", opt(e.digitalInterface?.description)), ("bitsPerColor", opt(e.bitsPerColor)),
+            ("interface", .optional(e.digitalInterface?.description)), ("bitsPerColor", .optional(e.bitsPerColor)),
             ("sizeCM", e.sizeCM.map { .object([("width", .int($0.width)), ("height", .int($0.height))]) } ?? .null),
             ("aspectRatio", e.aspectRatio.map { .number($0, decimals: 2) } ?? .null),
             ("preferredIsNative", .bool(e.firstDTDIsNative)),
@@ -166,7 +165,7 @@ public enum EDIDReport {
                     .object([
                         ("minVerticalHz", .int(r.minVerticalHz)), ("maxVerticalHz", .int(r.maxVerticalHz)),
                         ("minHorizontalKHz", .int(r.minHorizontalKHz)), ("maxHorizontalKHz", .int(r.maxHorizontalKHz)),
-                        ("maxPixelClockMHz", opt(r.maxPixelClockMHz)), ("kind", .string(r.kind))
+                        ("maxPixelClockMHz", .optional(r.maxPixelClockMHz)), ("kind", .string(r.kind))
                     ])
                 } ?? .null
             ),
@@ -179,7 +178,7 @@ public enum EDIDReport {
     }
 
     /// The CTA-861 extension's JSON object.
-    public static func ctaJSON(_ c: CTAInfo) -> JSON {
+    private static func ctaJSON(_ c: CTAInfo) -> JSON {
         .object([
             ("revision", .int(c.revision)), ("nativeDTDs", .int(c.nativeDTDs)),
             ("vics", .array(c.vics.map(JSON.int))), ("nativeVICs", .array(c.nativeVICs.map(JSON.int))),
@@ -187,7 +186,8 @@ public enum EDIDReport {
                 "hdmi",
                 c.hdmi.map {
                     .object([
-                        ("physicalAddress", .string($0.physicalAddress)), ("maxTMDSClockMHz", opt($0.maxTMDSClockMHz))
+                        ("physicalAddress", .string($0.physicalAddress)),
+                        ("maxTMDSClockMHz", .optional($0.maxTMDSClockMHz))
                     ])
                 } ?? .null
             ),
@@ -196,7 +196,8 @@ public enum EDIDReport {
                 c.hdmiForum.map {
                     .object([
                         ("version", .int($0.version)), ("maxTMDSRateMHz", .int($0.maxTMDSRateMHz)),
-                        ("allm", .bool($0.allm)), ("vrrMinHz", opt($0.vrrMinHz)), ("vrrMaxHz", opt($0.vrrMaxHz))
+                        ("allm", .bool($0.allm)), ("vrrMinHz", .optional($0.vrrMinHz)),
+                        ("vrrMaxHz", .optional($0.vrrMaxHz))
                     ])
                 } ?? .null
             ),
@@ -224,7 +225,7 @@ public enum EDIDReport {
     }
 
     /// The DisplayID extension's JSON object.
-    public static func displayIDJSON(_ d: DisplayIDInfo) -> JSON {
+    private static func displayIDJSON(_ d: DisplayIDInfo) -> JSON {
         .object([
             ("version", .string("\(d.version >> 4).\(d.version & 15)")), ("productType", .int(d.productType)),
             (
@@ -232,7 +233,7 @@ public enum EDIDReport {
                 d.product.map { p in
                     .object([
                         ("vendor", .string(p.vendor)), ("productCode", .int(p.productCode)),
-                        ("serialNumber", p.serialNumber.map { .int(Int($0)) } ?? .null), ("week", opt(p.week)),
+                        ("serialNumber", p.serialNumber.map { .int(Int($0)) } ?? .null), ("week", .optional(p.week)),
                         ("year", .int(p.year)), ("modelYear", .bool(p.isModelYear)),
                         ("productName", .string(p.productName))
                     ])

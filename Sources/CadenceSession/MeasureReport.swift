@@ -77,10 +77,10 @@ public struct MeasureReport {
 
 extension MeasureResult {
     /// "NAME: " among several outputs, "" for one: what its stderr lines start with.
-    public var outputPrefix: String { name.map { "\($0.name): " } ?? "" }
+    var outputPrefix: String { name.map { "\($0.name): " } ?? "" }
 
     /// `--trace`: one line per flip (sequence and its step, kernel timestamp, interval, receipt
-    /// latency), each after ``outputPrefix``.
+    /// latency), each after `outputPrefix`.
     public var traceLines: [String] {
         var prev: FlipTimestamp?
         let prefix = outputPrefix
@@ -139,8 +139,6 @@ extension MeasureResult {
 
     /// The output's JSON object (keys in a fixed order; `output` or `backend` first, `scanout`
     /// last when there).
-    public var json: String { jsonValue.rendered }
-
     var jsonValue: JSON {
         let m = measurement, mode = selection.mode, vblank = recording.vblank
         let i = m.intervalMs

@@ -5,7 +5,7 @@ import Foundation
 extension ObserveResult {
     /// The content check of a CRTC's flips: how many changed the picture, how many changed
     /// nothing, changes without a flip, the flips not judged, and the longest frozen stretch.
-    public static func contentLine(_ v: ScanoutSummary, refreshHz: Double) -> String {
+    private static func contentLine(_ v: ScanoutSummary, refreshHz: Double) -> String {
         var line =
             "content (crc \(v.source ?? "auto")): \(v.frames) flips, \(v.verified) changed the picture, \(v.stale) changed nothing"
         line +=

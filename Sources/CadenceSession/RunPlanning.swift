@@ -51,11 +51,13 @@ public struct FakeDisplayOptions: Equatable, Sendable {
     public func configuration(backend: String, surface: Bool) throws -> FakeDisplayConfiguration {
         typealias Invalid = RunSpec.Invalid
         let timing = timingOptionsGiven
-        if !timing.isEmpty, backend == "kms" || backend == "fake-drm" || backend.hasPrefix("fake-drm:") {
-            let source =
-                backend == "kms"
-                ? "a real display has its own timing"
-                : "a fake DRM device takes its timing from its profile's \"cadence\" section"
+        let source: String?
+        switch DisplayChoice.Backend(backend) {
+        case .kms?: source = "a real display has its own timing"
+        case .fakeDRM?: source = "a fake DRM device takes its timing from its profile's \"cadence\" section"
+        default: source = nil
+        }
+        if !timing.isEmpty, let source {
             let verb = timing.count == 1 ? "is" : "are"
             throw Invalid("\(timing.joined(separator: ", ")) \(verb) for --backend fake only: \(source)")
         }

@@ -195,7 +195,7 @@ public struct RunReport {
 
     /// The writeback part when capturing on a mismatch: jobs attached, captures read (each
     /// flagged frame with the frame its capture shows), buffers recycled unread.
-    public static func onMismatchText(_ w: WritebackSummary, _ m: OnMismatchCaptures) -> String {
+    private static func onMismatchText(_ w: WritebackSummary, _ m: OnMismatchCaptures) -> String {
         var s = "writeback on-mismatch: jobs \(m.jobs), captures \(w.captures)"
         if !m.flagged.isEmpty { s += " (" + m.flagged.map(\.description).joined(separator: "; ") + ")" }
         s += ", recycled unread \(m.recycledUnread)"

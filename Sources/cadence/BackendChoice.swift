@@ -38,7 +38,10 @@ enum BackendChoice {
     static func failure(_ refusal: DisplayChoice.Refusal) -> CLIFailure { CLIFailure(RunPlanning.refusalLine(refusal)) }
 
     /// True for `fake-drm` and `fake-drm:PROFILE`.
-    static func isFakeDRM(_ backend: String) -> Bool { backend == "fake-drm" || backend.hasPrefix("fake-drm:") }
+    static func isFakeDRM(_ backend: String) -> Bool {
+        if case .fakeDRM? = DisplayChoice.Backend(backend) { return true }
+        return false
+    }
 
     /// The fake DRM devices `backend` (`fake-drm[:PROFILE[,PROFILE…]]`, one card per profile)
     /// names; throws a one-line error for a profile that cannot be found or read.

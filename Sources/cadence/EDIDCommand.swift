@@ -44,10 +44,4 @@ struct EDIDCommand: ParsableCommand {
                   terminator: json ? "\n" : "")
         }
     }
-
-    /// A file's EDID bytes (`EDIDInput.bytes(ofFile:)`), a failure as a ``CLIFailure``
-    /// (`--fake-edid` reads its file with it).
-    static func read(_ path: String) throws -> [UInt8] {
-        do { return try EDIDInput.bytes(ofFile: path) } catch let e as EDIDInput.Failure { throw CLIFailure(e.description) }
-    }
 }

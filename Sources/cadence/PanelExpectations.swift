@@ -42,10 +42,10 @@ struct PanelExpectations: ParsableArguments {
 
     static func decodeFile(_ path: String) throws -> EDID {
         do {
-            return try EDID(try EDIDCommand.read(path))
+            return try EDID(try EDIDInput.bytes(ofFile: path))
         } catch let e as EDIDError {
             throw CLIFailure("--fake-edid \(path): \(e)")
-        } catch let e as CLIFailure {
+        } catch let e as EDIDInput.Failure {
             throw CLIFailure("--fake-edid: \(e)")
         }
     }

@@ -56,7 +56,8 @@ extension RunCommand {
         return plan
     }
 
-    /// Opens the outputs the options name (one, or several at once), runs them until the end
+    /// Opens the outputs the options name (one, or several at once, refusing first what several
+    /// cannot do), runs them until the end
     /// (or SIGINT/SIGTERM/SIGHUP) and returns each one's result; every output is complete and
     /// every display closed (CRTC restored) when it returns. `onOutput` sees each output's run
     /// and sinks before the runs start.
@@ -64,6 +65,7 @@ extension RunCommand {
         source: DeviceSource?, purpose: BackendChoice.Purpose,
         onOutput: (OutputGroupRun.Output) -> Void
     ) throws -> [OutputGroupRun.Result] {
+        if severalOutputs { try refuseForSeveral() }
         let plan = try makePlan(source: source, purpose: purpose)
         let command = purpose == .validate ? "validate" : "run"
         let group = try Self.refusingInOneLine {

@@ -156,7 +156,6 @@ struct RunCommand: ParsableCommand {
     /// Everything up to the run itself fails with exit 2; the run ends with 0 or 1 (3: an output
     /// incomplete). One output or several, the library's report is printed.
     private func execute() throws {
-        if severalOutputs { try refuseForSeveral() }
         let report = RunReport(try paceOutputs(source: nil, purpose: .run, onOutput: { _ in }))
         print(json ? try report.json() : report.text())
         report.unpluggedLines.forEach(StandardStreams.errorLine)

@@ -26,10 +26,9 @@ extension RunCommand {
     /// restores each CRTC (CadenceSession's `OutputGroupRun`, as for one output).
     /// `onRun` sees each output's display, run and files before the runs start (`validate` hooks
     /// its frame counting there).
-    func paceSeveral(source given: DeviceSource? = nil, command: String = "run",
+    func paceSeveral(source given: DeviceSource? = nil,
                      onRun: ((KMSDisplay, PacingRun, SessionSinks) -> Void)? = nil) throws -> [RunReport.Output] {
-        try refuseForSeveral()
-        let results = try paceOutputs(source: given, purpose: command == "validate" ? .validate : .run) { o in
+        let results = try paceOutputs(source: given, purpose: .run) { o in
             if let k = o.display as? KMSDisplay { onRun?(k, o.run, o.sinks) }
         }
         return RunReport(results).outputs

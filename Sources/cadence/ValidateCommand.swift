@@ -160,7 +160,6 @@ struct ValidateCommand: ParsableCommand {
                 severalOutputs: several, panelExpected: !expect.isEmpty, scanoutLimit: maxScanoutMismatches != nil)
             junitFile = try junit.map { try LineFile(path: $0) }
             do {
-                if several { try options.refuseForSeveral() }
                 report = RunReport(try options.paceOutputs(source: source, purpose: .validate) { o in
                     let tally = judge.makeTally()
                     runs.append(.init(tally: tally, sinks: o.sinks, panel: several ? DrivenPanel() : expect.observe(o.run.backend)))
