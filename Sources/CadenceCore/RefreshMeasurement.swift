@@ -111,11 +111,7 @@ public struct RefreshMeasurement: Equatable, Sendable {
         missedAfterTimelySubmit = timelySubmit
         missedUnattributed = unattributed
 
-        if hardwareVBlank, let fit = LinearFit(flips.map { (x: Double($0.sequence), y: Double($0.timestamp)) }), fit.slope > 0 {
-            measuredRefreshHz = 1e9 / fit.slope
-        } else {
-            measuredRefreshHz = nil
-        }
+        measuredRefreshHz = hardwareVBlank ? RefreshFit(flips.lazy.map { ($0.sequence, $0.timestamp) }).hz : nil
 
         var checks: [TimestampCheck] = []
         let pv = SummaryStatistics(perVBlank)

@@ -118,14 +118,14 @@ public enum LogAnalysis {
     /// What ``estimatedRefreshHz(_:)`` needs of each record: kernel timestamp against vblank
     /// sequence, and the interval per refresh (only logs without a header need it).
     struct RefreshEstimate {
-        var points: [(x: Double, y: Double)] = []
+        var fit = RefreshFit()
         var perRefresh: [Double] = []
         mutating func add(_ r: FrameRecord) {
-            if r.flipNs > 0 && r.sequence > 0 { points.append((x: Double(r.sequence), y: Double(r.flipNs))) }
+            if r.flipNs > 0 && r.sequence > 0 { fit.add(sequence: r.sequence, timestamp: r.flipNs) }
             if r.intervalRefreshes > 0 { perRefresh.append(Double(r.intervalNs) / Double(r.intervalRefreshes)) }
         }
         var refreshHz: Double {
-            if let fit = LinearFit(points), fit.slope > 0 { return 1e9 / fit.slope }
+            if let hz = fit.hz { return hz }
             let m = SummaryStatistics(perRefresh).p50
             return m > 0 ? 1e9 / m : 0
         }

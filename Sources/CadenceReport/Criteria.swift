@@ -250,8 +250,6 @@ extension LogAnalysis {
     /// The CRTC's measured refresh from the frames' kernel timestamps and sequences (nil with
     /// fewer than two distinct vblanks, or without hardware vblank sequences).
     public static func measuredRefreshHz(_ records: [FrameRecord]) -> Double? {
-        let pts = records.filter { $0.flipNs > 0 && $0.sequence > 0 }.map { (x: Double($0.sequence), y: Double($0.flipNs)) }
-        guard let fit = LinearFit(pts), fit.slope > 0 else { return nil }
-        return 1e9 / fit.slope
+        RefreshFit(records.lazy.filter { $0.flipNs > 0 && $0.sequence > 0 }.map { ($0.sequence, $0.flipNs) }).hz
     }
 }

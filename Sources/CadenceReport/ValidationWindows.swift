@@ -119,7 +119,7 @@ public struct ValidationWindows {
         -> (summary: RunSummary, refresh: Double?, largest: Int) {
         var acc = FrameAccounting(expectedFrames: frames.count + 16)
         var largest = 0
-        var points: [(x: Double, y: Double)] = []
+        var fit = RefreshFit()
         // The intervals inside the span of these frames: every shown frame's but the first's.
         var inside = 0
         var insideNs: Int64 = 0
@@ -128,7 +128,7 @@ public struct ValidationWindows {
             acc.add(r)
             if r.wasPresented {
                 largest = max(largest, r.droppedRefreshes)
-                if r.sequence > 0 { points.append((Double(r.sequence), Double(r.presentedTime))) }
+                if r.sequence > 0 { fit.add(sequence: r.sequence, timestamp: r.presentedTime) }
                 if !firstShown && r.interval > 0 {
                     inside += 1
                     insideNs &+= r.interval
@@ -151,9 +151,7 @@ public struct ValidationWindows {
             // As the run's summary: with gaps, 1 / the mean interval between shown frames.
             s.measuredRateHz = 1e3 / s.intervalMs.mean
         }
-        var refresh: Double? = nil
-        if info.hardwareVBlank, let fit = LinearFit(points), fit.slope > 0 { refresh = 1e9 / fit.slope }
-        return (s, refresh, largest)
+        return (s, info.hardwareVBlank ? fit.hz : nil, largest)
     }
 
     /// Judges `criteria` overall and in every window: a criterion passes only when it holds

@@ -36,7 +36,7 @@ public final class ObserveSession {
     public var rereadDevice: String?
     private var stream = TraceStream()
     private var events: [FlipTracker.Event] = []
-    private var fits: [Int32: RunningLinearFit] = [:]
+    private var fits: [Int32: RefreshFit] = [:]
     private var vblanks: [Int32: Int] = [:]
     private var clients: [ClientKey: ObservedCadence] = [:]
     /// Each client's flips not judged yet (its cadence not known), oldest first.
@@ -222,7 +222,7 @@ public final class ObserveSession {
             switch e {
             case .vblank(let crtc, let seq, let time):
                 guard onlyCRTC == nil || onlyCRTC == crtc else { continue }
-                fits[crtc, default: RunningLinearFit()].add(x: Double(seq), y: Double(time))
+                fits[crtc, default: RefreshFit()].add(sequence: seq, timestamp: time)
                 vblanks[crtc, default: 0] += 1
                 judgeIdleClients(crtc: crtc, at: time)
             case .flip(let f):
@@ -290,7 +290,7 @@ public final class ObserveSession {
 
     /// ns per refresh on `crtc`: the fit of its vblanks, else its mode, else 60 Hz.
     private func periodNs(_ crtc: Int32) -> Double {
-        if let s = fits[crtc]?.fit?.slope, s > 0 { return s }
+        if let s = fits[crtc]?.periodNs { return s }
         if let hz = displays.byCRTC[crtc]?.refreshHz, hz > 0 { return 1e9 / hz }
         return 1e9 / 60
     }
@@ -368,7 +368,7 @@ public final class ObserveSession {
         result.typedDeliveries = stream.tracker.typedDeliveries
         result.sendProbeMismatch = stream.tracker.sendProbeMismatch
         for crtc in Set(vblanks.keys).union(contents.keys).sorted() {
-            let hz = fits[crtc]?.fit.map { 1e9 / $0.slope } ?? 0
+            let hz = fits[crtc]?.hz ?? 0
             var scanout = contents[crtc]?.finish()
             if scanout != nil {
                 scanout!.source = contentSource

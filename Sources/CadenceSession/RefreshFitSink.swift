@@ -4,7 +4,7 @@ import CadenceCore
 /// kernel timestamp) of every shown frame, in constant memory. Every ``SessionSinks`` has one,
 /// first, so that the sinks after it see a fit that includes the frame they receive.
 public final class RefreshFitSink: FrameSink {
-    private var fit = RunningLinearFit()
+    private var fit = RefreshFit()
     /// False on drivers without a vblank interrupt (their sequences are synthetic): no fit.
     public private(set) var hardwareVBlank = true
 
@@ -17,13 +17,12 @@ public final class RefreshFitSink: FrameSink {
     /// Adds a shown frame's sequence and timestamp.
     public func frame(_ report: FrameReport) {
         if report.wasPresented && report.sequence > 0 {
-            fit.add(x: Double(report.sequence), y: Double(report.presentedTime))
+            fit.add(sequence: report.sequence, timestamp: report.presentedTime)
         }
     }
 
     /// The refresh in Hz (nil when unknown, and on drivers without a vblank interrupt).
     public var measuredRefreshHz: Double? {
-        guard hardwareVBlank, let f = fit.fit, f.slope > 0 else { return nil }
-        return 1e9 / f.slope
+        hardwareVBlank ? fit.hz : nil
     }
 }
