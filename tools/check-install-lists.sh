@@ -17,7 +17,7 @@ listed() { [[ "$list" == *" $1 "* ]]; }
 # What installing the list installs besides: the direct dependencies of each listed package
 # (pkg-config is a transitional package for pkgconf, whose pkgconf-bin has the program).
 deps=" $(dpkg-query -W -f='${Depends} ${Pre-Depends}\n' $(cat tools/apt-packages.txt) 2>/dev/null \
-    | tr ',|' '\n\n' | sed -e 's/([^)]*)//g' -e 's/:any//' | awk '{print $1}' | sort -u | tr '\n' ' ') "
+    | tr ',|' '\n\n' | sed -e 's/([^)]*)//g' -e 's/:any//' | awk '{print $1}' | sort -u | tr '\n' ' ' || true) "
 installed_by_list() { listed "$1" || [[ "$deps" == *" $1 "* ]]; }
 
 manifests=(Package.swift)
