@@ -35,7 +35,10 @@ public struct DisplayLinkUpdate: Equatable, Sendable {
     /// ``timestamp`` plus one frame interval, so that `targetTimestamp − timestamp` is the link's
     /// actual frame duration (1 / its effective rate) at every frame latency. At latency 1 it is
     /// ``targetPresentationTimestamp``; at latency 2–3 the frame drawn now is shown
-    /// `latency − 1` frames later. The render deadline is ``deadline``.
+    /// `latency − 1` frames later. After a frame shown late (under VRR: the panel was still in a
+    /// refresh) the callbacks run as much later while the presentations keep the link's cadence,
+    /// so until the link is back on it ``targetPresentationTimestamp`` is earlier than this by
+    /// that lateness. The render deadline is ``deadline``.
     public var targetTimestamp: DisplayInstant { DisplayInstant(nanoseconds: timing.timestamp &+ timing.frameInterval) }
     /// The render deadline: a frame presented by then is shown at
     /// ``targetPresentationTimestamp`` (that time minus the commit margin: about 1 ms on KMS,
