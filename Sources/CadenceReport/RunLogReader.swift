@@ -84,15 +84,8 @@ struct RunLogLineDecoder {
         // Frame lines as the writer writes them: without JSONDecoder (FrameRecordParser.swift);
         // anything else, the decoder below decides (and words the error).
         if fastFrames, let record = FrameRecord(logLine: line), record.version == FrameRecord.currentVersion {
-            if log.end != nil || log.rotated != nil {
-                throw Invalid("\(name): line \(number): frame record after the end record")
-            }
-            if let field = RunLog.outOfRange(record) {
-                throw Invalid("\(name): line \(number): frame record field \(field) is out of range")
-            }
-            frames += 1
-            noteScanoutFlip(record)
-            return record
+            try checkAfterEnd(number)
+            return try accept(record, number: number)
         }
         let d = Data(line)
         guard let obj = try? JSONSerialization.jsonObject(with: d), let dict = obj as? [String: Any] else {
@@ -205,15 +198,25 @@ struct RunLogLineDecoder {
                 "\(name): line \(number): unknown frame record version \(v) (this build reads \(FrameRecord.currentVersion))"
             )
         }
-        if log.end != nil || log.rotated != nil {
-            throw Invalid("\(name): line \(number): frame record after the end record")
-        }
+        try checkAfterEnd(number)
         let record: FrameRecord
         do {
             record = try decoder.decode(FrameRecord.self, from: d)
         } catch {
             throw Invalid("\(name): line \(number): malformed frame record (\(RunLog.shortReason(error)))")
         }
+        return try accept(record, number: number)
+    }
+
+    /// Refuses a frame record on line `number` after the log's end (or rotation) record.
+    private func checkAfterEnd(_ number: Int) throws {
+        if log.end != nil || log.rotated != nil {
+            throw Invalid("\(name): line \(number): frame record after the end record")
+        }
+    }
+
+    /// A decoded frame record (either parser): its fields within range, counted, its flip noted.
+    private mutating func accept(_ record: FrameRecord, number: Int) throws -> FrameRecord {
         if let field = RunLog.outOfRange(record) {
             throw Invalid("\(name): line \(number): frame record field \(field) is out of range")
         }

@@ -53,7 +53,7 @@ public struct ClientCapability: RawRepresentable, Hashable, Sendable, CustomStri
 ///
 /// Every method is a thin wrapper of one libdrm call through the module's system seam;
 /// failures throw ``DRMError`` naming the call, the object and the errno, and EINTR is retried.
-public final class DRMDevice {
+public final class DRMDevice: DRMEventSource {
     let sys: DRMSystem
     /// The file descriptor (owned).
     public let fd: Int32
@@ -309,18 +309,10 @@ public final class DRMDevice {
     }
 
     /// Waits until the device has events or `deadline` (CLOCK_MONOTONIC ns) passes, then
-    /// reads them (poll + drmHandleEvent). Returns [] on timeout. After ``watchHotplug()`` a
-    /// uevent for the card also ends the wait (with ``hotplugPending`` set). A signal interrupting the
-    /// wait returns [] early so that callers can check why they were woken.
-    public func readEvents(until deadline: Int64) throws -> [DRMEvent] {
-        var events: [DRMEvent] = []
-        try readEvents(until: deadline, into: &events)
-        return events
-    }
-
-    /// Like ``readEvents(until:)`` but appends to `events` (no allocation when it has capacity).
-    /// Returns true when a signal interrupted the wait (EINTR is not retried here, so that a
-    /// caller can look at why it was woken).
+    /// reads them (poll + drmHandleEvent) into `events` (no allocation when it has capacity);
+    /// nothing on timeout. After ``watchHotplug()`` a uevent for the card also ends the wait
+    /// (with ``hotplugPending`` set). Returns true when a signal interrupted the wait (EINTR is
+    /// not retried here, so that a caller can look at why it was woken).
     @discardableResult
     public func readEvents(until deadline: Int64, into events: inout [DRMEvent]) throws -> Bool {
         let timeout = deadline - sys.monotonicNow()

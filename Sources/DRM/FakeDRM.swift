@@ -6,7 +6,7 @@ import SystemPackage
 /// fall exactly on the virtual vblank grid; and injected errno (EBUSY, EINVAL, EACCES, ENODEV)
 /// for any call by name.
 ///
-/// Time only moves when the code under test waits (``DRMDevice/readEvents(until:)``) or
+/// Time only moves when the code under test waits (``DRMDevice/readEvents(until:into:)``) or
 /// busy-waits, so tests never sleep.
 ///
 /// (One type in several files: this one holds the scripted objects, the state and the session

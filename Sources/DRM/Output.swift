@@ -24,7 +24,7 @@ public let noHardwareVBlankNotice = "no hardware vblank: timestamps are commit-c
 
 /// One connector driven by one CRTC and its primary plane: modeset, flips, events, vblank
 /// queries, and restoring what was on screen before.
-public final class KMSOutput {
+public final class KMSOutput: DRMEventSource {
     public let device: DRMDevice
     public let connector: Connector
     public let crtc: CRTCID
@@ -200,15 +200,8 @@ public final class KMSOutput {
         flipPending = true
     }
 
-    /// Reads events until `deadline` (see ``DRMDevice/readEvents(until:)``); a flip event for
-    /// this CRTC clears ``flipPending``.
-    public func readEvents(until deadline: Int64) throws -> [DRMEvent] {
-        var events: [DRMEvent] = []
-        try readEvents(until: deadline, into: &events)
-        return events
-    }
-
-    /// Like ``readEvents(until:)`` but appends to `events`; true when a signal interrupted the wait.
+    /// Reads events until `deadline` into `events` (see ``DRMDevice/readEvents(until:into:)``);
+    /// a flip event for this CRTC clears ``flipPending``. True when a signal interrupted the wait.
     @discardableResult
     public func readEvents(until deadline: Int64, into events: inout [DRMEvent]) throws -> Bool {
         let start = events.count
