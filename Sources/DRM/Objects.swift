@@ -93,8 +93,15 @@ public struct Encoder: Equatable, Sendable {
     public var crtcID: CRTCID
     /// Bit i set: it can be driven by the i-th CRTC of ``CardResources/crtcs``.
     public var possibleCRTCs: UInt32
-    public init(id: EncoderID, type: UInt32 = 0, crtcID: CRTCID = CRTCID(0), possibleCRTCs: UInt32) {
+    /// Bit i set: it can drive one CRTC together with the i-th encoder of
+    /// ``CardResources/encoders`` (a clone). The kernel always sets the encoder's own bit (a
+    /// driver's 0 becomes "only itself").
+    public var possibleClones: UInt32
+    public init(
+        id: EncoderID, type: UInt32 = 0, crtcID: CRTCID = CRTCID(0), possibleCRTCs: UInt32, possibleClones: UInt32 = 0
+    ) {
         self.id = id; self.type = type; self.crtcID = crtcID; self.possibleCRTCs = possibleCRTCs
+        self.possibleClones = possibleClones
     }
 }
 

@@ -27,6 +27,10 @@ public enum WritebackUnavailable: Error, Equatable, Sendable, CustomStringConver
     case noConnector(driver: String)
     /// None of the driver's writeback connectors can write the CRTC in use.
     case notForCRTC(driver: String, crtcIndex: Int)
+    /// The writeback connector's encoder and the display's do not clone each other
+    /// (`possible_clones`): the kernel refuses the two on one CRTC. `cloning` holds the display's
+    /// encoder first, the writeback connector's second.
+    case cannotClone(writeback: String, connector: String, cloning: EncoderCloning)
     /// The connector writes no XRGB8888.
     case noFormat(driver: String, formats: [String])
     /// The display flips with the legacy API: writeback needs atomic commits.
@@ -39,6 +43,11 @@ public enum WritebackUnavailable: Error, Equatable, Sendable, CustomStringConver
         switch self {
         case .noConnector(let driver): return "\(driver) has no writeback connector"
         case .notForCRTC(let driver, let i): return "no writeback connector of \(driver) can write CRTC index \(i)"
+        case .cannotClone(let wb, let connector, let c):
+            func hex(_ v: UInt32) -> String { "0x" + String(v, radix: 16) }
+            let masks = c.possibleClones.map(hex)
+            return
+                "\(wb) cannot share a CRTC with \(connector): their encoders do not clone each other (possible_clones: \(connector)'s \(masks.first ?? "?"), \(wb)'s \(masks.last ?? "?"); both need \(hex(c.mask)))"
         case .noFormat(let driver, let formats):
             return "the writeback connector of \(driver) writes no XRGB8888 (only \(formats.joined(separator: " ")))"
         case .legacyAPI: return "writeback needs atomic commits (the display uses the legacy API)"
@@ -126,9 +135,12 @@ extension KMSDisplay {
     /// Vblanks the early verdicts keep open for late lines and flips (the full verifier keeps 600).
     public static let earlyVerdictMargin: UInt64 = 2
 
-    /// Starts writeback capture: finds a writeback connector for the CRTC that writes
-    /// XRGB8888, allocates two capture buffers of the mode's size, and attaches the connector
-    /// (a modeset, ALLOW_MODESET, done once now: start a CRC capture after this, not before).
+    /// Starts writeback capture: finds a writeback connector for the CRTC whose encoder and the
+    /// display's clone each other (their `possible_clones`; otherwise
+    /// ``WritebackUnavailable/cannotClone(writeback:connector:cloning:)``, before any commit) and
+    /// that writes XRGB8888, allocates two capture buffers of the mode's size, and attaches the
+    /// connector (a modeset, ALLOW_MODESET, done once now: start a CRC capture after this, not
+    /// before).
     ///
     /// From then on, when a frame is finished, `request` is asked for its label (the frame
     /// index; nil: not to be captured); a labelled frame's render is kept, its flip commit
@@ -155,9 +167,19 @@ extension KMSDisplay {
             throw .noConnector(driver: driver)
         }
         guard !list.isEmpty else { throw .noConnector(driver: driver) }
-        guard let wb = list.first(where: { $0.canWrite(crtcIndex: output.crtcIndex) }) else {
-            throw .notForCRTC(driver: driver, crtcIndex: output.crtcIndex)
+        let writable = list.filter { $0.canWrite(crtcIndex: output.crtcIndex) }
+        guard !writable.isEmpty else { throw .notForCRTC(driver: driver, crtcIndex: output.crtcIndex) }
+        // The display's encoder and the writeback connector's share the CRTC: the kernel's clone
+        // check must pass (without the encoders' data the attach commit decides).
+        let shown = (try? device.connector(output.connector.id).encoderID).flatMap { $0.rawValue != 0 ? $0 : nil }
+        let displayEncoder = shown ?? output.connector.encoders.first
+        let cloning = writable.map { w in
+            displayEncoder.flatMap { d in w.encoders.first.flatMap { try? device.cloning([d, $0]) } }
         }
+        guard let pick = writable.indices.first(where: { cloning[$0]?.allowed ?? true }) else {
+            throw .cannotClone(writeback: writable[0].name, connector: output.connector.name, cloning: cloning[0]!)
+        }
+        let wb = writable[pick]
         guard wb.formats.contains(.xrgb8888) else {
             throw .noFormat(driver: driver, formats: wb.formats.map(\.description))
         }

@@ -1,3 +1,4 @@
+import CadenceSession
 import Foundation
 import Testing
 
@@ -139,6 +140,34 @@ import Testing
             line.hasSuffix(
                 "writeback on-mismatch: jobs 400, captures 1 (frame 300 (stale): capture shows frame 299), "
                     + "recycled unread 399, read 0.0 µs/capture"), "\(line)")
+    }
+
+    /// Stock Linux 6.1 vkms (the drm_info data of vkms' profile without its `possibleClones`, the
+    /// tools/vm guest's patch): Virtual-1's encoder clones only itself (0x1), Writeback-1's only
+    /// itself (0x2), so the kernel would refuse the two on one CRTC. One line, exit 2, before any
+    /// attach commit.
+    @Test func encodersThatCannotCloneRefuseWritebackInOneLine() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let text = try Data(contentsOf: URL(fileURLWithPath: try FakeDRMProfileFile.load("vkms").path))
+        var profile = try #require(try JSONSerialization.jsonObject(with: text) as? [String: Any])
+        var section = try #require(profile["cadence"] as? [String: Any])
+        #expect(section.removeValue(forKey: "possibleClones") != nil)
+        profile["cadence"] = section
+        try JSONSerialization.data(withJSONObject: profile).write(to: URL(fileURLWithPath: dir + "/stock.json"))
+        for capture in ["every:50", "on-mismatch"] {
+            let verify = capture == "on-mismatch" ? "crc,writeback" : "writeback"
+            let r = try cadence(
+                [
+                    "run", "--backend", "fake-drm:stock.json", "--verify", verify, "--capture", capture, "--frames",
+                    "60"
+                ], in: dir)
+            #expect(r.status == 2 && r.out.isEmpty)
+            #expect(
+                r.err
+                    == "cadence run: --verify writeback: Writeback-1 cannot share a CRTC with Virtual-1: their encoders do not clone each other (possible_clones: Virtual-1's 0x1, Writeback-1's 0x2; both need 0x3)\n",
+                "\(r.err)")
+        }
     }
 
     @Test func aDriverWithoutWritebackGetsOneLineAndExit2() throws {
