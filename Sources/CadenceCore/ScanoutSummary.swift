@@ -210,19 +210,24 @@ public struct FlaggedCapture: Codable, Equatable, Sendable {
     public var reason: Reason
     /// The vblank of the change without a flip (nil for a stale frame).
     public var vblank: UInt64?
+    /// Whether the capture equals Cadence's render of the frame pixel for pixel (the X byte
+    /// ignored); nil when no render was kept to compare with.
+    public var equal: Bool?
 
     /// A flagged capture.
-    public init(frame: Int, shows: Int?, reason: Reason, vblank: UInt64? = nil) {
+    public init(frame: Int, shows: Int?, reason: Reason, vblank: UInt64? = nil, equal: Bool? = nil) {
         self.frame = frame
         self.shows = shows
         self.reason = reason
         self.vblank = vblank
+        self.equal = equal
     }
 
-    /// `frame 300 (stale): capture shows frame 299`.
+    /// `frame 300 (stale): capture shows frame 299, differs from its render`.
     public var description: String {
         let why = reason == .stale ? "stale" : "change without a flip at vblank \(vblank ?? 0)"
-        return "frame \(frame) (\(why)): capture shows " + (shows.map { "frame \($0)" } ?? "no frame identity")
+        let pixels = equal.map { $0 ? ", equal to its render" : ", differs from its render" } ?? ""
+        return "frame \(frame) (\(why)): capture shows " + (shows.map { "frame \($0)" } ?? "no frame identity") + pixels
     }
 }
 

@@ -77,11 +77,15 @@ public final class FlipRecorder {
         try output.modeset(framebuffer: swapchain.buffers[0].framebuffer)
         swapchain.markOnScreen(0)
         vblank = output.probeVBlank()
+        // The flips and the CRC lines are widened against the kernel's 64-bit count, so that both
+        // are in one epoch even when the 32-bit counter wraps between the first of each.
+        let anchor = vblank == .hardware ? (try? output.currentVBlank())?.sequence : nil
+        if let anchor { widener = SequenceWidener(anchor: anchor) }
         if let source = crcSource {
             // Lines read during the warm-up are held: the last warm-up vblank's is the first judged.
             scanout = CRCLineReader(
                 capture: try CRCCapture(device: output.device, crtcIndex: output.crtcIndex, source: source),
-                judgingFrom: warmupLeft == 0 ? 0 : nil)
+                anchor: anchor, judgingFrom: warmupLeft == 0 ? 0 : nil)
         }
         end = output.device.monotonicNow() + durationNs
         try submitNext()

@@ -105,6 +105,7 @@ public struct Observation {
                         onNotice("CRC reading on crtc \(crtc) stopped: \(error); the lines read still count")
                     }
                     let t1 = dev.monotonicNow()
+                    // The kernel's 32-bit frame as it is: the session widens it against the flips.
                     let samples = lines.compactMap { l in
                         l.frame.map {
                             ScanoutVerifier.Sample(

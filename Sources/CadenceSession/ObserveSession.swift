@@ -1,6 +1,7 @@
 import CadenceCore
 import CadenceMetrics
 import CadenceReport
+import DRM
 import DRMTrace
 import Foundation
 
@@ -61,6 +62,13 @@ public final class ObserveSession {
     /// every CRC line read for it.
     private var contents: [Int32: ScanoutVerifier] = [:]
     private var contentSource = "auto"
+    /// Per CRTC, the CRC lines' 32-bit frame counter widened against the flips' 64-bit sequences
+    /// (the trace's, unwrapped per CRTC): created at the CRTC's first traced vblank or flip.
+    private var crcWideners: [Int32: SequenceWidener] = [:]
+    /// CRC samples read before the CRTC's first traced vblank or flip (their epoch is not known
+    /// yet): the newest `heldCRCLimit`.
+    private var heldCRC: [Int32: [ScanoutVerifier.Sample]] = [:]
+    static let heldCRCLimit = 600
     private var crcReads = 0
     private var crcReadNs: Int64 = 0
     /// Called after each read of the trace (live), to read CRC lines (``addCRC(crtc:_:readNs:)``).
@@ -118,13 +126,42 @@ public final class ObserveSession {
         for c in crtcs { contents[c] = ScanoutVerifier() }
     }
 
-    /// CRC lines read for `crtc` (its vblank sequence, the folded CRC, when read), and the time
-    /// the read took (the cost of the check).
+    /// CRC lines read for `crtc` (the line's frame counter as `sequence`, the folded CRC, when
+    /// read), and the time the read took (the cost of the check). Only the low 32 bits of
+    /// `sequence` count (the kernel's CRC frame counter is 32-bit): they are widened here against
+    /// the CRTC's flips, so that a line and a flip of one vblank have one sequence across a wrap
+    /// (0xFFFF_FFFF → 0). Lines read before the CRTC's first traced vblank or flip wait for it.
     public func addCRC(crtc: Int32, _ samples: [ScanoutVerifier.Sample], readNs: Int64 = 0) {
         crcReads += 1
         crcReadNs += readNs
         guard contents[crtc] != nil else { return }
-        for x in samples { contents[crtc]!.add(x) }
+        guard crcWideners[crtc] != nil else {
+            var held = heldCRC[crtc] ?? []
+            held.append(contentsOf: samples)
+            if held.count > Self.heldCRCLimit { held.removeFirst(held.count - Self.heldCRCLimit) }
+            heldCRC[crtc] = held
+            return
+        }
+        for x in samples { addWidenedCRC(crtc: crtc, x) }
+    }
+
+    /// Adds one CRC sample of `crtc` with its frame counter widened (a line from before the
+    /// epoch of the CRTC's first traced sequence is dropped: no flip of its vblank can be named).
+    private func addWidenedCRC(crtc: Int32, _ x: ScanoutVerifier.Sample) {
+        guard let s = crcWideners[crtc]!.widenIfAfterZero(UInt32(truncatingIfNeeded: x.sequence)) else { return }
+        contents[crtc]!.add(ScanoutVerifier.Sample(sequence: s, crc: x.crc, receivedAt: x.receivedAt))
+    }
+
+    /// A 64-bit sequence of `crtc` from the trace: the CRC lines are widened near it, and those
+    /// held for want of one are added.
+    private func noteSequence(crtc: Int32, _ sequence: UInt64) {
+        guard contents[crtc] != nil else { return }
+        guard crcWideners[crtc] == nil else {
+            crcWideners[crtc]!.note(sequence)
+            return
+        }
+        crcWideners[crtc] = SequenceWidener(anchor: sequence)
+        for x in heldCRC.removeValue(forKey: crtc) ?? [] { addWidenedCRC(crtc: crtc, x) }
     }
 
     /// Called about once a second while observing, with the status of ``statusClient`` (or
@@ -222,11 +259,13 @@ public final class ObserveSession {
             switch e {
             case .vblank(let crtc, let seq, let time):
                 guard onlyCRTC == nil || onlyCRTC == crtc else { continue }
+                noteSequence(crtc: crtc, seq)
                 fits[crtc, default: RefreshFit()].add(sequence: seq, timestamp: time)
                 vblanks[crtc, default: 0] += 1
                 judgeIdleClients(crtc: crtc, at: time)
             case .flip(let f):
                 guard onlyCRTC == nil || onlyCRTC == f.crtc else { continue }
+                noteSequence(crtc: f.crtc, f.sequence)
                 if let n = contents[f.crtc]?.flipCount {
                     // In place: a copy of the verifier would copy its window at every flip.
                     contents[f.crtc]!.add(
@@ -367,6 +406,12 @@ public final class ObserveSession {
         result.requestDeliveries = stream.tracker.requestDeliveries
         result.typedDeliveries = stream.tracker.typedDeliveries
         result.sendProbeMismatch = stream.tracker.sendProbeMismatch
+        for (crtc, held) in heldCRC where crcWideners[crtc] == nil {
+            // No flip or vblank of this CRTC was traced: the lines are widened on their own.
+            crcWideners[crtc] = SequenceWidener()
+            for x in held { addWidenedCRC(crtc: crtc, x) }
+        }
+        heldCRC = [:]
         for crtc in Set(vblanks.keys).union(contents.keys).sorted() {
             let hz = fits[crtc]?.hz ?? 0
             var scanout = contents[crtc]?.finish()

@@ -105,7 +105,8 @@ public final class WritebackCaptures: FrameSink, @unchecked Sendable {
     /// against `rendered` (Cadence's render of it); both are `width` × `height` XRGB8888.
     /// A capture taken because the CRC flagged the frame has a `reason` (and the vblank of a
     /// change without a flip); its `rendered` may be empty (no render kept): then only its
-    /// identity is checked, and the frame it shows recorded.
+    /// identity is checked, and the frame it shows recorded (with a render, also whether it
+    /// equals it).
     public func check(
         label: Int, width: Int, height: Int, rendered: [UInt32], captured: [UInt32],
         reason: FlaggedCapture.Reason? = nil, changeVBlank: UInt64? = nil
@@ -113,17 +114,21 @@ public final class WritebackCaptures: FrameSink, @unchecked Sendable {
         slots.wait()
         worker.async { [self] in
             defer { slots.signal() }
-            let shows = examine(label: label, width: width, height: height, rendered: rendered, captured: captured)
+            let (shows, equal) = examine(
+                label: label, width: width, height: height, rendered: rendered, captured: captured)
             if let reason, flagged.count < 10 {
                 flagged.append(
-                    FlaggedCapture(frame: label, shows: shows.map { Int($0) }, reason: reason, vblank: changeVBlank))
+                    FlaggedCapture(
+                        frame: label, shows: shows.map { Int($0) }, reason: reason, vblank: changeVBlank, equal: equal))
             }
         }
     }
 
-    /// Worker: decodes, compares and writes one capture; returns the identity it decoded to.
-    @discardableResult
-    private func examine(label: Int, width: Int, height: Int, rendered: [UInt32], captured: [UInt32]) -> UInt32? {
+    /// Worker: decodes, compares and writes one capture; returns the identity it decoded to and
+    /// whether it equals the render (nil: no render to compare with).
+    private func examine(
+        label: Int, width: Int, height: Int, rendered: [UInt32], captured: [UInt32]
+    ) -> (shows: UInt32?, equal: Bool?) {
         summary.captures += 1
         var captured = captured
         let decoded = captured.withUnsafeBytes { raw in
@@ -148,7 +153,7 @@ public final class WritebackCaptures: FrameSink, @unchecked Sendable {
                 if firstPNGFailure == nil { firstPNGFailure = (path, String(describing: error)) }
             }
         }
-        return decoded
+        return (decoded, compared ? isEqual : nil)
     }
 
     /// The PNG of frame `frame`'s capture: `base` + the index in at least six digits + `.png`.

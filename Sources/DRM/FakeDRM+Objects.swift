@@ -43,6 +43,7 @@ extension FakeDRMDevice {
         guard var e = encoders.first(where: { $0.id == id }) else { throw Errno.noSuchFileOrDirectory }
         let driving = connectors.filter { $0.encoders.contains(id) }.map(\.id)
         e.crtcID = crtcState.first { !Set($0.value.connectors).isDisjoint(with: driving) }?.key ?? CRTCID(0)
+        e.possibleClones = possibleClones(of: id)
         return e
     }
 

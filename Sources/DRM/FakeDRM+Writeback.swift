@@ -96,8 +96,30 @@ extension FakeDRMDevice {
         ]
     }
 
+    /// `possible_clones` of encoder `id` as the kernel reports it: the encoder's own, with its
+    /// own bit set (drm_mode_config_validate's fixup); 0 for an encoder the card lacks.
+    func possibleClones(of id: EncoderID) -> UInt32 {
+        guard let i = encoders.firstIndex(where: { $0.id == id }), i < 32 else { return 0 }
+        return encoders[i].possibleClones | 1 << UInt32(i)
+    }
+
+    /// The kernel's clone check (drm_atomic_helper_check_modeset, "failed valid clone check"):
+    /// the encoders that would drive `crtc`, those of the connectors it drives and writeback
+    /// connector `w`'s, must each list all of them in `possible_clones`.
+    func clonesAllowed(_ w: FakeWritebackConnector, on crtc: CRTCID) -> Bool {
+        var ids = (crtcState[crtc]?.connectors ?? []).compactMap { c in
+            connectors.first { $0.id == c }?.encoders.first
+        }
+        if let e = w.encoders.first { ids.append(e) }
+        let mask = ids.reduce(UInt32(0)) { m, id in
+            m | (encoders.firstIndex { $0.id == id }.map { $0 < 32 ? 1 << UInt32($0) : 0 } ?? 0)
+        }
+        return ids.allSatisfy { possibleClones(of: $0) & mask == mask }
+    }
+
     /// Checks a commit's writeback properties as the kernel does (drm_atomic.c,
-    /// drm_writeback.c, vkms_writeback.c): attaching needs ALLOW_MODESET and a possible CRTC; an
+    /// drm_writeback.c, vkms_writeback.c): attaching needs ALLOW_MODESET, a possible CRTC and
+    /// encoders that clone those of the connectors the CRTC drives (`clonesAllowed(_:on:)`); an
     /// FB needs an attached, active CRTC, the mode's size and a listed format; a fence pointer
     /// needs an FB.
     func planWriteback(_ byObject: [UInt32: [String: UInt64]], flags: AtomicFlags) throws -> [FakeWritebackState.Plan] {
@@ -116,6 +138,7 @@ extension FakeDRMDevice {
                             $0 | $1.possibleCRTCs
                         }
                         guard possible & (1 << UInt32(i)) != 0 else { throw Errno.invalidArgument }
+                        guard clonesAllowed(w, on: crtc) else { throw Errno.invalidArgument }
                     }
                 }
             }

@@ -74,8 +74,11 @@ extension FakeDRMProfile {
         guard !connectors.isEmpty else { throw FakeDRMProfileError("\(node): no connectors (besides writeback ones)") }
         let encoders = try (Self.objects(dev["encoders"]) ?? []).enumerated().map { i, e in
             guard let id = Self.uint32(e["id"]) else { throw FakeDRMProfileError("encoder \(i): no id") }
-            return (Encoder(id: EncoderID(id), type: Self.uint32(e["type"]) ?? 0, possibleCRTCs: Self.uint32(e["possible_crtcs"]) ?? 1),
-                    crtc: Self.uint32(e["crtc_id"]) ?? 0)
+            let encoder = Encoder(
+                id: EncoderID(id), type: Self.uint32(e["type"]) ?? 0,
+                possibleCRTCs: Self.uint32(e["possible_crtcs"]) ?? 1,
+                possibleClones: Self.uint32(e["possible_clones"]) ?? 0)
+            return (encoder, crtc: Self.uint32(e["crtc_id"]) ?? 0)
         }
         guard !encoders.isEmpty else { throw FakeDRMProfileError("\(node): no encoders") }
         var crtcs: [CRTCState] = []
@@ -104,7 +107,7 @@ extension FakeDRMProfile {
         capabilities = caps
         supportsAtomic = atomic
         self.connectors = connectors
-        self.encoders = encoders.map(\.0)
+        self.encoders = try Self.clones(encoders.map(\.0), cadence["possibleClones"], node: node)
         self.crtcs = crtcs
         self.planes = planes.map(\.plane)
         planeKinds = planes.map(\.kind)
@@ -119,6 +122,25 @@ extension FakeDRMProfile {
             crcSources = driverName == "vkms" ? ["auto"] : []
         }
         writebackConnectors = try Self.writeback(writeback, formats: cadence["writebackFormats"], node: node)
+    }
+
+    /// The encoders with `cadence.possibleClones` applied: an object from encoder ids (strings) to
+    /// the `possible_clones` mask that replaces drm_info's.
+    static func clones(_ encoders: [Encoder], _ override: JSON?, node: String) throws -> [Encoder] {
+        guard let override else { return encoders }
+        guard let map = override.object else {
+            throw FakeDRMProfileError("\(node): cadence.possibleClones must be an object of encoder ids to masks")
+        }
+        var out = encoders
+        for (key, value) in map {
+            guard let id = UInt32(key), let i = out.firstIndex(where: { $0.id.rawValue == id }),
+                let mask = uint32(value)
+            else {
+                throw FakeDRMProfileError("\(node): cadence.possibleClones: \(key) is not an encoder id with a mask")
+            }
+            out[i].possibleClones = mask
+        }
+        return out
     }
 
     /// The `"cadence"` section's timing keys.

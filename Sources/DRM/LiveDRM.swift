@@ -105,8 +105,10 @@ final class LiveDRM: DRMSystem, Sendable {
         Glibc.errno = 0
         guard let e = drmModeGetEncoder(fd, id.rawValue) else { throw lastErrno() }
         defer { drmModeFreeEncoder(e) }
-        return Encoder(id: EncoderID(e.pointee.encoder_id), type: e.pointee.encoder_type,
-                       crtcID: CRTCID(e.pointee.crtc_id), possibleCRTCs: e.pointee.possible_crtcs)
+        let p = e.pointee
+        return Encoder(
+            id: EncoderID(p.encoder_id), type: p.encoder_type, crtcID: CRTCID(p.crtc_id),
+            possibleCRTCs: p.possible_crtcs, possibleClones: p.possible_clones)
     }
 
     func getCRTC(_ fd: Int32, _ id: CRTCID) throws -> CRTCState {

@@ -93,8 +93,15 @@ public struct Encoder: Equatable, Sendable {
     public var crtcID: CRTCID
     /// Bit i set: it can be driven by the i-th CRTC of ``CardResources/crtcs``.
     public var possibleCRTCs: UInt32
-    public init(id: EncoderID, type: UInt32 = 0, crtcID: CRTCID = CRTCID(0), possibleCRTCs: UInt32) {
+    /// Bit i set: it can drive one CRTC together with the i-th encoder of
+    /// ``CardResources/encoders`` (a clone). The kernel always sets the encoder's own bit (a
+    /// driver's 0 becomes "only itself").
+    public var possibleClones: UInt32
+    public init(
+        id: EncoderID, type: UInt32 = 0, crtcID: CRTCID = CRTCID(0), possibleCRTCs: UInt32, possibleClones: UInt32 = 0
+    ) {
         self.id = id; self.type = type; self.crtcID = crtcID; self.possibleCRTCs = possibleCRTCs
+        self.possibleClones = possibleClones
     }
 }
 
@@ -209,19 +216,42 @@ public struct DRMEvent: Equatable, Sendable {
 }
 
 /// A 32-bit kernel sequence widened to 64 bits against the last widened value.
+///
+/// The one place where Cadence turns the kernel's 32-bit vblank counters (flip and vblank
+/// events, the `frame` of debugfs CRC lines) into 64-bit sequences that can be compared and
+/// subtracted across a wrap (0xFFFF_FFFF → 0): serial-number arithmetic, each value taken as the
+/// one congruent to it mod 2³² nearest the newest value so far. Every stream of one CRTC's counter
+/// that is compared with another must be widened against the same 64-bit reference (the kernel's
+/// 64-bit count, drmCrtcGetSequence, as ``init(anchor:)``; or the other stream's newest value,
+/// ``note(_:)``), so that both are in one epoch.
 public struct SequenceWidener: Sendable {
+    /// The newest 64-bit sequence widened or noted (nil before the first).
     public private(set) var last: UInt64?
     public init() {}
     /// A widener whose first value is interpreted relative to the 64-bit sequence `anchor`
     /// (e.g. from drmCrtcGetSequence), so the high bits are right from the start.
     public init(anchor: UInt64) { last = anchor }
     /// The 64-bit sequence for `raw32`: the value congruent to it mod 2³² nearest after `last`
-    /// (a wrap forward is assumed when the low bits go backwards by more than 2³¹).
+    /// (a wrap forward is assumed when the low bits go backwards by more than 2³¹). A value that
+    /// would come before sequence 0 is 0; ``widenIfAfterZero(_:)`` tells it apart.
     public mutating func widen(_ raw32: UInt32) -> UInt64 {
+        widenIfAfterZero(raw32) ?? 0
+    }
+    /// ``widen(_:)``, but nil (and nothing noted) for a value that would come before sequence 0:
+    /// one from before the epoch of the first value, when that was widened without an anchor
+    /// (the first value 2 and then 0xFFFF_FFF0, a value from 18 vblanks earlier).
+    public mutating func widenIfAfterZero(_ raw32: UInt32) -> UInt64? {
         guard let last else { self.last = UInt64(raw32); return UInt64(raw32) }
         let delta = Int64(Int32(bitPattern: raw32 &- UInt32(truncatingIfNeeded: last)))
-        let value = UInt64(max(0, Int64(bitPattern: last) + delta))
+        let signed = Int64(bitPattern: last) + delta
+        guard signed >= 0 else { return nil }
+        let value = UInt64(signed)
         self.last = Swift.max(last, value)
         return value
+    }
+    /// Notes a 64-bit sequence of the same counter known from elsewhere (another stream already
+    /// widened, the kernel's 64-bit count): later values are widened near it.
+    public mutating func note(_ sequence: UInt64) {
+        last = Swift.max(last ?? sequence, sequence)
     }
 }

@@ -38,6 +38,8 @@ public struct WritebackConnector: Equatable, Sendable {
     public var crtc: CRTCID
     /// Its atomic properties.
     public var properties: WritebackProperties
+    /// Its encoders (the kernel gives a writeback connector one).
+    public var encoders: [EncoderID] = []
 
     /// The kernel's name for it, `Writeback-1`.
     public var name: String { "\(Connector.typeName(Self.connectorType))-\(typeID)" }
@@ -59,6 +61,39 @@ public struct WritebackConnector: Equatable, Sendable {
     /// The property that attaches it to `crtc` (0: detaches it); needs an ALLOW_MODESET commit.
     public func attach(to crtc: CRTCID) -> AtomicProperty {
         AtomicProperty(object: id.rawValue, property: properties.crtcID, value: UInt64(crtc.rawValue))
+    }
+}
+
+/// Encoders that would drive one CRTC together (a display's and a writeback connector's), and
+/// whether the kernel lets them: its clone check (drm_atomic_helper_check_modeset, "failed valid
+/// clone check") wants each to list all of them in `possible_clones`.
+public struct EncoderCloning: Equatable, Sendable {
+    /// The encoders.
+    public var encoders: [EncoderID]
+    /// Each one's `possible_clones` as the kernel reports it (bit i: the i-th encoder of
+    /// ``CardResources/encoders``).
+    public var possibleClones: [UInt32]
+    /// Their own bits among the card's encoders.
+    public var mask: UInt32
+
+    /// True when every one of them clones all of them.
+    public var allowed: Bool { possibleClones.allSatisfy { $0 & mask == mask } }
+}
+
+extension DRMDevice {
+    /// Whether `encoders` can drive one CRTC together (``EncoderCloning``), from each one's
+    /// `possible_clones` and its index among the card's encoders.
+    public func cloning(_ encoders: [EncoderID]) throws -> EncoderCloning {
+        let all = try resources().encoders
+        var mask: UInt32 = 0
+        for e in encoders {
+            guard let i = all.firstIndex(of: e), i < 32 else {
+                throw DRMError(call: "find encoder", object: "\(e)", errno: .noSuchFileOrDirectory)
+            }
+            mask |= 1 << UInt32(i)
+        }
+        return EncoderCloning(
+            encoders: encoders, possibleClones: try encoders.map { try encoder($0).possibleClones }, mask: mask)
     }
 }
 
@@ -154,7 +189,8 @@ extension DRMDevice {
                     crtc: CRTCID(UInt32(truncatingIfNeeded: crtcProp.value)),
                     properties: WritebackProperties(
                         crtcID: crtcProp.info.id, framebufferID: try need("WRITEBACK_FB_ID").info.id,
-                        outFencePointer: try need("WRITEBACK_OUT_FENCE_PTR").info.id)))
+                        outFencePointer: try need("WRITEBACK_OUT_FENCE_PTR").info.id),
+                    encoders: c.encoders))
         }
         return out
     }

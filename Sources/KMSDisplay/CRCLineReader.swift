@@ -44,9 +44,10 @@ public final class CRCLineReader {
     private var provisional: ScanoutVerifier?
 
     /// Reads `capture`; `anchor`: a 64-bit vblank sequence near the first line's (so that the
-    /// widened sequences match the flips' from the start), nil to take the first line's 32 bits
-    /// as they are; `judgingFrom`: the first vblank judged, nil to hold the lines until
-    /// ``judge(from:)``.
+    /// widened sequences match the flips' from the start, across a 32-bit wrap too: the flips'
+    /// must be widened against the same 64-bit count), nil to take the first line's 32 bits as
+    /// they are (or, when a flip comes first, to widen near the flip's); `judgingFrom`: the first
+    /// vblank judged, nil to hold the lines until ``judge(from:)``.
     public init(capture: CRCCapture, anchor: UInt64? = nil, judgingFrom: UInt64? = 0) {
         self.capture = capture
         verifier = ScanoutVerifier()
@@ -59,7 +60,7 @@ public final class CRCLineReader {
     public var source: String { capture.source }
 
     /// The vblank of the newest line read (nil before the first).
-    public var newestLine: UInt64? { widener.last }
+    public private(set) var newestLine: UInt64?
 
     /// Reads the lines ready now (non-blocking) and timed. A read that fails ends the reading
     /// quietly (``failure``): what was read still counts.
@@ -73,9 +74,11 @@ public final class CRCLineReader {
         readNanoseconds += t1 - t0
         reads += 1
         for line in lines {
-            guard let frame = line.frame else { continue }
+            // A line from before the first value's epoch (no anchor) cannot be placed: skipped.
+            guard let frame = line.frame, let sequence = widener.widenIfAfterZero(frame) else { continue }
+            newestLine = max(newestLine ?? sequence, sequence)
             let sample = ScanoutVerifier.Sample(
-                sequence: widener.widen(frame), crc: ScanoutVerifier.fold(line.values), receivedAt: t1)
+                sequence: sequence, crc: ScanoutVerifier.fold(line.values), receivedAt: t1)
             samplesRead += 1
             if let body = observer {
                 body(sample)
@@ -129,6 +132,8 @@ public final class CRCLineReader {
     /// Records a flip completion of `frame` at vblank `sequence` (the event's `timestamp`).
     public func flip(_ frame: FrameID, sequence: UInt64, timestamp: Nanoseconds) {
         let f = ScanoutVerifier.Flip(frame: frame, sequence: sequence, timestamp: timestamp)
+        // The lines' counter is the flips': later lines are widened near the flips' sequences.
+        widener.note(sequence)
         verifier.add(f)
         provisional?.add(f)
         lastFlip = sequence
@@ -151,7 +156,7 @@ public final class CRCLineReader {
     /// Waits (polling every millisecond, for up to `limit` ns) for a line past the last flip,
     /// so that the last frame is judged, then gives the verdict with the cost of reading.
     public func finish(limit: Int64) -> ScanoutSummary {
-        if let last = lastFlip { wait(limit: limit) { ($0.widener.last ?? 0) > last } }
+        if let last = lastFlip { wait(limit: limit) { ($0.newestLine ?? 0) > last } }
         var s = verifier.finish()
         s.source = capture.source
         s.reads = reads

@@ -10,12 +10,12 @@ public struct WritebackCapture: Sendable {
     public var label: Int
     public var width: Int
     public var height: Int
-    /// Cadence's own render of the frame (the shadow buffer as copied for scanout).
+    /// Cadence's own render of the frame (the shadow buffer as copied for scanout); when
+    /// capturing on a mismatch, the copy kept for its job (empty when none was free).
     public var rendered: [UInt32]
     /// The connector's output, read once from the capture buffer after its fence signalled.
     public var captured: [UInt32]
-    /// Why the CRC flagged the frame, when capturing on a mismatch (nil: a scheduled capture;
-    /// then ``rendered`` is empty, no render being kept).
+    /// Why the CRC flagged the frame, when capturing on a mismatch (nil: a scheduled capture).
     public var reason: FlaggedCapture.Reason?
     /// The vblank of the change without a flip that flagged it.
     public var changeVBlank: UInt64?
@@ -27,6 +27,10 @@ public enum WritebackUnavailable: Error, Equatable, Sendable, CustomStringConver
     case noConnector(driver: String)
     /// None of the driver's writeback connectors can write the CRTC in use.
     case notForCRTC(driver: String, crtcIndex: Int)
+    /// The writeback connector's encoder and the display's do not clone each other
+    /// (`possible_clones`): the kernel refuses the two on one CRTC. `cloning` holds the display's
+    /// encoder first, the writeback connector's second.
+    case cannotClone(writeback: String, connector: String, cloning: EncoderCloning)
     /// The connector writes no XRGB8888.
     case noFormat(driver: String, formats: [String])
     /// The display flips with the legacy API: writeback needs atomic commits.
@@ -39,6 +43,11 @@ public enum WritebackUnavailable: Error, Equatable, Sendable, CustomStringConver
         switch self {
         case .noConnector(let driver): return "\(driver) has no writeback connector"
         case .notForCRTC(let driver, let i): return "no writeback connector of \(driver) can write CRTC index \(i)"
+        case .cannotClone(let wb, let connector, let c):
+            func hex(_ v: UInt32) -> String { "0x" + String(v, radix: 16) }
+            let masks = c.possibleClones.map(hex)
+            return
+                "\(wb) cannot share a CRTC with \(connector): their encoders do not clone each other (possible_clones: \(connector)'s \(masks.first ?? "?"), \(wb)'s \(masks.last ?? "?"); both need \(hex(c.mask)))"
         case .noFormat(let driver, let formats):
             return "the writeback connector of \(driver) writes no XRGB8888 (only \(formats.joined(separator: " ")))"
         case .legacyAPI: return "writeback needs atomic commits (the display uses the legacy API)"
@@ -73,6 +82,8 @@ struct RingJob {
     var frame: FrameID
     var label: Int
     var buffer: Int
+    /// Its render's copy (``WritebackState/renders``), nil when none was free.
+    var render: Int?
     var fence: WritebackFence?
     var sequence: UInt64?
     /// The early verdict came and did not flag it.
@@ -102,6 +113,12 @@ final class WritebackState {
     /// Its jobs not read or recycled yet, in flip order.
     var ring: [RingJob] = []
     var counts = OnMismatchCaptures()
+    /// Capturing on a mismatch: copies of the renders of the frames kept, planned or in the ring
+    /// (allocated once, ``KMSDisplay/mismatchRing`` + 3), the free ones, and each kept or
+    /// planned frame's.
+    var renders: [[UInt32]] = []
+    var freeRenders: [Int] = []
+    var renderOf: [FrameID: Int] = [:]
 
     init(
         connector: WritebackConnector, buffers: [ScanoutBuffer], onMismatch: Bool, request: @escaping () -> Int?,
@@ -126,9 +143,12 @@ extension KMSDisplay {
     /// Vblanks the early verdicts keep open for late lines and flips (the full verifier keeps 600).
     public static let earlyVerdictMargin: UInt64 = 2
 
-    /// Starts writeback capture: finds a writeback connector for the CRTC that writes
-    /// XRGB8888, allocates two capture buffers of the mode's size, and attaches the connector
-    /// (a modeset, ALLOW_MODESET, done once now: start a CRC capture after this, not before).
+    /// Starts writeback capture: finds a writeback connector for the CRTC whose encoder and the
+    /// display's clone each other (their `possible_clones`; otherwise
+    /// ``WritebackUnavailable/cannotClone(writeback:connector:cloning:)``, before any commit) and
+    /// that writes XRGB8888, allocates two capture buffers of the mode's size, and attaches the
+    /// connector (a modeset, ALLOW_MODESET, done once now: start a CRC capture after this, not
+    /// before).
     ///
     /// From then on, when a frame is finished, `request` is asked for its label (the frame
     /// index; nil: not to be captured); a labelled frame's render is kept, its flip commit
@@ -136,12 +156,13 @@ extension KMSDisplay {
     /// events, and once it signals `deliver` gets the render and the capture.
     ///
     /// `onMismatch`: capture on a CRC mismatch instead. ``mismatchRing`` capture buffers are
-    /// allocated, every labelled frame's flip commit carries a job into a free one (no render is
-    /// kept), and a buffer is read only when the CRC's early verdict
+    /// allocated, every labelled frame's flip commit carries a job into a free one (its render
+    /// copied into one of ``mismatchRing`` + 3 copies allocated once), and a buffer is read only
+    /// when the CRC's early verdict
     /// (``CRCLineReader/judgeEarly(margin:)``, started by ``verifyScanout(source:)``, which must
     /// follow) flags its frame: stale, or the picture on screen when the content changed without
     /// a flip. Other buffers are recycled unread, the judged ones first. `deliver` then gets the
-    /// capture with its reason and an empty render.
+    /// capture with its reason and the job's render (empty when no copy was free).
     public func startWriteback(
         onMismatch: Bool = false, request: @escaping () -> Int?, deliver: @escaping (WritebackCapture) -> Void
     ) throws(WritebackUnavailable) {
@@ -155,9 +176,19 @@ extension KMSDisplay {
             throw .noConnector(driver: driver)
         }
         guard !list.isEmpty else { throw .noConnector(driver: driver) }
-        guard let wb = list.first(where: { $0.canWrite(crtcIndex: output.crtcIndex) }) else {
-            throw .notForCRTC(driver: driver, crtcIndex: output.crtcIndex)
+        let writable = list.filter { $0.canWrite(crtcIndex: output.crtcIndex) }
+        guard !writable.isEmpty else { throw .notForCRTC(driver: driver, crtcIndex: output.crtcIndex) }
+        // The display's encoder and the writeback connector's share the CRTC: the kernel's clone
+        // check must pass (without the encoders' data the attach commit decides).
+        let shown = (try? device.connector(output.connector.id).encoderID).flatMap { $0.rawValue != 0 ? $0 : nil }
+        let displayEncoder = shown ?? output.connector.encoders.first
+        let cloning = writable.map { w in
+            displayEncoder.flatMap { d in w.encoders.first.flatMap { try? device.cloning([d, $0]) } }
         }
+        guard let pick = writable.indices.first(where: { cloning[$0]?.allowed ?? true }) else {
+            throw .cannotClone(writeback: writable[0].name, connector: output.connector.name, cloning: cloning[0]!)
+        }
+        let wb = writable[pick]
         guard wb.formats.contains(.xrgb8888) else {
             throw .noFormat(driver: driver, formats: wb.formats.map(\.description))
         }
@@ -166,8 +197,16 @@ extension KMSDisplay {
                 try ScanoutBuffer(dumbOn: device, width: shadow.width, height: shadow.height)
             }
             try device.atomicCommit([wb.attach(to: output.crtc)], flags: .allowModeset, object: wb.name)
-            writeback = WritebackState(
+            let w = WritebackState(
                 connector: wb, buffers: buffers, onMismatch: onMismatch, request: request, deliver: deliver)
+            if onMismatch {
+                w.renders = (0..<(Self.mismatchRing + 3)).map { _ in
+                    [UInt32](repeating: 0, count: shadow.width * shadow.height)
+                }
+                w.freeRenders = Array(w.renders.indices.reversed())
+                w.renderOf.reserveCapacity(w.renders.count)
+            }
+            writeback = w
         } catch let e as DRMError {
             throw .failed(e)
         } catch {
@@ -182,7 +221,12 @@ extension KMSDisplay {
     func keepForCapture(_ frame: FrameID) {
         guard let w = writeback, let label = w.request() else { return }
         if w.onMismatch {
-            // Only the label: copying the render would cost every frame what a read costs.
+            // The render into a copy allocated once (a copy a frame; nothing allocated), kept
+            // with the job to compare a flagged capture with.
+            if let r = w.freeRenders.popLast() {
+                copyRender(w, into: r)
+                w.renderOf[frame] = r
+            }
             w.kept[frame] = (label, [])
             return
         }
@@ -197,12 +241,14 @@ extension KMSDisplay {
         if let p = w.planned {
             // The last planned commit failed: its buffer is free again.
             w.free.append(p.buffer)
+            freeRender(w, p.frame)
             w.planned = nil
         }
         guard let k = w.kept.removeValue(forKey: frame) else { return [] }
         if w.onMismatch { serviceRing(w) }
         guard let b = w.free.popLast() ?? (w.onMismatch ? recycle(w) : nil) else {
             if w.onMismatch { w.counts.withoutJob += 1 } else { w.stats.skipped += 1 }
+            freeRender(w, frame)
             return []
         }
         w.planned = (frame, b, k.label, k.pixels)
@@ -215,13 +261,17 @@ extension KMSDisplay {
         guard let w = writeback else { return }
         for old in w.kept.keys where old < frame {
             w.kept[old] = nil
+            freeRender(w, old)
             // Never flipped: nothing to flag when capturing on a mismatch.
             if !w.onMismatch { w.stats.skipped += 1 }
         }
         guard let p = w.planned, p.frame == frame else { return }
         w.planned = nil
         if w.onMismatch {
-            w.ring.append(RingJob(frame: p.frame, label: p.label, buffer: p.buffer, fence: w.slot.take(device: device)))
+            w.ring.append(
+                RingJob(
+                    frame: p.frame, label: p.label, buffer: p.buffer, render: w.renderOf.removeValue(forKey: p.frame),
+                    fence: w.slot.take(device: device)))
             w.counts.jobs += 1
             return
         }
@@ -262,6 +312,24 @@ extension KMSDisplay {
         w.free.append(index)
         w.stats.captures += 1
         w.deliver(capture(w.buffers[index], captured))
+    }
+
+    /// Capturing on a mismatch: copies the shadow buffer (the render just finished) into render
+    /// copy `index`, in place (timed with the reads).
+    private func copyRender(_ w: WritebackState, into index: Int) {
+        let t0 = device.monotonicNow()
+        let (width, height, stride, base) = (shadow.width, shadow.height, shadow.stride, shadow.pixels)
+        w.renders[index].withUnsafeMutableBytes { dst in
+            for y in 0..<height {
+                (dst.baseAddress! + y * width * 4).copyMemory(from: base + y * stride, byteCount: width * 4)
+            }
+        }
+        w.readNs += device.monotonicNow() - t0
+    }
+
+    /// Capturing on a mismatch: the render copy of kept or planned `frame` is free again.
+    private func freeRender(_ w: WritebackState, _ frame: FrameID) {
+        if let r = w.renderOf.removeValue(forKey: frame) { w.freeRenders.append(r) }
     }
 
     /// Reads capture buffer `index` (timed).
@@ -331,6 +399,7 @@ extension KMSDisplay {
                 continue
             }
             let job = w.ring.remove(at: i)
+            if let r = job.render { w.freeRenders.append(r) }
             w.counts.recycledUnread += 1
             if !judged { w.counts.recycledUnjudged += 1 }
             return job.buffer
@@ -349,9 +418,12 @@ extension KMSDisplay {
                 continue
             }
             w.ring.remove(at: i)
+            // The copy goes with the capture (the slot's next write copies it once, per flag).
+            let rendered = job.render.map { w.renders[$0] } ?? []
+            if let r = job.render { w.freeRenders.append(r) }
             deliver(w, buffer: job.buffer) { b, captured in
                 WritebackCapture(
-                    frame: job.frame, label: job.label, width: b.width, height: b.height, rendered: [],
+                    frame: job.frame, label: job.label, width: b.width, height: b.height, rendered: rendered,
                     captured: captured, reason: job.reason, changeVBlank: job.changeVBlank)
             }
         }

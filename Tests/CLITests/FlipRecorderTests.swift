@@ -89,6 +89,26 @@ import DRM
         #expect(zip(rec.flips, rec.flips.dropFirst()).allSatisfy { $1.sequence == $0.sequence + 1 })
     }
 
+    /// measure's CRC check across the wrap: the flips and the CRC lines are widened against one
+    /// 64-bit count, so every measured flip is verified wherever the 32-bit counter wraps (during
+    /// the warm-up, between the first CRC line and the first flip, at the first measured flip,
+    /// later), as far from it.
+    @Test func theCRCCheckSurvivesThe32BitWrap() throws {
+        // A first flip 3 refreshes late: CRC lines of vblanks before the wrap are read before it.
+        for (before, delay) in [UInt64?.none, 1, 2, 3, 4, 5, 30].flatMap({ b in [0, 3].map { (b, $0) } }) {
+            let fake = FakeDRMDevice()
+            let (out, chain, shadow) = try setUp(fake, api: .atomic)
+            if let before { fake.setVBlankCounter(to: (1 << 32) - before) }
+            fake.flipDelays = [delay]
+            let rec = try out.recordFlips(swapchain: chain, shadow: shadow, durationNs: 500_000_000, crcSource: "auto")
+            let v = try #require(rec.scanout)
+            #expect(rec.flips.count >= 29)
+            #expect(
+                v.frames == rec.flips.count && v.verified == rec.flips.count && v.mismatches == 0 && v.inexact == 0,
+                "counter from 2³² − \(before.map(String.init) ?? "none"), first flip \(delay) late: \(v)")
+        }
+    }
+
     @Test func warmupFlipsAreNotRecorded() throws {
         let fake = FakeDRMDevice()
         let (out, chain, shadow) = try setUp(fake, api: .atomic)

@@ -1,3 +1,4 @@
+import CadenceSession
 import Foundation
 import Testing
 
@@ -92,13 +93,15 @@ import Testing
     }
 
     /// The stale frame 300 is the one frame captured, and its capture shows frame 299; every
-    /// other flip's job is recycled unread; the flips see no drop.
+    /// other flip's job is recycled unread; the flips see no drop. The capture is compared with
+    /// the render kept for its job, as every:N compares: the fault draws frame 300 with frame
+    /// 299's content, so the two are equal pixel for pixel (the identity is what tells them apart).
     @Test func onMismatchCapturesExactlyTheStaleFrame() throws {
         let (s, w, pngs) = try Self.onMismatch(["--fault", "stale-buffer:300"])
         #expect(s["droppedRefreshes"] as? Int == 0)
         let scanout = try #require(s["scanout"] as? [String: Any])
         #expect(scanout["staleFrames"] as? [Int] == [300])
-        #expect(w["captures"] as? Int == 1 && w["decoded"] as? Int == 0 && w["equal"] as? Int == 0)
+        #expect(w["captures"] as? Int == 1 && w["decoded"] as? Int == 0 && w["equal"] as? Int == 1)
         #expect(w["mismatchedFrames"] as? [Int] == [300] && w["skipped"] as? Int == 0 && w["timedOut"] as? Int == 0)
         let m = try #require(w["onMismatch"] as? [String: Any])
         #expect(m["jobs"] as? Int == 600 && m["withoutJob"] as? Int == 0 && m["ring"] as? Int == 6)
@@ -107,6 +110,7 @@ import Testing
         #expect(flagged.count == 1)
         #expect(flagged.first?["frame"] as? Int == 300 && flagged.first?["shows"] as? Int == 299)
         #expect(flagged.first?["reason"] as? String == "stale" && flagged.first?["vblank"] == nil)
+        #expect(flagged.first?["equal"] as? Bool == true)
         #expect(pngs == ["capture-000300.png"])
     }
 
@@ -137,8 +141,36 @@ import Testing
         #expect(line.contains("stale 1 at frame 300"), "\(line)")
         #expect(
             line.hasSuffix(
-                "writeback on-mismatch: jobs 400, captures 1 (frame 300 (stale): capture shows frame 299), "
-                    + "recycled unread 399, read 0.0 µs/capture"), "\(line)")
+                "writeback on-mismatch: jobs 400, captures 1 (frame 300 (stale): capture shows frame 299, "
+                    + "equal to its render), recycled unread 399, read 0.0 µs/capture"), "\(line)")
+    }
+
+    /// Stock Linux 6.1 vkms (the drm_info data of vkms' profile without its `possibleClones`, the
+    /// tools/vm guest's patch): Virtual-1's encoder clones only itself (0x1), Writeback-1's only
+    /// itself (0x2), so the kernel would refuse the two on one CRTC. One line, exit 2, before any
+    /// attach commit.
+    @Test func encodersThatCannotCloneRefuseWritebackInOneLine() throws {
+        let dir = scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let text = try Data(contentsOf: URL(fileURLWithPath: try FakeDRMProfileFile.load("vkms").path))
+        var profile = try #require(try JSONSerialization.jsonObject(with: text) as? [String: Any])
+        var section = try #require(profile["cadence"] as? [String: Any])
+        #expect(section.removeValue(forKey: "possibleClones") != nil)
+        profile["cadence"] = section
+        try JSONSerialization.data(withJSONObject: profile).write(to: URL(fileURLWithPath: dir + "/stock.json"))
+        for capture in ["every:50", "on-mismatch"] {
+            let verify = capture == "on-mismatch" ? "crc,writeback" : "writeback"
+            let r = try cadence(
+                [
+                    "run", "--backend", "fake-drm:stock.json", "--verify", verify, "--capture", capture, "--frames",
+                    "60"
+                ], in: dir)
+            #expect(r.status == 2 && r.out.isEmpty)
+            #expect(
+                r.err
+                    == "cadence run: --verify writeback: Writeback-1 cannot share a CRTC with Virtual-1: their encoders do not clone each other (possible_clones: Virtual-1's 0x1, Writeback-1's 0x2; both need 0x3)\n",
+                "\(r.err)")
+        }
     }
 
     @Test func aDriverWithoutWritebackGetsOneLineAndExit2() throws {

@@ -40,6 +40,101 @@ import Testing
         return s.finish()
     }
 
+    /// The fixture with every vblank sequence moved `offset` on, modulo 2³² (the kernel's 32-bit
+    /// counters), written to a temporary file: with an offset near 2³² the counter wraps while the
+    /// trace runs. (The send probe's sequence of the kernel's own events, type 0, is never filled
+    /// in: it stays 0.)
+    static func shiftedTrace(by offset: UInt64) throws -> String {
+        let text = try String(contentsOfFile: trace, encoding: .utf8)
+        var out = ""
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            guard let r = line.range(of: "seq="), !line.contains(" type=0 ") else {
+                out += line + "\n"
+                continue
+            }
+            let digits = line[r.upperBound...].prefix { $0.isNumber }
+            let v = (UInt64(digits)! &+ offset) & 0xffff_ffff
+            out += line[..<r.upperBound] + String(v) + line[digits.endIndex...] + "\n"
+        }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cadence-observe-shifted-\(offset)-\(UInt32.random(in: 0...UInt32.max)).trace"
+        ).path
+        try out.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// Observes the fixture moved `offset` vblanks on (``shiftedTrace(by:)``) with the CRC lines
+    /// as the live reader hands them over: the kernel's 32-bit frame counter, unwidened. The lines
+    /// before the first flip are read before the trace (held until its first vblank), the rest
+    /// after it. `content` is the picture at each vblank of the fixture as it is.
+    static func observeShifted(
+        by offset: UInt64, content: (UInt64) -> UInt64, lines: ClosedRange<UInt64>, firstFlip: UInt64
+    ) throws -> ScanoutSummary {
+        let path = try shiftedTrace(by: offset)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let s = try ObserveSession(
+            onlyCRTC: 0, expectRate: nil, displays: ObservedDisplays(devicePath: "/nonexistent"), logPath: nil,
+            csvPath: nil, metricsTextfile: nil)
+        s.verifyContent(crtcs: [0], source: "auto")
+        func samples(_ r: [UInt64]) -> [ScanoutVerifier.Sample] {
+            r.map { ScanoutVerifier.Sample(sequence: ($0 &+ offset) & 0xffff_ffff, crc: content($0), receivedAt: 0) }
+        }
+        s.addCRC(crtc: 0, samples(Array(lines.lowerBound..<firstFlip)))
+        try s.replay(path: path)
+        s.addCRC(crtc: 0, samples(Array(firstFlip...lines.upperBound)))
+        let c = try #require(s.finish().crtcs.first { $0.crtc == 0 })
+        return try #require(c.scanout)
+    }
+
+    /// A picture with every kind of verdict: flips 20 to 22 change nothing (stale, a frozen
+    /// stretch), and the picture changes once at a vblank no flip latched.
+    static func mixedContent(_ flips: [UInt64]) -> (UInt64) -> UInt64 {
+        let stale = Set(flips[20...22])
+        // A vblank after the stale flips that no flip latched (a late frame's), or past the last flip.
+        let change = (flips[23]...flips.last!).first { !flips.contains($0) } ?? flips.last! + 1
+        return { v in UInt64(flips.filter { $0 <= v && !stale.contains($0) }.count) + (v >= change ? 1_000 : 0) }
+    }
+
+    /// The verdicts over the fixture moved `offset` on are those over the fixture itself, the
+    /// sequences they name moved `offset` on in 64 bits (the trace's first vblank is before 2³²).
+    static func expectSameVerdicts(offset: UInt64) throws {
+        let (flips, vblanks) = try flips()
+        let content = mixedContent(flips)
+        let base = try observeShifted(by: 0, content: content, lines: vblanks, firstFlip: flips[0])
+        let moved = try observeShifted(by: offset, content: content, lines: vblanks, firstFlip: flips[0])
+        var want = base
+        want.changeWithoutFlipVBlanks = base.changeWithoutFlipVBlanks.map { $0 + offset }
+        want.longestFrozen = base.longestFrozen.map {
+            var f = $0
+            f.fromSequence += offset
+            f.firstFlipSequence += offset
+            f.lastFlipSequence += offset
+            return f
+        }
+        #expect(moved == want, "offset \(offset)")
+    }
+
+    /// Known answer: the mixed picture's verdicts far from the wrap.
+    @Test func mixedVerdictsFarFromTheWrap() throws {
+        let (flips, vblanks) = try Self.flips()
+        let v = try Self.observeShifted(
+            by: 0, content: Self.mixedContent(flips), lines: vblanks, firstFlip: flips[0])
+        #expect(v.frames == flips.count && v.stale == 3 && v.changesWithoutFlip == 1 && v.mismatches == 4)
+        #expect(v.verified == flips.count - 3 && v.inexact == 0 && v.missingLines == 0)
+        #expect(v.longestFrozen?.flips == 3 && v.longestFrozen?.firstFlipSequence == flips[20])
+    }
+
+    /// The CRC frame counter and the flips' sequences wrap (0xFFFF_FFFF → 0) while the trace runs:
+    /// at the first flip, in the middle, at the last flip, just after it; the verdicts are those
+    /// far from the wrap.
+    @Test func verdictsSurviveThe32BitWrap() throws {
+        let (flips, _) = try Self.flips()
+        for at in [flips[0], flips[0] + 1, flips[20], flips[21], flips[45], flips.last!, flips.last! + 3] {
+            // The wrap falls just before vblank `at` of the fixture.
+            try Self.expectSameVerdicts(offset: (1 << 32) - at)
+        }
+    }
+
     /// Only a CRTC whose flips changed nothing is frozen.
     @Test func frozenCRTCsAreTheOnesWithStaleFlips() throws {
         let (flips, vblanks) = try Self.flips()

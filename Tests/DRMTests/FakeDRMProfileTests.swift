@@ -68,6 +68,29 @@ import Testing
         #expect(error(json) == message)
     }
 
+    /// drm_info's `possible_clones` is what the fake's encoders report (the kernel's own bit
+    /// added); `cadence.possibleClones` replaces it per encoder id, and is checked.
+    @Test func possibleClonesFromDrmInfoOrTheCadenceSection() throws {
+        func encoder(_ cadence: [String: J]?, clones: Int?) throws -> Encoder {
+            let json = Self.card(cadence: cadence) { dev in
+                var e: [String: J] = ["id": .integer(20), "possible_crtcs": .integer(1), "crtc_id": .integer(30)]
+                if let clones { e["possible_clones"] = .integer(clones) }
+                dev["encoders"] = .array([.object(e)])
+            }
+            let dev = try DRMDevice.open(fake: try FakeDRMProfile(json: json).makeDevice(wallClock: false, seed: 0))
+            return try dev.encoder(EncoderID(20))
+        }
+        #expect(try encoder(nil, clones: nil).possibleClones == 0x1)
+        #expect(try encoder(nil, clones: 0x5).possibleClones == 0x5)
+        #expect(try encoder(["possibleClones": .object(["20": .integer(0x3)])], clones: 0x1).possibleClones == 0x3)
+        #expect(
+            error(Self.card(cadence: ["possibleClones": .object(["21": .integer(3)])]))
+                == "/dev/dri/card1: cadence.possibleClones: 21 is not an encoder id with a mask")
+        #expect(
+            error(Self.card(cadence: ["possibleClones": .array([])]))
+                == "/dev/dri/card1: cadence.possibleClones must be an object of encoder ids to masks")
+    }
+
     @Test func modeEdges() {
         func withMode(_ change: (inout [String: J]) -> Void) -> String? {
             guard case .object(var m) = Self.mode else { return "?" }

@@ -111,6 +111,25 @@ import Testing
         #expect(w.widen(4) == 0x1_0000_0004)
     }
 
+    /// A value from before the first one's epoch (no anchor) is told apart, not taken for 0; a
+    /// 64-bit value noted from another stream of the counter places the next ones in its epoch.
+    @Test func widenBeforeZeroAndNoted() {
+        var w = SequenceWidener()
+        #expect(w.widenIfAfterZero(2) == 2)
+        #expect(w.widenIfAfterZero(0xffff_fff0) == nil)
+        #expect(w.last == 2)
+        #expect(w.widen(0xffff_fff0) == 0)
+        var lines = SequenceWidener()
+        lines.note(0x1_0000_0003)
+        #expect(lines.widen(0xffff_fffe) == 0xffff_fffe)
+        #expect(lines.widen(5) == 0x1_0000_0005)
+        lines.note(0x1_0000_0001)  // an older value does not move it back
+        #expect(lines.last == 0x1_0000_0005)
+        var anchored = SequenceWidener(anchor: 0x2_ffff_fffd)
+        #expect(anchored.widen(1) == 0x3_0000_0001)
+        #expect(anchored.widenIfAfterZero(0xffff_fffc) == 0x2_ffff_fffc)
+    }
+
     @Test func errorLineNamesCallObjectAndErrno() {
         let e = DRMError(call: "drmModeSetCrtc", object: "CRTC 41", errno: .resourceBusy)
         #expect(e.description.hasPrefix("drmModeSetCrtc(CRTC 41): "))

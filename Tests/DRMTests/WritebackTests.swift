@@ -7,10 +7,12 @@ import Testing
 /// fake's job that copies the latched buffer at the vblank after the commit and signals its
 /// out fence; and the CRC sources a CRTC's control file lists.
 @Suite struct WritebackTests {
-    /// A vkms-shaped fake with Writeback-1 (id 40, encoder 41) on CRTC index 0.
+    /// A vkms-shaped fake with Writeback-1 (id 40, encoder 41) on CRTC index 0, its encoder and
+    /// Virtual-1's (34) cloning each other (as the tools/vm guest's vkms2).
     static func vkms(formats: [PixelFormat] = [.xrgb8888]) -> FakeDRMDevice {
         let fake = FakeDRMDevice()
-        fake.encoders.append(Encoder(id: EncoderID(41), type: 5, possibleCRTCs: 1))
+        fake.encoders[0].possibleClones = 0x3
+        fake.encoders.append(Encoder(id: EncoderID(41), type: 5, possibleCRTCs: 1, possibleClones: 0x3))
         fake.writebackConnectors = [
             FakeWritebackConnector(id: ConnectorID(40), encoders: [EncoderID(41)], formats: formats)
         ]
@@ -81,6 +83,54 @@ import Testing
         let plain = try DRMDevice.open(fake: FakeDRMDevice())
         try plain.enableWriteback()
         #expect(try plain.writebackConnectors().isEmpty)
+    }
+
+    /// Encoders report `possible_clones` as the kernel does (their own bit always set); the
+    /// writeback connector names its encoder; ``DRMDevice/cloning(_:)`` tells whether two may
+    /// share a CRTC.
+    @Test func encodersReportTheirClones() throws {
+        let dev = try DRMDevice.open(fake: Self.vkms())
+        try dev.enableWriteback()
+        #expect(try dev.encoder(EncoderID(34)).possibleClones == 0x3)
+        #expect(try dev.encoder(EncoderID(41)).possibleClones == 0x3)
+        #expect(try dev.writebackConnectors().first?.encoders == [EncoderID(41)])
+        let both = try dev.cloning([EncoderID(34), EncoderID(41)])
+        #expect(both.allowed && both.mask == 0x3 && both.possibleClones == [0x3, 0x3])
+        // A driver's 0 is "only itself" (drm_mode_config_validate), as stock vkms on 6.1.
+        let stock = FakeDRMDevice()
+        stock.encoders.append(Encoder(id: EncoderID(41), type: 5, possibleCRTCs: 1))
+        let plain = try DRMDevice.open(fake: stock)
+        #expect(try plain.encoder(EncoderID(34)).possibleClones == 0x1)
+        #expect(try plain.encoder(EncoderID(41)).possibleClones == 0x2)
+        let apart = try plain.cloning([EncoderID(34), EncoderID(41)])
+        #expect(!apart.allowed && apart.mask == 0x3 && apart.possibleClones == [0x1, 0x2])
+        #expect(try plain.cloning([EncoderID(41)]).allowed)
+        // One way only is not enough: each must list the other.
+        stock.encoders[0].possibleClones = 0x3
+        #expect(try !plain.cloning([EncoderID(34), EncoderID(41)]).allowed)
+    }
+
+    /// The kernel's clone check at the attach: writeback encoders that cannot clone the display's
+    /// are refused (EINVAL, "failed valid clone check for mask 0x3" on 6.1's vkms); on a CRTC
+    /// that drives no connector the writeback alone is fine.
+    @Test func theCloneCheckRefusesTheAttach() throws {
+        let fake = Self.vkms()
+        fake.encoders[0].possibleClones = 0
+        fake.encoders[1].possibleClones = 0
+        let (dev, _, _, wb, _) = try Self.displaying(fake)
+        #expect(throws: DRMError(call: "drmModeAtomicCommit", object: nil, errno: .invalidArgument)) {
+            try dev.atomicCommit([wb.attach(to: CRTCID(33))], flags: .allowModeset)
+        }
+        #expect(try dev.writebackConnectors().first?.crtc == CRTCID(0))
+        let alone = Self.vkms()
+        alone.encoders[0].possibleClones = 0
+        alone.encoders[1].possibleClones = 0
+        let d = try DRMDevice.open(fake: alone)
+        try d.enableWriteback()
+        let w = try #require(try d.writebackConnectors().first)
+        alone.preset(mode: alone.connectors[0].modes[2], connectors: [])
+        try d.atomicCommit([w.attach(to: CRTCID(33))], flags: .allowModeset)
+        #expect(try d.writebackConnectors().first?.crtc == CRTCID(33))
     }
 
     @Test func theKernelsChecksOnACommit() throws {

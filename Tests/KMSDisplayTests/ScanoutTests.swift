@@ -87,6 +87,31 @@ import Testing
         #expect(o.reports.first { $0.id == 301 }?.frameIndex == 300)
     }
 
+    /// The vblank counter (the flips' sequences and the CRC lines' 32-bit frames) wraps
+    /// (0xFFFF_FFFF → 0) at frame 300 (the stale one), just before and after it, at the start and
+    /// near the end: the verdicts are those far from the wrap, with the late frames and the stale
+    /// one found where they are.
+    @Test func verdictsSurviveThe32BitWrap() throws {
+        func outcome(counterAt start: UInt64?) throws -> ScanoutSummary {
+            let fake = Self.device()
+            if let start { fake.setVBlankCounter(to: start) }
+            var v = try Self.run(fake, frames: 400, injectLate: [100: 1, 250: 3], draw: { $0 == 300 ? 299 : $0 })
+                .scanout
+            // The frozen stretch names vblanks (moved with the counter); the cost of reading is not a verdict.
+            let frozen = try #require(v.longestFrozen)
+            #expect(frozen.flips == 1 && frozen.refreshes == 1)
+            v.longestFrozen = nil
+            v.readMicroseconds = nil
+            return v
+        }
+        let far = try outcome(counterAt: nil)
+        #expect(far.stale == 1 && far.staleFrames == [301] && far.repeatedRefreshes == 5 && far.verified == 399)
+        for before in [UInt64(300), 301, 299, 2, 0, 395] {
+            let near = try outcome(counterAt: (1 << 32) - before)
+            #expect(near == far, "counter from 2³² − \(before)")
+        }
+    }
+
     @Test func aSkippedLineIsInexactNotAMismatch() throws {
         let fake = Self.device()
         // Where the vblank counter will be near frame 200 (the counter starts at the modeset).

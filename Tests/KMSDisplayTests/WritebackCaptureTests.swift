@@ -11,7 +11,9 @@ import Testing
     static func device(writeback: Bool = true) -> FakeDRMDevice {
         let fake = ScanoutTests.device()
         if writeback {
-            fake.encoders.append(Encoder(id: EncoderID(41), type: 5, possibleCRTCs: 1))
+            // Virtual-1's encoder (34) and the writeback one clone each other (as vkms2 in tools/vm).
+            fake.encoders[0].possibleClones = 0x3
+            fake.encoders.append(Encoder(id: EncoderID(41), type: 5, possibleCRTCs: 1, possibleClones: 0x3))
             fake.writebackConnectors = [FakeWritebackConnector(id: ConnectorID(40), encoders: [EncoderID(41)])]
         }
         return fake
@@ -44,6 +46,28 @@ import Testing
         #expect(!display.isCapturingWriteback && display.finishWriteback() == nil)
         try display.close()
         return (captures, stats, s)
+    }
+
+    /// Encoders that cannot clone (each only itself, as stock vkms on 6.1): refused in one line
+    /// from the encoders' `possible_clones`, before any attach commit.
+    @Test func encodersThatCannotCloneAreRefusedBeforeTheAttach() throws {
+        let fake = Self.device()
+        fake.encoders[0].possibleClones = 0
+        fake.encoders[1].possibleClones = 0
+        let display = try KMSDisplay.open(on: try DRMDevice.open(fake: fake), mode: "160x120@60")
+        let commits = fake.calls.filter { $0.hasPrefix("drmModeAtomicCommit") }.count
+        do {
+            try display.startWriteback(request: { nil }, deliver: { _ in })
+            Issue.record("writeback started on encoders that cannot clone")
+        } catch {
+            #expect(
+                error.description
+                    == "Writeback-1 cannot share a CRTC with Virtual-1: their encoders do not clone each other (possible_clones: Virtual-1's 0x1, Writeback-1's 0x2; both need 0x3)"
+            )
+        }
+        #expect(fake.calls.filter { $0.hasPrefix("drmModeAtomicCommit") }.count == commits)
+        #expect(!display.isCapturingWriteback)
+        try display.close()
     }
 
     @Test func everyChosenFrameIsCapturedAsRendered() throws {

@@ -45,7 +45,9 @@ import Testing
     static func colour(_ index: Int) -> UInt32 { 0x0001_0203 &* UInt32(index + 1) }
 
     /// The 101st flip latches what is on screen (frame 100 stale): its buffer alone is read, and
-    /// it shows frame 99; the 199 other jobs are recycled unread, the judged ones first.
+    /// it shows frame 99; the 199 other jobs are recycled unread, the judged ones first. The
+    /// capture comes with the render kept for its job: frame 100's own (Cadence drew it; the
+    /// device kept frame 99's buffer), which it differs from, while it matches frame 99's.
     @Test func onlyTheStaleFrameIsRead() throws {
         let fake = WritebackCaptureTests.device()
         fake.staleFlips = [101]
@@ -53,8 +55,10 @@ import Testing
         #expect(r.summary.droppedRefreshes == 0 && r.scanout.staleFrames.count == 1)
         #expect(r.captures.count == 1 && r.stats.captures == 1)
         let c = try #require(r.captures.first)
-        #expect(c.label == 100 && c.reason == .stale && c.changeVBlank == nil && c.rendered.isEmpty)
+        #expect(c.label == 100 && c.reason == .stale && c.changeVBlank == nil)
         #expect(c.captured.count == 160 * 120 && c.captured.allSatisfy { $0 & 0x00ff_ffff == Self.colour(99) })
+        #expect(c.rendered.count == 160 * 120 && c.rendered.allSatisfy { $0 & 0x00ff_ffff == Self.colour(100) })
+        #expect(Self.colour(100) != Self.colour(99))
         let m = try #require(r.stats.onMismatch)
         #expect(m.ring == KMSDisplay.mismatchRing && m.jobs == 200 && m.withoutJob == 0)
         #expect(m.recycledUnread == 199 && m.recycledUnjudged == 0)
@@ -100,5 +104,10 @@ import Testing
         #expect(m.jobs == 134 && m.withoutJob == 66 && m.recycledUnread == 134 - read)
         #expect(r.stats.earlyStaleFlags == 1 && r.stats.captures == read && r.stats.skipped == 1 - read)
         #expect(r.captures.map(\.label) == (read == 1 ? [stale] : []))
+        // The render copies (9, allocated once) go back with every recycled job and every flip
+        // left without one: after 100 frames under that pressure the stale frame still has its own.
+        if let c = r.captures.first {
+            #expect(c.rendered.count == 160 * 120 && c.rendered.allSatisfy { $0 & 0x00ff_ffff == Self.colour(stale) })
+        }
     }
 }
