@@ -291,7 +291,9 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
         }
         pending = (frame, target, received, kind)
         switch kind {
-        case 0: enqueue(.presented(frame: frame, vblank: target, receivedAt: received), at: deliver, order: 0)
+        case 0:
+            enqueue(.presented(frame: frame, vblank: target, receivedAt: received), at: deliver, order: 0)
+            holdPauses(behindFlipAt: target.timestamp, readAt: deliver)
         case 1: enqueue(.discarded(frame: frame), at: target.timestamp, order: 0)
         case 2: enqueue(.failed(frame: frame, .deviceLost("replayed failure")), at: target.timestamp, order: 0)
         default: break
@@ -325,6 +327,16 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
             return
         }
         clock = Swift.max(clock, outbox[0].at)
+        // A seat session paused at a vblank: the run read the pause with that vblank's event.
+        // The timestamp the timeline gives a vblank no frame was shown at (interpolated between
+        // shown ones) may be a nanosecond or two before the recorded pause; read apart, the
+        // vblank fired a callback the run never made (60 fps content on 120 Hz: its frame was
+        // flushed session-paused, where the run's callback came after the resume, render-late).
+        if let p = outbox.first(where: { if case .sessionPaused = $0.event { true } else { false } })?.at,
+            p > clock && p &- clock <= 2
+        {
+            clock = p
+        }
         try fill(until: clock &+ near)
         var n = 0
         while n < outbox.count && outbox[n].at <= clock {
@@ -355,6 +367,22 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
 
     package func spin(until deadline: Nanoseconds) {
         clock = Swift.max(clock, deadline)
+    }
+
+    /// A seat session paused at or after the vblank a flip was shown at is read no earlier than
+    /// that flip's completion, received at `read`: KMSDisplay waits for the flip in flight and
+    /// reports its completion before the pause, and the fake display queues it first. Replayed
+    /// at its own time, a pause before the completion's receipt (the run was drawing until
+    /// then) flushed the frame as session-paused that the run showed (latency 2 at 30 Hz, frame
+    /// 4 late: discarded 2 vs 1).
+    private func holdPauses(behindFlipAt flip: Nanoseconds, readAt read: Nanoseconds) {
+        var held: [BackendEvent] = []
+        outbox.removeAll { e in
+            guard case .sessionPaused(let at) = e.event, at >= flip, e.at < read else { return false }
+            held.append(e.event)
+            return true
+        }
+        for e in held { enqueue(e, at: read, order: 2) }
     }
 
     private func enqueue(_ e: BackendEvent, at t: Nanoseconds, order: Int) {

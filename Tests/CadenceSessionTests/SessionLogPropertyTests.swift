@@ -166,8 +166,6 @@ import Testing
     /// The configurations whose replay is one of the known issues below (their report is still
     /// checked).
     static func replayIsAKnownIssue(_ c: Case) -> Bool {
-        // Content frames, or latency 2–3, across a session pause: the sixth.
-        if c.name.hasSuffix("pause") && (c.scenario.mode.isContent || c.scenario.latency > 1) { return true }
         // Content rates on a KMS display with vblank: the first.
         if c.scenario.mode.isContent && ["fake-drm:vkms", "fake-drm:amdgpu-vrr"].contains(c.name) { return true }
         // A late render, content frames or a minimum duration at latency 2–3 without vblank: the
@@ -327,18 +325,34 @@ import Testing
         #expect(wrong.isEmpty, "\(c): \(wrong)")
     }
 
-    /// Found by the property above (issue 21, not fixed), with latency 2 too (30 Hz, frame 4
-    /// late, paused 200 ms in for 100 ms: discarded 2 vs 1, session-paused 2 vs 1): 60 fps
-    /// content on a 120 Hz fake display, a seat session paused 209 ms in for 100 ms, latency 1,
-    /// 60 frames, not rotated: the frame cut off by the pause is replayed render-late, the run
-    /// called it session-paused (causes render-late 5 + session-paused 1 vs render-late 6).
-    @Test func contentAcrossASessionPauseReplaysExactly() throws {
+    /// Found by the property above (issue 21, fixed), two ways:
+    /// 1. 60 fps content on a 120 Hz fake display, a seat session paused 209 ms in for 100 ms,
+    ///    latency 1, 60 frames: the replay called a frame session-paused that the run called
+    ///    render-late (causes render-late 5 + session-paused 1 vs render-late 6). The run read
+    ///    the pause with the event of the vblank it paused at, and its callback came after the
+    ///    resume; the replay's timestamp of that vblank, which no frame was shown at
+    ///    (interpolated), was 1 ns before the recorded pause, so it fired the callback before
+    ///    reading the pause. The replay now reads a pause with an event at most 2 ns before it.
+    /// 2. Latency 2 at 30 Hz, frame 4 late by a refresh, paused 200 ms in for 100 ms: the replay
+    ///    flushed frame 3 as session-paused that the run showed (discarded 2 vs 1,
+    ///    session-paused 2 vs 1). Frame 3's completion was received after the pause's time (the
+    ///    late frame was being drawn), and the run read it before the pause, queued first; the
+    ///    replay delivered the pause at its time, before the receipt. A pause at or after a
+    ///    shown flip's vblank is now read no earlier than that flip's completion.
+    @Test(arguments: [1, 2])
+    func contentAcrossASessionPauseReplaysExactly(_ n: Int) throws {
         var c = Case(display: 3, pause: (209_000_000, 100_000_000))
         c.scenario.frames = 60
-        c.scenario.mode = .content(60)
-        c.scenario.refreshHz = 120
-        try Self.expectKnownReplayIssue(c, "issue 21: content frames across a session pause") {
-            $0.contains("replay of file")
+        if n == 1 {
+            c.scenario.mode = .content(60)
+            c.scenario.refreshHz = 120
+        } else {
+            c.pause = (200_000_000, 100_000_000)
+            c.scenario.refreshHz = 30
+            c.scenario.latency = 2
+            c.scenario.injectLate = [4: 1]
         }
+        let wrong = try Self.check(c)
+        #expect(wrong.isEmpty, "\(c): \(wrong)")
     }
 }
