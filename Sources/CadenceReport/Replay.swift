@@ -204,26 +204,31 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
         }
         outbox.reserveCapacity(16)
         // Seat-session gaps (`{"record":"session"}` lines) are replayed where they were (a
-        // resume's vblank is found when it is delivered).
+        // resume's vblank is found when it is delivered). A gap that had ended by the time the
+        // replay starts (a rotated log's later file whose first carried frame was called at the
+        // resume) is not: the fresh run starts as the run went on after it, with nothing shown
+        // yet. Replayed at the start, the pause came after the first callbacks (the loop fires
+        // due callbacks before it reads events) and flushed the carried frames, and the resume
+        // then forgot the frame shown after them: that file's first frame replayed without its
+        // interval (17 frame intervals vs 18).
         var pausedAt: Nanoseconds? = nil
         for c in log.sessions {
             switch c.event {
             case .paused:
+                if let p = pausedAt { enqueue(.sessionPaused(at: p), at: p, order: 2) }
                 pausedAt = c.timeNs
-                enqueue(.sessionPaused(at: c.timeNs), at: c.timeNs, order: 2)
             case .resumed:
                 // A rotated log's later file may hold the resume without its pause: the pause
                 // was `gapNs` before it.
-                if pausedAt == nil, let gap = c.gapNs {
-                    enqueue(.sessionPaused(at: c.timeNs &- gap), at: c.timeNs &- gap, order: 2)
-                } else if pausedAt == nil {
-                    continue
-                }
+                guard let paused = pausedAt ?? c.gapNs.map({ c.timeNs &- $0 }) else { continue }
                 pausedAt = nil
+                guard c.timeNs > clock else { continue }
+                enqueue(.sessionPaused(at: paused), at: paused, order: 2)
                 enqueue(
                     .sessionResumed(at: c.timeNs, vblank: VBlank(sequence: 0, timestamp: 0)), at: c.timeNs, order: 2)
             }
         }
+        if let p = pausedAt { enqueue(.sessionPaused(at: p), at: p, order: 2) }
         try fill(until: clock &+ 2 &* near)
     }
 
