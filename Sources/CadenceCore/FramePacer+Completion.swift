@@ -7,10 +7,8 @@ extension FramePacer {
         switch e {
         case .vblank(let vb):
             let receivedAt = backend.now()
+            // (A late one is noted before the events read with it are handled: `noteLateVBlankEvents`.)
             lastVBlankEventDelay = receivedAt &- vb.timestamp
-            if lastVBlankEventDelay > Nanoseconds(refreshInterval / 4) && lateVBlankEvents.count < 64 {
-                lateVBlankEvents.append(VBlankReceipt(sequence: vb.sequence, receivedAt: receivedAt))
-            }
             observe(vb)
             if vb.sequence > lastVBlank.sequence { lastVBlank = vb }
             if let o = outstandingRequest, vb.sequence > o { outstandingRequest = nil }

@@ -358,8 +358,23 @@ public final class FramePacer {
             throw f
         }
         eventsHandled &+= events.count
+        noteLateVBlankEvents(events)
         for e in events { handle(e) }
         return true
+    }
+
+    /// Keeps the vblank events of `events` that came over a quarter refresh late, before any of
+    /// them is handled: a frame completed by the same read carries them. Noted as each was
+    /// handled, a late vblank event read with the last frame's completion, and after it, went
+    /// into no frame's report, and its log lost it (a stalled client: the run's last frame,
+    /// received 5 refreshes late behind a late vblank event, was on time; its replay, the vblank
+    /// event on time, timed the flip out as unconfirmed).
+    func noteLateVBlankEvents(_ events: [BackendEvent]) {
+        let receivedAt = backend.now()
+        for case .vblank(let vb) in events
+        where receivedAt &- vb.timestamp > Nanoseconds(refreshInterval / 4) && lateVBlankEvents.count < 64 {
+            lateVBlankEvents.append(VBlankReceipt(sequence: vb.sequence, receivedAt: receivedAt))
+        }
     }
 
     func refreshLastVBlank() throws {

@@ -204,26 +204,31 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
         }
         outbox.reserveCapacity(16)
         // Seat-session gaps (`{"record":"session"}` lines) are replayed where they were (a
-        // resume's vblank is found when it is delivered).
+        // resume's vblank is found when it is delivered). A gap that had ended by the time the
+        // replay starts (a rotated log's later file whose first carried frame was called at the
+        // resume) is not: the fresh run starts as the run went on after it, with nothing shown
+        // yet. Replayed at the start, the pause came after the first callbacks (the loop fires
+        // due callbacks before it reads events) and flushed the carried frames, and the resume
+        // then forgot the frame shown after them: that file's first frame replayed without its
+        // interval (17 frame intervals vs 18).
         var pausedAt: Nanoseconds? = nil
         for c in log.sessions {
             switch c.event {
             case .paused:
+                if let p = pausedAt { enqueue(.sessionPaused(at: p), at: p, order: 2) }
                 pausedAt = c.timeNs
-                enqueue(.sessionPaused(at: c.timeNs), at: c.timeNs, order: 2)
             case .resumed:
                 // A rotated log's later file may hold the resume without its pause: the pause
                 // was `gapNs` before it.
-                if pausedAt == nil, let gap = c.gapNs {
-                    enqueue(.sessionPaused(at: c.timeNs &- gap), at: c.timeNs &- gap, order: 2)
-                } else if pausedAt == nil {
-                    continue
-                }
+                guard let paused = pausedAt ?? c.gapNs.map({ c.timeNs &- $0 }) else { continue }
                 pausedAt = nil
+                guard c.timeNs > clock else { continue }
+                enqueue(.sessionPaused(at: paused), at: paused, order: 2)
                 enqueue(
                     .sessionResumed(at: c.timeNs, vblank: VBlank(sequence: 0, timestamp: 0)), at: c.timeNs, order: 2)
             }
         }
+        if let p = pausedAt { enqueue(.sessionPaused(at: p), at: p, order: 2) }
         try fill(until: clock &+ 2 &* near)
     }
 
@@ -291,7 +296,9 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
         }
         pending = (frame, target, received, kind)
         switch kind {
-        case 0: enqueue(.presented(frame: frame, vblank: target, receivedAt: received), at: deliver, order: 0)
+        case 0:
+            enqueue(.presented(frame: frame, vblank: target, receivedAt: received), at: deliver, order: 0)
+            holdPauses(behindFlipAt: target.timestamp, readAt: deliver)
         case 1: enqueue(.discarded(frame: frame), at: target.timestamp, order: 0)
         case 2: enqueue(.failed(frame: frame, .deviceLost("replayed failure")), at: target.timestamp, order: 0)
         default: break
@@ -325,6 +332,16 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
             return
         }
         clock = Swift.max(clock, outbox[0].at)
+        // A seat session paused at a vblank: the run read the pause with that vblank's event.
+        // The timestamp the timeline gives a vblank no frame was shown at (interpolated between
+        // shown ones) may be a nanosecond or two before the recorded pause; read apart, the
+        // vblank fired a callback the run never made (60 fps content on 120 Hz: its frame was
+        // flushed session-paused, where the run's callback came after the resume, render-late).
+        if let p = outbox.first(where: { if case .sessionPaused = $0.event { true } else { false } })?.at,
+            p > clock && p &- clock <= 2
+        {
+            clock = p
+        }
         try fill(until: clock &+ near)
         var n = 0
         while n < outbox.count && outbox[n].at <= clock {
@@ -355,6 +372,22 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
 
     package func spin(until deadline: Nanoseconds) {
         clock = Swift.max(clock, deadline)
+    }
+
+    /// A seat session paused at or after the vblank a flip was shown at is read no earlier than
+    /// that flip's completion, received at `read`: KMSDisplay waits for the flip in flight and
+    /// reports its completion before the pause, and the fake display queues it first. Replayed
+    /// at its own time, a pause before the completion's receipt (the run was drawing until
+    /// then) flushed the frame as session-paused that the run showed (latency 2 at 30 Hz, frame
+    /// 4 late: discarded 2 vs 1).
+    private func holdPauses(behindFlipAt flip: Nanoseconds, readAt read: Nanoseconds) {
+        var held: [BackendEvent] = []
+        outbox.removeAll { e in
+            guard case .sessionPaused(let at) = e.event, at >= flip, e.at < read else { return false }
+            held.append(e.event)
+            return true
+        }
+        for e in held { enqueue(e, at: read, order: 2) }
     }
 
     private func enqueue(_ e: BackendEvent, at t: Nanoseconds, order: Int) {

@@ -274,6 +274,25 @@ import Testing
             #expect(replayed[r.frame]?.cause == r.cause, "frame \(r.frame)")
         }
     }
+
+    /// A stall over the last frame's completion (84 ms from vblank 66 of a 60-frame run whose
+    /// frame 2 is 6 refreshes late): the run reads that completion, 5 refreshes late, together
+    /// with the stalled vblank event it asked for, and waits for it because that vblank event
+    /// is late too. The last record keeps the vblank event's receipt (it went into no record:
+    /// the replay delivered the event on time and timed the flip out as unconfirmed, flip-late).
+    @Test func aStallOverTheLastCompletionReplaysExactly() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var fake = FakeDisplayConfiguration()
+        fake.faults = [.stall(atVBlank: 66, by: 84_000_000)]
+        let (path, recorded) = try recordRun(config(frames: 60, injectLate: [2: 6]), fake: fake, in: dir)
+        #expect(recorded.unconfirmed == 0 && recorded.causes == ["render-late": 1], "\(recorded.causes)")
+        let log = try RunLog.read(path: path)
+        let last = try #require(log.records.max { $0.frame < $1.frame })
+        #expect(last.outcome == .onTime && last.receivedNs - last.flipNs == 84_000_000)
+        #expect(last.lateVBlankEvents?.map { $0[0] } == [Int64(last.sequence)])
+        #expect(try Replay.run(log).differences == [])
+    }
 }
 
 @Suite struct LogVersionTests {
