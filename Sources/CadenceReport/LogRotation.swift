@@ -123,9 +123,11 @@ public final class RotatingLineFile {
     /// `mayRotate`, the line would take the current one past the limit, and the current file
     /// holds a record already. `record` false: a line that does not make a file worth reading
     /// on its own (a log's context line), which never leaves a file without records behind.
-    public func write(line bytes: [UInt8], record: Bool = true, mayRotate: Bool = true) throws {
+    /// `reserve`: bytes a line that must follow this one in the same file will need (it is
+    /// written with `mayRotate` false), so that the file still stays within the limit.
+    public func write(line bytes: [UInt8], record: Bool = true, mayRotate: Bool = true, reserve: Int = 0) throws {
         if let f = failure { throw f }
-        if let r = rotation, mayRotate, recordsInSegment > 0, try !fits(bytes.count + 1, r) {
+        if let r = rotation, mayRotate, recordsInSegment > 0, try !fits(bytes.count + 1 + reserve, r) {
             try rotate(r)
         }
         try file.write(line: bytes)

@@ -125,6 +125,10 @@ public final class RunLogWriter {
     /// the next file's continuation line, so that a replay of that file knows of a gap among
     /// the frames it carries.
     private var recentSessions: [SessionChange] = []
+    /// The last frame written was cut off by a seat pause (its line comes next, in this file).
+    private var lastWasCutOff = false
+    /// Room kept after a frame a pause cut off, for the pause's line (about 110 bytes).
+    static let sessionLineReserve = 256
     /// CRC lines not written yet, newline-separated, and how many.
     private var pendingCRC: [UInt8] = []
     private var pendingCRCLines = 0
@@ -160,7 +164,16 @@ public final class RunLogWriter {
     /// Writes one frame (after the CRC lines read before it).
     public func write(_ record: FrameRecord) throws {
         try flushCRC()
-        try file.write(line: [UInt8](try encoder.encode(record)))
+        // The frames a seat pause cut off (at most latency 3's frames in flight) come just before
+        // the pause's line, and they stay in one file with it: a file ending in session-paused
+        // frames without the pause was replayed as flips that never completed, and `report`
+        // lost the gap. The first keeps room for up to three more like it and the line.
+        let cutOff = record.cause == .sessionPaused
+        let line = [UInt8](try encoder.encode(record))
+        try file.write(
+            line: line, mayRotate: !(cutOff && lastWasCutOff),
+            reserve: cutOff ? 3 * (line.count + 1) + Self.sessionLineReserve : 0)
+        lastWasCutOff = cutOff
         frames += 1
         if file.rotation != nil {
             if recent.count == LogContinuation.carriedFrames { recent.removeFirst() }
@@ -182,7 +195,8 @@ public final class RunLogWriter {
     /// flushed at once: no line may come until the session resumes.
     public func write(_ session: SessionChange) throws {
         try flushCRC()
-        try file.write(line: [UInt8](try encoder.encode(session)), record: false)
+        try file.write(line: [UInt8](try encoder.encode(session)), record: false, mayRotate: !lastWasCutOff)
+        lastWasCutOff = false
         try file.compressedFile?.flush()
         if file.rotation != nil { recentSessions.append(session) }
     }

@@ -10,8 +10,9 @@ import Testing
 ///   display (drift included: the display's own period), 1 / the VRR range's maximum under VRR;
 /// - the link runs at the reference model's rate (the rate rule, fixed or VRR);
 /// - 1 / (`targetTimestamp` − `timestamp`) is that rate within 0.1 %;
-/// - the frame drawn now is shown `latency` frames after `timestamp`, and the deadline is that
-///   minus the commit margin; at latency 1 `targetTimestamp` is the presentation itself.
+/// - the frame drawn now is shown `latency` frames after `timestamp` (within 10 ns of rounding),
+///   and the deadline is that minus the commit margin; at latency 1 `targetTimestamp` is the
+///   presentation itself.
 ///
 /// Random: refresh (48–144 Hz) or a VRR panel (48–144, 40–60, 30–120, 48–240, 40–165 Hz), every
 /// rate-range shape of the pacing generators (divisors, no divisor inside, fractional, below the
@@ -114,12 +115,14 @@ import Testing
             }
             // A frame shown late (under VRR: the panel was still in a refresh) wakes the callbacks
             // after it as much later, while their presentations stay on the link's cadence: there
-            // the frame is shown less than `latency` frames after `timestamp`, never more.
+            // the frame is shown less than `latency` frames after `timestamp`, never more. Within
+            // 10 ns: each frame, and each LFC repeat, is rounded to the nanosecond (14.4 Hz with
+            // its repeats at latency 1 came 2.4 ns short).
             let ahead = Self.ns(u.timestamp.duration(to: u.targetPresentationTimestamp))
             let onCadence =
                 !u.firedLate && (u.callbackIndex - u.latency..<u.callbackIndex).allSatisfy { (late[$0] ?? 0) <= 2 }
             let frames = Double(u.latency) * 1e9 / u.rate.hz
-            if onCadence ? abs(ahead - frames) > 2 : ahead > frames + 2 {
+            if onCadence ? abs(ahead - frames) > 10 : ahead > frames + 10 {
                 wrong.append("\(at): shown \(ahead) ns after timestamp at latency \(u.latency)")
             }
             if u.deadline.duration(to: u.targetPresentationTimestamp) != .nanoseconds(c.margin) {
@@ -133,7 +136,7 @@ import Testing
     }
 
     @Test func theTimestampsMeanWhatCADisplayLinkSays() async {
-        await propertyCheck(count: 1_000, input: Self.cases()) { c in
+        await propertyCheck(count: 2_000, input: Self.cases()) { c in
             let wrong = try Self.broken(c)
             #expect(wrong.isEmpty, "\(c): \(wrong.count) broken: \(wrong.prefix(3).joined(separator: "; "))")
         }

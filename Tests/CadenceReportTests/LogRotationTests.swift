@@ -220,3 +220,48 @@ import Testing
         if let r = try? Replay.run(log) { #expect(!r.differences.isEmpty) }
     }
 }
+
+/// Issue 21: the frames a seat pause cuts off and the pause's own line share a file, wherever
+/// the rotation falls, and every file still keeps to the limit (its last line, the trailer,
+/// aside).
+@Suite struct PauseRotationTests {
+    @Test(arguments: [1, 2, 3])
+    func theFramesAPauseCutsOffStayWithItsLine(latency: Int) throws {
+        var together = 0
+        for step in 0..<40 {
+            let dir = NSTemporaryDirectory() + "pause-rotation-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            var config = RunConfiguration()
+            config.frames = 90
+            config.latency = latency
+            var fake = FakeDisplayConfiguration(refreshHz: 60)
+            // The pause moves through a file's span, 13 ms at a time.
+            fake.faults = [.sessionPaused(after: 400_000_000 + Nanoseconds(step) * 13_000_000, for: 50_000_000)]
+            let path = dir + "/run.jsonl"
+            let rotation = LogRotation(maxBytes: 8 << 10, keep: 1_000)
+            _ = try LogRotationTests().recordRotated(config, fake: fake, path: path, rotation: rotation)
+            for file in LogRotationTests().segments(path, keep: 1_000) {
+                let b = try LogRotationTests().bytes(file)
+                #expect(LogRotationTests().sizeBeforeLastLine(b) <= 8 << 10, "\(file): \(b.count) bytes")
+                let lines = String(decoding: b, as: UTF8.self).split(separator: "\n").map(String.init)
+                // After the continuation line's carried frames, a cut-off frame is followed by
+                // more cut-off frames and then the pause line.
+                let cutOff = { (l: String) in
+                    l.contains(#""cause":"session-paused""#) && !l.contains(#""record":"continuation""#)
+                }
+                for (i, line) in lines.enumerated() where cutOff(line) {
+                    guard let next = lines[(i + 1)...].first(where: { !cutOff($0) }) else {
+                        Issue.record("step \(step), latency \(latency): \(file) ends with a cut-off frame")
+                        continue
+                    }
+                    #expect(
+                        next.contains(#""record":"session""#), "step \(step), latency \(latency): \(next.prefix(80))")
+                    together += 1
+                }
+            }
+        }
+        // At latency 1 a pause cuts nothing off here (no frame waits behind the one in flight).
+        #expect(latency == 1 || together >= 20, "cut-off frames seen: \(together)")
+    }
+}
