@@ -117,10 +117,11 @@ import Testing
             // after it as much later, while their presentations stay on the link's cadence: there
             // the frame is shown less than `latency` frames after `timestamp`, never more. Within
             // 10 ns: each frame, and each LFC repeat, is rounded to the nanosecond (14.4 Hz with
-            // its repeats at latency 1 came 2.4 ns short).
+            // its repeats at latency 1 came 2.4 ns short; at 15 Hz on 48–240 Hz the fake panel's
+            // four repeats showed frame 0 2 ns after its target, frame 1 4 ns).
             let ahead = Self.ns(u.timestamp.duration(to: u.targetPresentationTimestamp))
             let onCadence =
-                !u.firedLate && (u.callbackIndex - u.latency..<u.callbackIndex).allSatisfy { (late[$0] ?? 0) <= 2 }
+                !u.firedLate && (u.callbackIndex - u.latency..<u.callbackIndex).allSatisfy { (late[$0] ?? 0) <= 10 }
             let frames = Double(u.latency) * 1e9 / u.rate.hz
             if onCadence ? abs(ahead - frames) > 10 : ahead > frames + 10 {
                 wrong.append("\(at): shown \(ahead) ns after timestamp at latency \(u.latency)")
@@ -128,7 +129,8 @@ import Testing
             if u.deadline.duration(to: u.targetPresentationTimestamp) != .nanoseconds(c.margin) {
                 wrong.append("\(at): deadline \(u.deadline) is not the presentation minus the margin")
             }
-            if onCadence && u.latency == 1 && u.targetTimestamp != u.targetPresentationTimestamp {
+            let apart = Self.ns(u.targetPresentationTimestamp.duration(to: u.targetTimestamp))
+            if onCadence && u.latency == 1 && abs(apart) > 10 {
                 wrong.append("\(at): at latency 1 targetTimestamp is not the presentation")
             }
         }
