@@ -326,16 +326,28 @@ public final class FramePacer {
     /// with frame latency 2–3 the frames queued before the one being drawn are still submitted at
     /// their vblanks, as a separate render thread allows. Fires no link callbacks.
     package func renderWork(until deadline: Nanoseconds) throws {
+        var stillTurns = 0
+        var last = backend.now()
         while deviceLost == nil && backend.now() < deadline {
             try advanceQueue()
             let waiting = count - (inFlight ? 1 : 0)
-            if waiting <= 0, let worker = backend as? any WorkSimulating {
+            // A display on virtual time whose clock stops moving, every wait answered at once
+            // (the replay of a corrupt log: the replay fuzz target found one that never ended),
+            // has the work take its time anyway.
+            if waiting <= 0 || stillTurns >= Self.stillTurnLimit, let worker = backend as? any WorkSimulating {
                 worker.spin(until: deadline)
                 break
             }
             guard try waitAndHandleEvents(until: try planWake(limit: deadline, links: false)) else { return }
+            let now = backend.now()
+            stillTurns = now == last ? stillTurns + 1 : 0
+            last = now
         }
     }
+
+    /// Turns of ``renderWork(until:)`` in a row at one instant of a virtual clock after which it
+    /// stops waiting (a few events can share an instant; hundreds cannot).
+    static let stillTurnLimit = 256
 
     /// One step of the loops that wait without firing link callbacks (``drain(until:maxTurns:)``,
     /// ``renderWork(until:)``): reads the vblank, submits what is due, and times out a flip that
