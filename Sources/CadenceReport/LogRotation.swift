@@ -86,7 +86,7 @@ public final class RotatingLineFile {
     public private(set) var segment = 1
     /// Lines written in all files, preambles and trailers included.
     public private(set) var linesWritten = 0
-    /// Lines of the current file after its preamble that hold records (``write(line:record:mayRotate:)``).
+    /// Lines of the current file after its preamble that hold records (``write(line:record:mayRotate:reserve:)``).
     public private(set) var recordsInSegment = 0
     /// The lines that start file `segment` (2, 3, …).
     public var preamble: ((_ segment: Int) throws -> [[UInt8]])?
