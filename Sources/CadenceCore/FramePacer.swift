@@ -1,3 +1,8 @@
+// Long on purpose: the pacer's state and its loop (runOnce, the waits, rendering work, the
+// wake plan) read together; the links, submission, completion and prediction are in their own
+// FramePacer+*.swift files already, and splitting the loop from the state it steps would widen
+// that state's access across files.
+
 /// The pacing core for one display: runs display links, holds presented frames until the vblank
 /// they are meant for, submits them one flip at a time, and turns completion events into
 /// ``FrameReport``s with exact drop accounting.
