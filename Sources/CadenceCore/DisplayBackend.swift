@@ -170,6 +170,7 @@ extension DisplayBackend {
 }
 
 package protocol WorkSimulating: DisplayBackend {
-    /// Occupies the CPU until `deadline`.
+    /// Takes the time until `deadline` as rendering work would: a busy wait, or mostly a sleep
+    /// where other threads need the CPU (KMSDisplay), or a jump of a virtual clock.
     func spin(until deadline: Nanoseconds)
 }

@@ -172,6 +172,10 @@ public final class DRMDevice: DRMEventSource {
     /// Occupies the CPU until CLOCK_MONOTONIC reaches `deadline` (jumps the fake's clock).
     public func busyWait(until deadline: Int64) { sys.busyWait(until: deadline) }
 
+    /// Sleeps until CLOCK_MONOTONIC reaches `deadline`, the CPU left to other threads
+    /// (clock_nanosleep; jumps the fake's clock).
+    public func sleep(until deadline: Int64) { sys.sleep(until: deadline) }
+
     // MARK: Objects
 
     /// The card's object ids (drmModeGetResources).

@@ -225,6 +225,17 @@ extension FakeDRMDevice {
     }
 
     func busyWait(until deadline: Int64) {
+        busyWaitNanoseconds &+= max(0, deadline &- monotonicNow())
+        passTime(until: deadline)
+    }
+
+    func sleep(until deadline: Int64) {
+        sleptNanoseconds &+= max(0, deadline &- monotonicNow())
+        passTime(until: deadline)
+    }
+
+    /// The clock reaches `deadline`: a real sleep on a wall clock, a jump on a virtual one.
+    private func passTime(until deadline: Int64) {
         if usesWallClock {
             while !wallSleep(until: deadline) {}
             return

@@ -128,6 +128,10 @@ public final class FakeDRMDevice: DRMSystem {
 
     /// Every seam call made, by libdrm name, in order.
     public internal(set) var calls: [String] = []
+    /// Time spent in ``DRMDevice/busyWait(until:)`` (the CPU held), in ns.
+    public internal(set) var busyWaitNanoseconds: Int64 = 0
+    /// Time spent in ``DRMDevice/sleep(until:)`` (the CPU left to other threads), in ns.
+    public internal(set) var sleptNanoseconds: Int64 = 0
     /// Mode set on each CRTC (nil: off).
     public var activeMode: [CRTCID: ModeInfo] { crtcState.mapValues { $0.mode }.compactMapValues { $0 } }
     /// The framebuffer each CRTC scans out now.

@@ -348,6 +348,12 @@ final class LiveDRM: DRMSystem, Sendable {
         while monotonicNow() < deadline {}
     }
 
+    func sleep(until deadline: Int64) {
+        guard deadline > 0 else { return }
+        var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+    }
+
     // MARK: conversions
 
     private static func array<T>(_ p: UnsafeMutablePointer<T>?, _ n: Int32) -> [T] {

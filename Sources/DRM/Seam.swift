@@ -97,6 +97,10 @@ protocol DRMSystem: AnyObject {
     /// Occupies the CPU until CLOCK_MONOTONIC reaches `deadline` (a real busy wait live,
     /// a jump of the virtual clock on the fake).
     func busyWait(until deadline: Int64)
+    /// Sleeps until CLOCK_MONOTONIC reaches `deadline`, leaving the CPU to other threads
+    /// (clock_nanosleep with TIMER_ABSTIME live: it can wake late by the scheduler's latency;
+    /// a jump of the virtual clock on the fake).
+    func sleep(until deadline: Int64)
 }
 
 /// One (object, property, value) triple of an atomic request.

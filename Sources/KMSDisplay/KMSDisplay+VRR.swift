@@ -181,6 +181,24 @@ extension KMSDisplay {
         if vb.sequence >= last.sequence { last = vb }
     }
 
+    /// While a frame is drawn (``spin(until:)``) under VRR: commits the repeats of the frame on
+    /// screen that fall due before `end`, as a panel's own LFC would go on repeating it. The
+    /// pacing thread draws the frame, so without this no repeat was committed during a long
+    /// render, and the late frame waited for a refresh the panel started by itself. Events read
+    /// meanwhile are kept for the next wait.
+    func keepRepeating(until end: Nanoseconds) {
+        while now() < end {
+            let next = repeatDue()
+            guard next != nil || repeats.inFlight else { return }
+            drmEvents.removeAll(keepingCapacity: true)
+            do { _ = try output.readEvents(until: min(end, next ?? end), into: &drmEvents) } catch let e as DRMError {
+                _ = fail(e)
+                return
+            } catch { return }
+            translate(received: now(), into: &immediate)
+        }
+    }
+
     /// Before a frame's flip: waits (at most two of the panel's longest refreshes) for a repeat
     /// flip still in flight; other events read meanwhile are kept for the next wait.
     func awaitRepeat() {

@@ -345,7 +345,21 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
             }
     }
 
-    package func spin(until deadline: Nanoseconds) { device.busyWait(until: deadline) }
+    /// Takes the time until `deadline` as a frame's rendering work (an injected late frame,
+    /// `--render-cost`), but holds the CPU only for its last ``spinTail``: it sleeps before that
+    /// (under VRR it commits the LFC repeats due meanwhile, ``keepRepeating(until:)``).
+    /// On a one-core board (or the one-vCPU VM) a busy wait of three refreshes held the other
+    /// card's pacing thread off the CPU and made it drop refreshes that were not its own.
+    package func spin(until deadline: Nanoseconds) {
+        let wake = deadline &- Self.spinTail
+        if vrrRange != nil { keepRepeating(until: wake) }
+        if wake > device.monotonicNow() { device.sleep(until: wake) }
+        device.busyWait(until: deadline)
+    }
+
+    /// How much of ``spin(until:)`` is a busy wait: more than a sleep's wake-up latency
+    /// (tens of µs on a native kernel), so the work still ends on time.
+    static let spinTail: Nanoseconds = 1_000_000
 
     // MARK: Helpers
 

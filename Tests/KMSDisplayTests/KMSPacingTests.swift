@@ -61,6 +61,39 @@ import DRM
         }
     }
 
+    /// Rendering work on KMS (`--inject-late`, `--render-cost`) sleeps and holds the CPU only for
+    /// its last millisecond: at the edges, a span shorter than that tail is all busy wait, and a
+    /// span just longer sleeps the difference. A frame injected 3 refreshes late at latency 1
+    /// sleeps all of its lateness but that millisecond and still drops exactly 3 refreshes (the
+    /// cards VM check: a 50 ms busy wait on one vCPU made the other card drop refreshes).
+    @Test func renderingWorkSleepsAllButItsLastMillisecond() throws {
+        let tail = KMSDisplay.spinTail
+        let cases: [(span: Nanoseconds, slept: Int64, spun: Int64)] = [
+            (tail / 2, 0, tail / 2), (tail, 0, tail), (tail + 1, 1, tail), (20_000_000, 20_000_000 - tail, tail)
+        ]
+        for (span, slept, spun) in cases {
+            let fake = Self.device()
+            let display = try KMSDisplay.open(on: try DRMDevice.open(fake: fake), mode: "640x480@60")
+            display.spin(until: display.now() &+ span)
+            let what = "span \(span): slept \(fake.sleptNanoseconds), spun \(fake.busyWaitNanoseconds)"
+            #expect(fake.sleptNanoseconds == slept && fake.busyWaitNanoseconds == spun, "\(what)")
+            try display.close()
+        }
+        let fake = Self.device()
+        let display = try KMSDisplay.open(on: try DRMDevice.open(fake: fake), mode: "640x480@60")
+        var c = RunConfiguration()
+        c.frames = 150
+        c.injectLate = [100: 3]
+        c.commitMargin = 1_000_000
+        let run = try PacingRun(backend: display, configuration: c)
+        let s = try run.run()
+        try display.close()
+        #expect(s.droppedRefreshes == 3 && s.dropEvents == 1 && s.causes == ["render-late": 1], "\(s.causes)")
+        #expect(fake.busyWaitNanoseconds == tail, "spun \(fake.busyWaitNanoseconds) ns")
+        let asleep = Double(fake.sleptNanoseconds)
+        #expect(asleep >= 2.5 * display.refreshInterval - Double(tail), "slept \(asleep) ns")
+    }
+
     /// Issue 21, finding 3, on the KMS path: 24/25/30 fps content on a 60 Hz mode whose real
     /// clock is off by ±200 / ±500 ppm, with and without 50 µs of timestamp jitter, for 10 minutes
     /// of virtual time: 0 dropped refreshes (the fake DRM device's `refreshOverrideHz` and
