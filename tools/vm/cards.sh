@@ -17,14 +17,15 @@
 #     summary and log on virtio-gpu's CRTC, one pacing thread;
 #   - `run --connector <virtio> --connector <vkms> --mode <virtio>=1024x768` (text): the output
 #     lines named cardN-NAME in that order, the mode on virtio-gpu only;
-#   - `--inject-late <vkms output>=100:1,250:3 --frames 400`: exactly those drops on vkms,
-#     nothing render-late on virtio-gpu and no virtio-gpu drop while vkms' late frames are drawn;
+#   - `--inject-late <vkms output>=100:1,250:3 --frames 400`, both outputs at 640x480@59.94:
+#     exactly those drops on vkms, nothing render-late on virtio-gpu and no virtio-gpu drop while
+#     vkms' late frames are drawn;
 #   - `--connector card9-Virtual-1`: exit 2, the one stderr line
 #     `cadence run: no such device: /dev/dri/card9`.
 # Drops of a loaded host (scheduler-late, with or without vblank-timer overruns) are printed,
-# not judged; the scripted case is retried (three attempts at most) when its injected drops
+# not judged; the scripted case is retried (five attempts at most) when its injected drops
 # differ or a virtio-gpu drop falls while vkms' late frames are drawn (the guest has one vCPU:
-# the host, or vkms' thread busy-waiting its injected lateness, can hold virtio-gpu's thread).
+# the host can hold virtio-gpu's thread; vkms' injected lateness sleeps, see KMSDisplay.spin).
 #
 # Usage: tools/vm/cards.sh [--bin PATH/TO/cadence] [--keep DIR]
 #   --bin     cadence binary (default: `swift build -c release --product cadence`)

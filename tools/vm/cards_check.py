@@ -9,6 +9,7 @@ from vmchecks import Checks, fbcon_planes
 
 VKMS_HZ = 65000e3 / (1344 * 806)        # vkms' preferred 1024x768 mode: 60.00384 Hz
 VIRTIO_HZ = 107300e3 / (1728 * 828)     # virtio-gpu's preferred 1280x800 (QEMU's EDID): 74.99385 Hz
+LATE_HZ = 25175e3 / (800 * 525)         # 640x480@59.94 (DMT), the late case's mode on both cards: 59.94048 Hz
 SHOWN = ("on-time", "late")
 HOST = ("scheduler-late", "copy-late", "flip-late")
 START = 2  # frames 0-1: the start, where each output's first copy is slow under TCG
@@ -266,11 +267,15 @@ for o in names:
     s = outs.get(o, {})
     print(f"   late: {o}: frames {s.get('frames')}, presented {s.get('presented')}, dropped {s.get('droppedRefreshes')} "
           f"in {s.get('dropEvents')} events, causes {s.get('causes')}, flip completions at {s.get('measuredRateHz', 0):.2f}/s "
-          f"against {hz_of[o]:.4f} Hz")
+          f"against {LATE_HZ:.4f} Hz")
 check("late: exit 0, 400 frames on each output", rc("late") == 0 and k.get("frames") == 400 and v.get("frames") == 400,
       f"rc {rc('late')}, frames {k.get('frames')}, {v.get('frames')}, stderr {text('late.err').strip()[:200]!r}")
 hk, fk, _, _ = log("late", vkms_out)
 hv, fv, _, _ = log("late", virtio_out)
+check("late: both outputs at the 640x480@59.94 asked for (its 59.9405 Hz in each summary and log header)",
+      all(abs(outs.get(o, {}).get("refreshHz", 0) - LATE_HZ) < 0.0005 for o in names)
+      and all(abs((h or {}).get("refreshHz", 0) - LATE_HZ) < 0.0005 for h in (hk, hv)),
+      f"{ {o: outs.get(o, {}).get('refreshHz') for o in names} }, headers {[(h or {}).get('refreshHz') for h in (hk, hv)]}")
 check(f"late: only {vkms_out}'s log header carries the injection",
       hk is not None and hv is not None and hk.get("injectLate") == {"100": 1, "250": 3} and hv.get("injectLate") == {},
       f"{(hk or {}).get('injectLate')}, {(hv or {}).get('injectLate')}")
@@ -292,7 +297,8 @@ check(f"late: {vkms_out}'s render-late drops are exactly frame 100 (1 refresh) a
 # drawn (from the late frame's wake to a virtio-gpu refresh after its flip; the guest retries an
 # attempt with one, as a loaded host drops refreshes anywhere), and nothing render-late there.
 by_frame = {f["frame"]: f for f in fk}
-windows = [(by_frame[n]["wakeNs"], by_frame[n]["flipNs"] + 1e9 / VIRTIO_HZ) for n in (100, 250) if n in by_frame]
+virtio_period = (hv or {}).get("refreshIntervalNs") or 1e9 / LATE_HZ
+windows = [(by_frame[n]["wakeNs"], by_frame[n]["flipNs"] + virtio_period) for n in (100, 250) if n in by_frame]
 spilled = {f["frame"]: (f["droppedRefreshes"], f.get("cause")) for f in fv if f["droppedRefreshes"] and any(a <= f["flipNs"] <= b for a, b in windows)}
 check(f"late: {virtio_out} (virtio-gpu) drops nothing while vkms' late frames are drawn, and nothing render-late",
       len(windows) == 2 and spilled == {} and all(d[1] in HOST for d in after_v.values()), f"in the windows {spilled}; all {after_v}")

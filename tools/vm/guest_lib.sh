@@ -28,7 +28,7 @@ rec() {
     echo "attempt 1 rc=$rc timerOverruns=$(( $(overruns) - before )) ($start..$(up) s)" >"/out/$name.attempts"
 }
 
-# try NAME WANT CMD...: like rec, but retried (three attempts at most) while `got NAME` (the
+# try NAME WANT CMD...: like rec, but retried (TRIES attempts at most, three unless set) while `got NAME` (the
 # calling script's function: the attempt's outcome in one word) is not WANT: on a loaded host
 # the qemu vCPU can be held past a vblank, which drops refreshes a scripted case does not
 # expect. Every attempt is recorded in NAME.attempts; the last one is checked, and the logs of
@@ -46,7 +46,7 @@ try() {
         g=$(got "$name")
         echo "attempt $attempt rc=$rc got=$g timerOverruns=$(( $(overruns) - before )) ($start..$(up) s)" >>"/out/$name.attempts"
         echo "case $name attempt $attempt: rc $rc got $g" >/dev/console
-        [ "$g" = "$want" ] || [ "$attempt" -ge 3 ] && break
+        [ "$g" = "$want" ] || [ "$attempt" -ge "${TRIES:-3}" ] && break
         for f in /out/$name.*.jsonl; do [ -e "$f" ] && mv "$f" "/out/$name-attempt$attempt.${f#/out/$name.}"; done
         attempt=$((attempt + 1))
     done
