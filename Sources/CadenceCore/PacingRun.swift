@@ -2,32 +2,52 @@
 /// latency, when to stop, and scripted lateness or rendering cost to test the accounting with.
 public struct RunConfiguration: Equatable, Sendable {
     /// The display link's frame-rate range.
-    public var range: FrameRateRange = .default
+    public var range: FrameRateRange
     /// Present every frame with `present(afterMinimumDuration:)`, this long after the previous one.
-    public var minimumDuration: Nanoseconds? = nil
+    public var minimumDuration: Nanoseconds?
     /// Content frame n is presented at t0 + n/contentRate with `present(at:)` (Hz).
-    public var contentRate: Double? = nil
+    public var contentRate: Double?
     /// Where ``contentRate``'s content clock stands when the run starts; nil (the usual start):
     /// t0 is the first frame's target and frame n is content frame n.
-    public var contentClock: ContentClock? = nil
+    public var contentClock: ContentClock?
     /// Frame latency 1–3.
-    public var latency: Int = 1
+    public var latency: Int
     /// Stop after this many frames.
-    public var frames: Int? = nil
+    public var frames: Int?
     /// Stop producing frames after this long.
-    public var duration: Nanoseconds? = nil
+    public var duration: Nanoseconds?
     /// Frame index → K (1…``maxInjectedLateness``): that frame's rendering ends K − ½ refreshes
     /// after its deadline.
-    public var injectLate: [Int: Int] = [:]
+    public var injectLate: [Int: Int]
     /// Commit margin before the target vblank (0 on the fake display).
-    public var commitMargin: Nanoseconds = 0
+    public var commitMargin: Nanoseconds
     /// Step the rate down when frames keep missing and back up when there is headroom (see
     /// ``RateAdaptation``).
-    public var adapt = false
+    public var adapt: Bool
     /// Scripted rendering cost: frames in a span take at least that long to render.
-    public var renderCost: [RenderCost] = []
+    public var renderCost: [RenderCost]
 
-    public init() {}
+    /// A configuration, each setting as its property describes; a setting not given keeps its
+    /// default: the default range, latency 1, no stop, nothing injected, no commit margin, no
+    /// adaptation. Nothing is checked until ``validate()``.
+    public init(
+        range: FrameRateRange = .default, minimumDuration: Nanoseconds? = nil, contentRate: Double? = nil,
+        contentClock: ContentClock? = nil, latency: Int = 1, frames: Int? = nil, duration: Nanoseconds? = nil,
+        injectLate: [Int: Int] = [:], commitMargin: Nanoseconds = 0, adapt: Bool = false,
+        renderCost: [RenderCost] = []
+    ) {
+        self.range = range
+        self.minimumDuration = minimumDuration
+        self.contentRate = contentRate
+        self.contentClock = contentClock
+        self.latency = latency
+        self.frames = frames
+        self.duration = duration
+        self.injectLate = injectLate
+        self.commitMargin = commitMargin
+        self.adapt = adapt
+        self.renderCost = renderCost
+    }
 
     /// The scripted rendering cost of frame `n`, if any (the last span that holds it wins).
     public func renderCost(of n: Int) -> Nanoseconds? {

@@ -16,12 +16,24 @@ public struct ValidationCriteria: Equatable, Sendable {
     /// Lowest measured frame rate allowed, Hz (`--min-rate`).
     public var minRateHz: Double?
 
-    public init() {}
-
     /// Why criteria are unusable.
     public struct Invalid: Error, Equatable, CustomStringConvertible {
         public var description: String
         public init(_ d: String) { description = d }
+    }
+
+    /// The thresholds given, each as its property describes; one not given (nil) is not
+    /// checked, so nothing given checks nothing. Nothing is validated until ``validate()``.
+    public init(
+        maxDropped: Int? = nil, maxDropEvents: Int? = nil, maxDropEvent: Int? = nil,
+        refreshTolerancePercent: Double? = nil, maxJitterMs: Double? = nil, minRateHz: Double? = nil
+    ) {
+        self.maxDropped = maxDropped
+        self.maxDropEvents = maxDropEvents
+        self.maxDropEvent = maxDropEvent
+        self.refreshTolerancePercent = refreshTolerancePercent
+        self.maxJitterMs = maxJitterMs
+        self.minRateHz = minRateHz
     }
 
     /// Throws for negative or non-finite thresholds.

@@ -8,11 +8,7 @@ extension PNGReport {
         guard let lr = chart.longRun, let layout = chart.longRunLayout else {
             return Bitmap(width: chart.width, height: chart.height)
         }
-        let bmp = titledBitmap(chart)
-        let c = bmp.canvas
-        let grid = Color(rgb: ReportChart.gridColor)
-        let axis = Color(rgb: ReportChart.axisColor)
-        let text = Color(rgb: textColor)
+        let (bmp, c, grid, axis, text) = titledCanvas(chart)
         let tl = chart.timeline
 
         // Dropped refreshes per bin, coloured by the bin's main cause.

@@ -7,11 +7,7 @@ public enum PNGReport {
     /// Renders the chart into a new bitmap.
     public static func render(_ chart: ReportChart) -> Bitmap {
         if chart.longRun != nil { return renderLongRun(chart) }
-        let bmp = titledBitmap(chart)
-        let c = bmp.canvas
-        let grid = Color(rgb: ReportChart.gridColor)
-        let axis = Color(rgb: ReportChart.axisColor)
-        let text = Color(rgb: textColor)
+        let (bmp, c, grid, axis, _) = titledCanvas(chart)
         let tl = chart.timeline
         c.drawText("frame interval in refreshes by frame (1 refresh = \(String(format: "%.3f", chart.refreshMs)) ms)", x: Int(tl.x), y: Int(tl.y) - 14, scale: 1, axis)
 
@@ -317,5 +313,13 @@ extension PNGReport {
         let titleScale = BitmapFont.width(of: chart.title, scale: 2) <= chart.width - 24 ? 2 : 1
         c.drawText(chart.title, x: 12, y: titleScale == 2 ? 10 : 16, scale: titleScale, Color(rgb: textColor))
         return bmp
+    }
+
+    /// What both pictures draw with: the ``titledBitmap(_:)``, its canvas, and the colours of
+    /// the gridlines, the axes and the text.
+    static func titledCanvas(_ chart: ReportChart) -> (Bitmap, Canvas, grid: Color, axis: Color, text: Color) {
+        let bmp = titledBitmap(chart)
+        let grid = Color(rgb: ReportChart.gridColor), axis = Color(rgb: ReportChart.axisColor)
+        return (bmp, bmp.canvas, grid, axis, Color(rgb: textColor))
     }
 }

@@ -98,20 +98,12 @@ public struct RunLogHeader: Codable, Equatable, Sendable {
 
     /// The configuration the run used.
     public var configuration: RunConfiguration {
-        var c = RunConfiguration()
-        c.range = range
-        c.latency = latency
-        c.minimumDuration = minDurationNs
-        c.contentRate = contentRateHz
-        c.frames = frames
-        c.duration = durationNs
-        c.commitMargin = commitMarginNs
         var inj: [Int: Int] = [:]
         for (f, k) in injectLate { if let i = Int(f) { inj[i] = k } }
-        c.injectLate = inj
-        c.adapt = adapt ?? false
-        c.renderCost = renderCost ?? []
-        return c
+        return RunConfiguration(
+            range: range, minimumDuration: minDurationNs, contentRate: contentRateHz, latency: latency, frames: frames,
+            duration: durationNs, injectLate: inj, commitMargin: commitMarginNs, adapt: adapt ?? false,
+            renderCost: renderCost ?? [])
     }
 }
 

@@ -12,27 +12,39 @@ import Glibc
 /// `--seed`), checked and turned into its `FakeDisplayConfiguration`. Each bad value is a
 /// `RunSpec.Invalid` whose description is one line naming the option.
 ///
-///     var o = FakeDisplayOptions()
-///     o.vrr = "48:144"
+///     let o = FakeDisplayOptions(vrr: "48:144")
 ///     let config = try o.configuration(backend: "fake", surface: true)
 public struct FakeDisplayOptions: Equatable, Sendable {
     /// `--fake-refresh`: the refresh in Hz.
-    public var refreshHz = 60.0
+    public var refreshHz: Double
     /// `--fake-vrr`: the VRR range as MIN:MAX in Hz (nil: none).
     public var vrr: String?
     /// `--fake-jitter-us`: the vblank timestamps' jitter, ± µs.
-    public var jitterUs = 0.0
+    public var jitterUs: Double
     /// `--fake-drift-ppm`: the clock's drift in ppm.
-    public var driftPPM = 0.0
+    public var driftPPM: Double
     /// `--fake-clock`: "virtual" or "wall".
-    public var clock = "virtual"
+    public var clock: String
     /// `--fake-session-pause`: AT:FOR[,…] in seconds (nil: none).
     public var sessionPause: String?
     /// `--seed`: the jitter's seed.
-    public var seed: UInt64 = 0
+    public var seed: UInt64
 
-    /// The defaults (60 Hz, no VRR, no jitter or drift, virtual time, seed 0).
-    public init() {}
+    /// The options as given, each as its property describes; an option not given keeps its
+    /// default (60 Hz, no VRR, no jitter or drift, virtual time, no session pause, seed 0).
+    /// Nothing is checked until ``configuration(backend:surface:)``.
+    public init(
+        refreshHz: Double = 60, vrr: String? = nil, jitterUs: Double = 0, driftPPM: Double = 0,
+        clock: String = "virtual", sessionPause: String? = nil, seed: UInt64 = 0
+    ) {
+        self.refreshHz = refreshHz
+        self.vrr = vrr
+        self.jitterUs = jitterUs
+        self.driftPPM = driftPPM
+        self.clock = clock
+        self.sessionPause = sessionPause
+        self.seed = seed
+    }
 
     /// The timing options given (not at their defaults): they shape only the fake display; a
     /// fake DRM device takes its timing from its profile.
@@ -105,8 +117,7 @@ public struct FakeDisplayOptions: Equatable, Sendable {
 /// `--min-duration`, `--content-rate`, `--latency`, `--frames`, `--duration`, `--inject-late`,
 /// `--render-cost`, `--adapt`), turned into a `RunConfiguration`.
 ///
-///     var o = RunTimingOptions()
-///     o.frames = 600
+///     let o = RunTimingOptions(frames: 600)
 ///     let config = try o.configuration(severalOutputs: false, connector: nil)
 public struct RunTimingOptions: Equatable, Sendable {
     /// `--rate`: MIN:MAX:PREFERRED in Hz (nil: unconstrained).
@@ -116,20 +127,36 @@ public struct RunTimingOptions: Equatable, Sendable {
     /// `--content-rate`: Hz.
     public var contentRate: Double?
     /// `--latency`: the pipelining depth.
-    public var latency = 1
+    public var latency: Int
     /// `--frames`: stop after these frames.
     public var frames: Int?
     /// `--duration`: seconds (0: until stopped; nil: 5 s unless `frames` is given).
     public var durationSeconds: Double?
     /// `--inject-late`: each entry as given.
-    public var injectLate: [String] = []
+    public var injectLate: [String]
     /// `--render-cost`: FROM-TO:MS[,…].
     public var renderCost: String?
     /// `--adapt`: step the rate with the misses.
-    public var adapt = false
+    public var adapt: Bool
 
-    /// Nothing given: the defaults (latency 1, 5 s).
-    public init() {}
+    /// The options as given, each as its property describes; an option not given keeps its
+    /// default (nil, latency 1, no `--inject-late`, no `--adapt`): nothing given runs 5 s at
+    /// latency 1. Nothing is checked until ``configuration(severalOutputs:connector:)``.
+    public init(
+        rate: String? = nil, minDurationMs: Double? = nil, contentRate: Double? = nil, latency: Int = 1,
+        frames: Int? = nil, durationSeconds: Double? = nil, injectLate: [String] = [], renderCost: String? = nil,
+        adapt: Bool = false
+    ) {
+        self.rate = rate
+        self.minDurationMs = minDurationMs
+        self.contentRate = contentRate
+        self.latency = latency
+        self.frames = frames
+        self.durationSeconds = durationSeconds
+        self.injectLate = injectLate
+        self.renderCost = renderCost
+        self.adapt = adapt
+    }
 
     /// Every `--inject-late` given: the frames late on every output and on named ones.
     public func injectLatePlan() throws -> RunSpec.InjectLatePlan { try RunSpec.injectLate(injectLate) }

@@ -13,12 +13,23 @@ public struct SessionOutputs: Equatable, Sendable {
     /// The summary as one JSON line, written at the end.
     public var summary: String?
     /// No live status line (session events are still shown).
-    public var quiet = false
+    public var quiet: Bool
     /// Where /proc and /sys are read for the log's machine context ("/" but in tests).
-    public var systemRoot = "/"
+    public var systemRoot: String
 
-    /// No files, status lines shown.
-    public init() {}
+    /// The files and status line of a run, each as its property describes; nothing given is
+    /// no files and the status line shown, with the machine context read from "/".
+    public init(
+        log: String? = nil, logRotation: LogRotation? = nil, csv: String? = nil, summary: String? = nil,
+        quiet: Bool = false, systemRoot: String = "/"
+    ) {
+        self.log = log
+        self.logRotation = logRotation
+        self.csv = csv
+        self.summary = summary
+        self.quiet = quiet
+        self.systemRoot = systemRoot
+    }
 
     /// The files of one output of a run over several: each path with the output's name in it
     /// (``path(_:for:)``: `run.jsonl` → `run.DP-1.jsonl`).

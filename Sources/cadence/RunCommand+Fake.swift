@@ -6,14 +6,8 @@ import CadenceSession
 extension RunCommand {
     /// The fake display's options as given.
     var fakeOptions: FakeDisplayOptions {
-        var o = FakeDisplayOptions()
-        o.refreshHz = fakeRefresh
-        o.vrr = fakeVRR
-        o.jitterUs = fakeJitterUs
-        o.driftPPM = fakeDriftPPM
-        o.clock = fakeClock
-        o.sessionPause = fakeSessionPause
-        o.seed = seed
-        return o
+        FakeDisplayOptions(
+            refreshHz: fakeRefresh, vrr: fakeVRR, jitterUs: fakeJitterUs, driftPPM: fakeDriftPPM, clock: fakeClock,
+            sessionPause: fakeSessionPause, seed: seed)
     }
 }

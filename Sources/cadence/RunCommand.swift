@@ -172,17 +172,9 @@ struct RunCommand: ParsableCommand {
 
     /// The pacing options as given (CadenceSession's `RunTimingOptions`).
     var timing: RunTimingOptions {
-        var o = RunTimingOptions()
-        o.rate = rate
-        o.minDurationMs = minDuration
-        o.contentRate = contentRate
-        o.latency = latency
-        o.frames = frames
-        o.durationSeconds = duration
-        o.injectLate = injectLate
-        o.renderCost = renderCost
-        o.adapt = adapt
-        return o
+        RunTimingOptions(
+            rate: rate, minDurationMs: minDuration, contentRate: contentRate, latency: latency, frames: frames,
+            durationSeconds: duration, injectLate: injectLate, renderCost: renderCost, adapt: adapt)
     }
 
     /// The run's configuration (one line for a bad value, naming the option).

@@ -28,14 +28,9 @@ extension RunOutputOptions {
     /// The files of one run: `--log` (rotated by `--log-max-size`/`--log-keep`; one line for a
     /// bad size or count), `--csv`, `--summary`, `--quiet`.
     func files(log: String?) throws -> SessionOutputs {
-        var files = SessionOutputs()
-        files.logRotation = try RunPlanning.logRotation(log: log, maxSize: logMaxSize, keep: logKeep)
-        files.log = log
-        files.csv = csv
-        files.summary = summary
-        files.quiet = quiet
-        files.systemRoot = systemRoot
-        return files
+        SessionOutputs(
+            log: log, logRotation: try RunPlanning.logRotation(log: log, maxSize: logMaxSize, keep: logKeep),
+            csv: csv, summary: summary, quiet: quiet, systemRoot: systemRoot)
     }
 
     /// The outputs of one run: `--log` (rotated by `--log-max-size`/`--log-keep`), `--csv`,

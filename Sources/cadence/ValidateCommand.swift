@@ -129,13 +129,9 @@ struct ValidateCommand: ParsableCommand {
 
     /// The criteria from the options (throws a one-line error for bad values).
     func criteria() throws -> ValidationCriteria {
-        var c = ValidationCriteria()
-        c.maxDropped = maxDropped
-        c.maxDropEvents = maxDropEvents
-        c.maxDropEvent = maxDropEvent
-        c.refreshTolerancePercent = refreshTolerance
-        c.maxJitterMs = maxJitter
-        c.minRateHz = minRate
+        let c = ValidationCriteria(
+            maxDropped: maxDropped, maxDropEvents: maxDropEvents, maxDropEvent: maxDropEvent,
+            refreshTolerancePercent: refreshTolerance, maxJitterMs: maxJitter, minRateHz: minRate)
         try c.check(
             maxFrozen: maxFrozen, maxScanoutMismatches: maxScanoutMismatches, observe: observe, verify: options.verify,
             durationSeconds: options.duration, warmupSeconds: warmup, windowSeconds: window)
