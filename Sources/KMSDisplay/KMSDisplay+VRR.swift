@@ -188,8 +188,10 @@ extension KMSDisplay {
     /// meanwhile are kept for the next wait.
     func keepRepeating(until end: Nanoseconds) {
         while now() < end {
+            // A frame's flip in flight (latency 2-3: the frame before the one drawn) plans the
+            // repeats when it completes: wait for it too.
             let next = repeatDue()
-            guard next != nil || repeats.inFlight else { return }
+            guard next != nil || repeats.inFlight || inFlight != nil else { return }
             drmEvents.removeAll(keepingCapacity: true)
             do { _ = try output.readEvents(until: min(end, next ?? end), into: &drmEvents) } catch let e as DRMError {
                 _ = fail(e)

@@ -47,13 +47,9 @@ import Testing
             let s = VRRGen.scenario(k)
             // Below the panel's minimum KMSDisplay repeats each frame itself, from the pacing
             // thread (the model's panel repeats by itself, as the fake display's and amdgpu's
-            // do); at latency 1 also while a late render holds that thread (`keepRepeating`,
-            // `lfcGoesOnWhileALateFrameIsDrawn` below). At latency 2–3 a late frame under LFC
-            // still parts from the model (24 Hz, late 3:1 at latency 2: frame 3 shown 10.4 ms
-            // off, hitch 13.9 ms against 3.47 ms), so LFC rates with injected lateness run here
-            // at latency 1 only (issue 21, open).
-            let lfc = ReferenceModel.vrrRate(for: s.range, panel: s.vrr).repeats > 1
-            if lfc && !s.injectLate.isEmpty && s.latency > 1 { return }
+            // do), also while a late render holds that thread (`keepRepeating`,
+            // `lfcGoesOnWhileALateFrameIsDrawn` below), which ran LFC rates here without
+            // injected lateness before (issue 21).
             let wrong = try Self.mismatches(s)
             #expect(wrong.isEmpty, "\(s): \(wrong.count) mismatches: \(wrong.prefix(4).joined(separator: "; "))")
         }
@@ -78,26 +74,49 @@ import Testing
         }
     }
 
+    /// LFC rates with late frames (1 to 47.9 Hz on the 48–144 Hz panel, latency 1–3, at least one
+    /// frame late by 1–6): KMSDisplay's repeats go on while a late frame is drawn, as the model's
+    /// panel repeats by itself. Before `keepRepeating` a late render held every repeat off.
+    @Test func lfcRatesWithLateFramesFollowTheVRRModelOnKMS() async {
+        await propertyCheck(count: 100, input: VRRGen.knobs(frames: 24...100)) { k in
+            var k = k
+            k.panel = 0
+            k.drift = 0
+            k.kind = 3 + k.kind % 2
+            if k.late.isEmpty { k.late = [1] }
+            let s = VRRGen.scenario(k)
+            #expect(ReferenceModel.vrrRate(for: s.range, panel: s.vrr).repeats > 1, "\(s)")
+            let wrong = try Self.mismatches(s)
+            #expect(wrong.isEmpty, "\(s): \(wrong.count) mismatches: \(wrong.prefix(4).joined(separator: "; "))")
+        }
+    }
+
     /// Issue 21 on KMS, the property's shrunk counterexample before `keepRepeating`: 24 Hz on
     /// 48–144 Hz (each frame twice), latency 1, frame 2 one frame late. KMSDisplay committed no
     /// repeat while the late frame was drawn, so the panel refreshed on its own at its longest
     /// refresh and frame 2 was shown 6.94 ms late; its repeats go on now, and it is shown 3.47 ms
     /// late, as in the model, in a drop event whose hitch is that lateness.
-    @Test func lfcGoesOnWhileALateFrameIsDrawn() throws {
+    /// At latency 2–3 the frame flipped last is still in flight when the late frame's rendering
+    /// starts; its repeats are planned when it completes, so `keepRepeating` waits for that too
+    /// (it returned at once, and 24 Hz at latency 2 with frame 3 one frame late showed frame 3
+    /// 13.9 ms late, not 3.47 ms).
+    @Test(arguments: [1, 2, 3])
+    func lfcGoesOnWhileALateFrameIsDrawn(latency: Int) throws {
         var s = VRRScenario()
         s.range = FrameRateRange(minimum: 0, maximum: 24, preferred: 24)
         s.frames = 60
-        s.latency = 1
-        s.injectLate = [2: 1]
+        s.latency = latency
+        let late = latency + 1
+        s.injectLate = [late: 1]
         let (wrong, summary, reports) = try Self.run(s)
-        #expect(wrong.isEmpty, "\(wrong.prefix(4))")
-        let late = reports.filter { $0.droppedRefreshes > 0 }.map { "\($0.frameIndex): \($0.hitch) ns" }
-        #expect(reports[2].outcome == .late && abs(reports[2].hitch - 3_472_222) <= 2_000, "\(late)")
-        // Frame 4 waits 6.89 ms for a repeat of frame 3 still on screen (flip-late), in the model
-        // as on KMS, before and after `keepRepeating`.
-        #expect(reports[4].cause == .flipLate && abs(reports[4].hitch - 6_894_444) <= 2_000, "\(late)")
+        #expect(wrong.isEmpty, "latency \(latency): \(wrong.prefix(4))")
+        let lates = reports.filter { $0.droppedRefreshes > 0 }.map { "\($0.frameIndex): \($0.hitch) ns" }
+        #expect(reports[late].outcome == .late && abs(reports[late].hitch - 3_472_222) <= 2_000, "\(lates)")
+        // The second frame after it waits 6.89 ms for a repeat of the frame before it, still on
+        // screen (flip-late), in the model as on KMS, before and after `keepRepeating`.
+        #expect(reports[late + 2].cause == .flipLate && abs(reports[late + 2].hitch - 6_894_444) <= 2_000, "\(lates)")
         let causes = summary.causes
-        #expect(summary.dropEvents == 2 && causes == ["render-late": 1, "flip-late": 1], "\(late) \(causes)")
+        #expect(summary.dropEvents == 2 && causes == ["render-late": 1, "flip-late": 1], "\(lates) \(causes)")
     }
 
     /// Issue 21 on KMS (`VRRPacingPropertyTests.aLateFramesRepeatsFitTheTimeItHasLeft`): 42.1 Hz
