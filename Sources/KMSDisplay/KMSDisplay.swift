@@ -346,7 +346,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
     }
 
     /// Takes the time until `deadline` as a frame's rendering work (an injected late frame,
-    /// `--render-cost`), but holds the CPU only for its last ``spinTail``: it sleeps before that
+    /// a configured render cost), but holds the CPU only for its last ``spinTail``: it sleeps before that
     /// (under VRR it commits the LFC repeats due meanwhile, ``keepRepeating(until:)``).
     /// On a one-core board (or the one-vCPU VM) a busy wait of three refreshes held the other
     /// card's pacing thread off the CPU and made it drop refreshes that were not its own.
