@@ -1,13 +1,13 @@
+// Long on purpose: one state machine over the trace stream (held flips, per-client cadence,
+// per-CRTC content check, outputs written as flips are judged); splitting it would spread its
+// private state across files. ObservedDisplays lives in its own file.
+
 import CadenceCore
 import CadenceMetrics
 import CadenceReport
 import DRM
 import DRMTrace
 import Foundation
-
-// Long on purpose: one state machine over the trace stream (held flips, per-client cadence,
-// per-CRTC content check, outputs written as flips are judged); splitting it would spread its
-// private state across files. ObservedDisplays lives in its own file.
 
 /// Observing another program's flips (`cadence observe`, `cadence validate --observe`): the
 /// kernel's DRM trace text in, accounting per CRTC and client, log, CSV and metrics out.
