@@ -32,10 +32,9 @@ extension FakeDRMDevice {
     func wallSleep(until deadline: Int64) -> Bool {
         syncWallClock()
         guard deadline > clock else { return true }
-        var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-        let rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil)
+        let slept = LiveDRM.sleepMonotonic(until: deadline)
         syncWallClock()
-        return rc != EINTR
+        return slept
     }
 
     /// poll(2) on the wall clock: sleeps until the first pending event is readable or the

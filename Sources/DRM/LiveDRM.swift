@@ -350,8 +350,14 @@ final class LiveDRM: DRMSystem, Sendable {
 
     func sleep(until deadline: Int64) {
         guard deadline > 0 else { return }
+        while !Self.sleepMonotonic(until: deadline) {}
+    }
+
+    /// One clock_nanosleep on CLOCK_MONOTONIC until `deadline` (TIMER_ABSTIME); false when a
+    /// signal ended it early. The fake device's wall clock sleeps through it too.
+    static func sleepMonotonic(until deadline: Int64) -> Bool {
         var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+        return clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) != EINTR
     }
 
     // MARK: conversions

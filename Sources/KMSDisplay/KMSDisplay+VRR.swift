@@ -192,13 +192,20 @@ extension KMSDisplay {
             // repeats when it completes: wait for it too.
             let next = repeatDue()
             guard next != nil || repeats.inFlight || inFlight != nil else { return }
-            drmEvents.removeAll(keepingCapacity: true)
-            do { _ = try output.readEvents(until: min(end, next ?? end), into: &drmEvents) } catch let e as DRMError {
-                _ = fail(e)
-                return
-            } catch { return }
-            translate(received: now(), into: &immediate)
+            guard readForNextWait(until: min(end, next ?? end)) else { return }
         }
+    }
+
+    /// Reads the events that arrive until `deadline` outside a wait and keeps them for the next
+    /// one (``immediate``); false when the device failed (recorded by `fail`).
+    func readForNextWait(until deadline: Nanoseconds) -> Bool {
+        drmEvents.removeAll(keepingCapacity: true)
+        do { _ = try output.readEvents(until: deadline, into: &drmEvents) } catch let e as DRMError {
+            _ = fail(e)
+            return false
+        } catch { return false }
+        translate(received: now(), into: &immediate)
+        return true
     }
 
     /// Before a frame's flip: waits (at most two of the panel's longest refreshes) for a repeat
@@ -206,12 +213,7 @@ extension KMSDisplay {
     func awaitRepeat() {
         let deadline = now() &+ Int64(2e9 / (vrrRange?.lowerBound ?? 1))
         while output.flipPending && repeats.inFlight && now() < deadline {
-            drmEvents.removeAll(keepingCapacity: true)
-            do { _ = try output.readEvents(until: deadline, into: &drmEvents) } catch let e as DRMError {
-                _ = fail(e)
-                return
-            } catch { return }
-            translate(received: now(), into: &immediate)
+            guard readForNextWait(until: deadline) else { return }
         }
     }
 }

@@ -285,13 +285,19 @@ import Testing
     /// refreshed on its own and the late frame waited a refresh more. With its repeats going on
     /// (`keepRepeating`) the run is the model's and every file replays equal.
     @Test func aRotatedVRRLogWithALateFrameReplaysExactly() throws {
-        var c = Case(display: 9, rotateBytes: 8 << 10, vrrHz: 3)
-        c.scenario.refreshHz = 144
-        c.scenario.latency = 2
-        c.scenario.frames = 60
-        c.scenario.injectLate = [3: 1]
-        let wrong = try Self.check(c)
+        let wrong = try Self.check(Self.rotatedVRR(hz: 3, latency: 2, frames: 60, injectLate: [3: 1]))
         #expect(wrong.isEmpty, "\(wrong)")
+    }
+
+    /// A run on the fake `amdgpu-vrr` device under VRR at `hz` on its 48–144 Hz panel, its log
+    /// rotated every 8 KiB.
+    static func rotatedVRR(hz: Double, latency: Int, frames: Int, injectLate: [Int: Int] = [:]) -> Case {
+        var c = Case(display: 9, rotateBytes: 8 << 10, vrrHz: hz)
+        c.scenario.refreshHz = 144
+        c.scenario.latency = latency
+        c.scenario.frames = frames
+        c.scenario.injectLate = injectLate
+        return c
     }
 
     /// Rotated VRR logs just below the panel's minimum (47.89 Hz on 48–144 Hz, latency 2, 98
@@ -300,11 +306,7 @@ import Testing
     /// latency 3 with nothing late replay equal now (also without `keepRepeating`).
     @Test(arguments: [(47.89, 2, 98), (142.17, 3, 98), (142.17, 3, 150), (142.17, 3, 60), (100, 3, 120)])
     func aRotatedVRRLogBelowThePanelsMinimumReplaysExactly(hz: Double, latency: Int, frames: Int) throws {
-        var c = Case(display: 9, rotateBytes: 8 << 10, vrrHz: hz)
-        c.scenario.refreshHz = 144
-        c.scenario.latency = latency
-        c.scenario.frames = frames
-        let wrong = try Self.check(c)
+        let wrong = try Self.check(Self.rotatedVRR(hz: hz, latency: latency, frames: frames))
         #expect(wrong.isEmpty, "\(wrong)")
     }
 
@@ -314,11 +316,7 @@ import Testing
     /// none of the run's 4 flip-late drops (12 divergences). The run is the model's (the KMS VRR
     /// properties); a later file's fresh link does not know the repeats planned before it.
     @Test func aRotatedVRRLogAtAnLFCRateReplaysExactly() throws {
-        var c = Case(display: 9, rotateBytes: 8 << 10, vrrHz: 6.52)
-        c.scenario.refreshHz = 144
-        c.scenario.latency = 2
-        c.scenario.frames = 60
-        c.scenario.injectLate = [3: 1]
+        let c = Self.rotatedVRR(hz: 6.52, latency: 2, frames: 60, injectLate: [3: 1])
         try Self.expectKnownReplayIssue(c, "issue 21: a later file of a rotated VRR log at an LFC rate") {
             $0.contains("replay of file") && !$0.contains("report differs")
         }
