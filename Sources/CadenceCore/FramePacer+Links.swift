@@ -62,11 +62,13 @@ extension FramePacer {
         let planned = time(ofSequence: fire)
         let late = lastVBlank.sequence > fire
         if late && !link.lastCallbackPresented {
-            // A timer-only link skips the callbacks it missed, staying on its grid.
-            while fire < lastVBlank.sequence {
-                link.nextTargetSequence &+= n
-                fire &+= n
-            }
+            // A timer-only link skips the callbacks it missed, staying on its grid: the fewest
+            // whole frames that bring it to the last vblank, in one step however far behind (a
+            // replay display that cannot follow a corrupt log saturated its vblank at 2^64 − 1,
+            // which a loop of one frame at a time never reached).
+            let skip = (lastVBlank.sequence &- fire &+ n &- 1) / n &* n
+            link.nextTargetSequence &+= skip
+            fire &+= skip
         }
         if link.lastCallbackPresented {
             // Frames still pending or shown later than planned (EBUSY, a late flip) push this one
@@ -128,10 +130,10 @@ extension FramePacer {
         let planned = fire
         let late = nowT - fire > d / 2
         if late && !link.lastCallbackPresented {
-            while fire &+ d / 2 < nowT {
-                link.nextTargetTime &+= d
-                fire &+= d
-            }
+            // The fewest whole frames after which `fire` is no more than half a frame behind.
+            let skip = (nowT &- fire &- d / 2 &+ d &- 1) / d &* d
+            link.nextTargetTime &+= skip
+            fire &+= skip
         }
         if link.lastCallbackPresented {
             // As on a fixed refresh: a frame shown later than planned (a late render that met a
