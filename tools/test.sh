@@ -120,8 +120,11 @@ while (($#)); do
         [ -n "$target" ] || continue
         (tools/fuzz/run.sh "$target" 30 >"$log.fuzz-$target" 2>&1) & pids+=($!)
     done
-    for pid in "${pids[@]}"; do wait "$pid" || fuzz_rc=1; done
+    failed=()
+    for i in "${!pids[@]}"; do wait "${pids[$i]}" || { fuzz_rc=1; failed+=("$i"); }; done
+    # A failed target prints all its lines (the error, the input in base64); a passing one its last.
     for target in "$1" "${2:-}"; do [ -n "$target" ] && tail -n 1 "$log.fuzz-$target"; done
+    for i in "${failed[@]}"; do target=$([ "$i" = 0 ] && echo "$1" || echo "$2"); cat "$log.fuzz-$target"; done
     shift; if (($#)); then shift; fi
 done
 [ "$fuzz_rc" = 0 ] || { echo "a fuzz target found a crash or timeout (logs: $log.fuzz-*)"; exit 1; }

@@ -49,5 +49,14 @@ execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
 rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log")
 last=$(grep -E "^#[0-9]+" "$log" | tail -n 1)
 cov=$(echo "$last" | sed -n 's/.* cov: \([0-9]*\).*/\1/p'); ft=$(echo "$last" | sed -n 's/.* ft: \([0-9]*\).*/\1/p')
+# A crash or timeout found on a CI runner is gone with the runner: the input is printed (up to
+# 16 KB, base64) so that it can be rebuilt with `base64 -d` and replayed: `fuzz-NAME FILE`.
+if [ "$rc" != 0 ]; then
+    sed -n 's/.*Test unit written to //p' "$log" | while read -r unit; do
+        [ -f "$unit" ] || continue
+        size=$(stat -c %s "$unit")
+        if [ "$size" -le 16384 ]; then echo "input $unit ($size bytes, base64): $(base64 -w 0 "$unit")"; else echo "input $unit: $size bytes, not printed"; fi
+    done
+fi
 echo "fuzz-$name: ${seconds} s, ${execs:-?} executions, cov ${cov:-?}, ft ${ft:-?}, peak RSS ${rss:-?} MB, exit $rc (log $here/$log)"
 exit "$rc"
