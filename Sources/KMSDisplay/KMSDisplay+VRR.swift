@@ -132,6 +132,12 @@ struct VRRRepeats {
         done += 1
     }
 
+    /// A probe flip (``KMSDisplay/learnPanelResponse()``) committed at `commit` started its
+    /// refresh at `refresh`; `free`: the panel could not have held it.
+    mutating func learn(commit: Int64, refresh: Int64, free: Bool) {
+        if free { response = Swift.max(0, refresh - commit) }
+    }
+
     /// A flip committed at `commit` started its refresh at `refresh`: the time it took, which
     /// ``response`` keeps the shortest of.
     private mutating func observe(commit: Int64, refresh: Int64) -> Int64 {
@@ -155,6 +161,42 @@ extension KMSDisplay {
 
     /// Tags a repeat flip's user data (never a frame id, never a vblank request).
     static let repeatTag: UInt64 = 1 << 62
+
+    /// Under VRR, before the first frame: learns the panel's response (commit to refresh) from
+    /// a flip the panel cannot have held. The buffer on screen is flipped twice: the first flip's
+    /// refresh is one of ours, so a second committed the panel's shortest refresh after it finds
+    /// the panel free, and its refresh comes the response after its commit. Without it the
+    /// first flips of a run, held by the modeset's refresh or one the panel made on its own,
+    /// gave only a longer bound, and a frame late before a free flip had its LFC repeats planned
+    /// early by the difference (36.1 Hz on 48–144 Hz: 176 µs learnt, 100 µs true). Costs the
+    /// shortest refresh and two responses at the start (about 7 ms at 144 Hz); a flip refused or
+    /// unanswered within two of the longest refreshes leaves the response to be learnt as before.
+    /// Returns the second probe's completion, the panel's last refresh before the run (nil when a
+    /// probe failed).
+    func learnPanelResponse() -> DRMEvent? {
+        guard let range = vrrRange, let shown = swapchain.onScreen else { return nil }
+        let shortest = Int64((1e9 / range.upperBound).rounded())
+        var last: DRMEvent? = nil
+        var events: [DRMEvent] = []
+        for probe in 0..<2 {
+            // A flip timestamp is whole µs, truncated: 1 µs more makes sure the panel is free.
+            if let r = last?.timestampNs { device.sleep(until: r &+ 1_000 &+ shortest) }
+            let commit = now()
+            let flipped = try? output.flip(to: swapchain.buffers[shown].framebuffer, userData: Self.repeatTag)
+            guard flipped != nil else { return nil }
+            let deadline = now() &+ Int64(2e9 / range.lowerBound)
+            last = nil
+            while output.flipPending && now() < deadline {
+                events.removeAll(keepingCapacity: true)
+                guard (try? output.readEvents(until: deadline, into: &events)) != nil else { return nil }
+                let probe = events.last { $0.kind == .flipComplete && $0.userData == Self.repeatTag }
+                if let e = probe { last = e }
+            }
+            guard let e = last, !output.flipPending else { return nil }
+            repeats.learn(commit: commit, refresh: e.timestampNs, free: probe == 1)
+        }
+        return last
+    }
 
     /// Under VRR with LFC planned: commits a due repeat (its completion wakes the wait) and
     /// returns nil, or returns when the next one is due.

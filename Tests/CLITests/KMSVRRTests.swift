@@ -127,13 +127,20 @@ import Testing
     func theRangesEdgesRunWithoutRepeats(hz: Double) throws {
         let o = try run("0:144:\(hz)", vrr: .on)
         #expect(o.summary.effectiveRateHz == hz)
-        #expect(o.summary.droppedRefreshes == 0)
+        // At the minimum, frame 0 is shown a refresh late: the run starts when the event of the
+        // probe flips' last refresh is read (41 µs after it on this device), and the panel
+        // refreshes on its own the longest refresh after it, just before frame 0 arrives
+        // (`KMSDisplay.learnPanelResponse`). The model says the same. None after it.
+        let start = o.frames.first?.droppedRefreshes ?? -1
+        #expect(start == (hz == 48 ? 1 : 0))
+        #expect(o.summary.droppedRefreshes == start)
         let want = 1e9 / hz
         let iv = frameIntervals(o)
         #expect(iv.count > 100)
         for i in iv { #expect(abs(Double(i) - want) <= 2_000, "\(i)") }
-        // No LFC repeat at the minimum, none needed at the maximum: one flip per frame.
-        #expect(o.fake.flipCompletions.count == o.summary.presented)
+        // No LFC repeat at the minimum, none needed at the maximum: one flip per frame, after
+        // KMSDisplay's two probe flips.
+        #expect(o.fake.flipCompletions.count == o.summary.presented + 2)
     }
 
     @Test func autoKeepsTheFixedRefreshWhenADivisorGivesTheRate() throws {
