@@ -167,9 +167,19 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
             // is the one the run queried, from which it predicted the first frame's target; the
             // flips after it are commit-completion times, a commit latency later.
             while !exhausted && (timeline.lastStamp ?? .min) <= first.callbackNs &+ near { _ = try load() }
+            // Under VRR the log may say when that vblank was (the display's last refresh,
+            // `vrrLastRefreshNs`): a first file's is within the longest refresh before the
+            // first callback; a rotated log's later file repeats the header, and its first
+            // callback is far later.
+            var at = first.callbackNs
+            if let vrr = vrrRange, let t = log.header?.vrrLastRefreshNs, t <= at,
+                Double(at &- t) < 1e9 / vrr.lowerBound
+            {
+                at = t
+            }
             let s = timeline.sequence(near: first.callbackNs)
             if let s0 = survey.firstFlipSequence, timeline.pin(at: s) == nil && s < s0 {
-                timeline.set(s, first.callbackNs)
+                timeline.set(s, at)
             }
         }
         try fill(until: first.callbackNs &+ 2 &* near)

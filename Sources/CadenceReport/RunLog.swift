@@ -34,6 +34,12 @@ public struct RunLogHeader: Codable, Equatable, Sendable {
     public var refreshHz: Double
     public var refreshIntervalNs: Double
     public var vrrRangeHz: [Double]?
+    /// Under VRR: the kernel timestamp of the display's last refresh when the run began, the
+    /// vblank its link counts the first frame's minimum duration from. `KMSDisplay` makes it with
+    /// the flips that learn the panel's response, some µs before the first callback; a replay
+    /// starts the panel there. Absent without VRR and in older logs (a replay then takes the
+    /// first callback's time).
+    public var vrrLastRefreshNs: Int64?
     public var hasHardwareVBlank: Bool
     public var crtc: UInt32
     /// The connector, in runs over several outputs (absent otherwise and in older logs).
@@ -77,6 +83,7 @@ public struct RunLogHeader: Codable, Equatable, Sendable {
         refreshIntervalNs = backend.refreshInterval
         refreshHz = 1e9 / backend.refreshInterval
         vrrRangeHz = backend.vrrRange.map { [$0.lowerBound, $0.upperBound] }
+        if backend.vrrRange != nil { vrrLastRefreshNs = try? backend.lastVBlank().timestamp }
         hasHardwareVBlank = backend.hasHardwareVBlank
         crtc = backend.crtcID
         queueCapacity = backend.queueCapacity
