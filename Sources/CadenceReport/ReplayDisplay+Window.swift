@@ -76,6 +76,18 @@ extension ReplayDisplay {
             }
             if !(lo < receipts.count && receipts[lo] <= r.wakeNs) {
                 wakeAt[r.callbackNs] = Swift.max(wakeAt[r.callbackNs] ?? 0, r.wakeNs)
+            } else if timeline.usesGrid && r.callbackNs % 1000 == 0 {
+                // Woken with that flip's completion, the callback took its vblank from the flip
+                // event (whole µs), not from a vblank event (ns): the run read that vblank's
+                // event no sooner than the completion, and neither does the replay (else its
+                // callback runs at the vblank with the refined ns timestamp: 24 fps on vkms at
+                // latency 2 aimed every other frame 0.8 µs later).
+                let s = timeline.sequence(near: r.callbackNs)
+                let t = time(of: s)
+                if t != r.callbackNs && t &- r.callbackNs < 1_000 {
+                    wakeAtSequence[s] = Swift.max(wakeAtSequence[s] ?? 0, r.wakeNs)
+                    wakeAt[t] = Swift.max(wakeAt[t] ?? 0, r.wakeNs)
+                }
             }
         }
         if r.schedulerDelayNs > 0 {
