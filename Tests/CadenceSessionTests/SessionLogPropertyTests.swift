@@ -166,10 +166,13 @@ import Testing
     /// The configurations whose replay is one of the known issues below (their report is still
     /// checked).
     static func replayIsAKnownIssue(_ c: Case) -> Bool {
-        // Content rates on a KMS display with vblank: at latency 1 on vkms, at every latency on
-        // amdgpu-vrr's fixed 144 Hz (the first two).
-        let kmsContent = c.name == "fake-drm:amdgpu-vrr" || (c.name == "fake-drm:vkms" && c.scenario.latency == 1)
-        if c.scenario.mode.isContent && kmsContent { return true }
+        // Content rates on a KMS display with vblank: at latency 1 on vkms (and at the refresh,
+        // a tie every frame, at any latency), at every latency on amdgpu-vrr's fixed 144 Hz (the
+        // first two).
+        if case .content(let rate) = c.scenario.mode {
+            if c.name == "fake-drm:amdgpu-vrr" { return true }
+            if c.name == "fake-drm:vkms" && (c.scenario.latency == 1 || rate == c.scenario.refreshHz) { return true }
+        }
         // A later file of a rotated log with a session pause in it, minimum durations at latency 3:
         // the third.
         if c.name == "fake with a session pause" && c.rotateBytes != nil && c.scenario.latency == 3
@@ -296,7 +299,9 @@ import Testing
     /// 60.0038 --frames 60 --log c.jsonl` then `replay c.jsonl` says DIFFERS. Frame 53's content
     /// time crosses a vblank there (requested 1.4 µs after the vblank the run predicted from a
     /// flip's whole-µs timestamp); the replay, on the nanosecond grid, calls frame 53 back a
-    /// refresh later.
+    /// refresh later. At latency 2 the same rate replays equal unrotated, but a log rotated
+    /// every 8 KiB (4 frames a file) replays some later files a refresh early (on-time error
+    /// p50 16,665.2 µs against 0.2; found by the random property at this stop).
     @Test func contentAtTheRefreshAtLatency1OnKMSReplaysExactly() throws {
         var c = Case(display: 5)
         c.scenario.refreshHz = 60.0038
