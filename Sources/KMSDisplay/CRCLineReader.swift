@@ -42,6 +42,18 @@ public final class CRCLineReader {
     /// A second verifier with a short margin, fed the same samples and flips, whose verdicts come
     /// a few vblanks after the flip (``judgeEarly(margin:)``).
     private var provisional: ScanoutVerifier?
+    /// Lines past the last flip recorded, read while a flip was in flight: kept from the early
+    /// verdicts until that flip is recorded (``flipInFlight``).
+    private var heldForFlip: [ScanoutVerifier.Sample] = []
+
+    /// A flip has been committed and its completion is not recorded yet. Meanwhile the early
+    /// verdicts (``judgeEarly(margin:)``) get no line past the last flip recorded: the flip may
+    /// have latched at that line's vblank with its event not read yet (the lines and the events
+    /// are read one after the other, and a thread preempted between the two reads the lines of
+    /// vblanks whose events came after its read), and with 2 vblanks open such a line would be
+    /// judged a change without a flip. ``flip(_:sequence:timestamp:)`` clears it and hands the
+    /// lines kept over; the full verifier (600 vblanks open) gets every line at once.
+    public var flipInFlight = false
 
     /// Reads `capture`; `anchor`: a 64-bit vblank sequence near the first line's (so that the
     /// widened sequences match the flips' from the start, across a 32-bit wrap too: the flips'
@@ -92,7 +104,7 @@ public final class CRCLineReader {
             }
             if sample.sequence >= from {
                 verifier.add(sample)
-                provisional?.add(sample)
+                addEarly(sample)
             }
         }
     }
@@ -114,6 +126,7 @@ public final class CRCLineReader {
 
     /// At the end: the early verdicts not taken yet and those of every frame still open.
     public func finishedEarlyVerdicts() -> (frames: [ScanoutVerifier.FrameVerdict], changes: [UInt64]) {
+        releaseHeldForFlip()
         guard let p = provisional else { return ([], []) }
         let f = p.finished()
         return (f.verdicts, f.changes)
@@ -124,7 +137,7 @@ public final class CRCLineReader {
         judgedFrom = sequence
         for x in held where x.sequence >= sequence {
             verifier.add(x)
-            provisional?.add(x)
+            addEarly(x)
         }
         held = []
     }
@@ -138,6 +151,25 @@ public final class CRCLineReader {
         provisional?.add(f)
         lastFlip = sequence
         early = []
+        flipInFlight = false
+        releaseHeldForFlip()
+    }
+
+    /// A sample for the early verdicts: kept while a flip is in flight and it is past the last
+    /// flip recorded (``flipInFlight``), added otherwise.
+    private func addEarly(_ sample: ScanoutVerifier.Sample) {
+        guard provisional != nil else { return }
+        if flipInFlight && sample.sequence > (lastFlip ?? 0) {
+            heldForFlip.append(sample)
+        } else {
+            provisional?.add(sample)
+        }
+    }
+
+    /// Hands the samples kept for a flip in flight to the early verdicts.
+    private func releaseHeldForFlip() {
+        for x in heldForFlip { provisional?.add(x) }
+        heldForFlip.removeAll(keepingCapacity: true)
     }
 
     /// Hands every sample to `body` as it is read, those read before the first flip first (at

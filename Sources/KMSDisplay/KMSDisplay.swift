@@ -206,6 +206,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
         do {
             let extra = writeback != nil ? captureProperties(frame) : []
             try output.flip(to: swapchain.buffers[entry.buffer].framebuffer, userData: frame, extra: extra)
+            scanout?.flipInFlight = true
             if writeback != nil { captureCommitted(frame) }
         } catch let e as DRMError {
             // The seat took DRM master away before telling us: a pause, reported by the next wait.

@@ -90,6 +90,27 @@ import Testing
         #expect(r.stats.onMismatch?.jobs == 200 && r.stats.onMismatch?.recycledUnread == 200)
     }
 
+    /// Flip events readable 2.5 refreshes after their vblank, the CRC lines 0.5 ms after theirs
+    /// (a pacing thread preempted between reading the events and the lines: on vkms under TCG,
+    /// 1–3 refreshes): the lines of the vblank a flip latched at and of the next two are read
+    /// before its event. The early verdicts wait for the flip in flight, so a clean run flags
+    /// and reads nothing (they took each such vblank for a change without a flip and read the
+    /// previous frame's buffer), and the stale frame 100 alone is read, showing frame 99.
+    @Test(arguments: [nil, 100])
+    func flipEventsReadAfterTheirLinesFlagOnlyTheStaleFrame(stale: Int?) throws {
+        let fake = WritebackCaptureTests.device()
+        fake.receiptLatencyNs = 5 * 16_666_667 / 2
+        if let f = stale { fake.staleFlips = [f + 1] }
+        let r = try Self.run(fake)
+        #expect(r.scanout.changesWithoutFlip == 0 && r.scanout.stale == (stale == nil ? 0 : 1))
+        #expect(r.captures.map(\.label) == (stale.map { [$0] } ?? []))
+        let showsFrame99 = { (c: WritebackCapture) in c.captured.allSatisfy { $0 & 0x00ff_ffff == Self.colour(99) } }
+        #expect(r.captures.allSatisfy { $0.reason == .stale && showsFrame99($0) })
+        let m = try #require(r.stats.onMismatch)
+        #expect(m.jobs == 200 && m.recycledUnread == 200 - r.captures.count)
+        #expect(r.stats.skipped == 0)
+    }
+
     /// Fences 8 refreshes late (0.5 ms after the 8th vblank, after that vblank's flip event): a
     /// buffer cannot be recycled before its fence, so the 6 buffers take the jobs of 6 frames in
     /// every 9 (frame k has one when k mod 9 < 6: 134 of 200). A stale frame with a job is read

@@ -15,7 +15,11 @@
 #   - vkms2 (tools/vm/vkms-writeback-clone.patch: Writeback-1 may clone Virtual-1): `--verify
 #     writeback --capture every:50 --frames 600` on Virtual-1: 12 of 12 captures decode to their
 #     frame and equal Cadence's render; the 12 PNGs exist, and this script decodes each PNG
-#     itself (zlib, the five filters) and reads the frame identity's barcode: frame 0, 50, …, 550.
+#     itself (zlib, the five filters) and reads the frame identity's barcode: frame 0, 50, …, 550;
+#   - vkms2, `--verify crc,writeback --capture on-mismatch --frames 120`, with `--fault
+#     stale-buffer:60` and without: judged against the run's own CRC verdict (on_mismatch below:
+#     captures only of flagged frames, each decoding to the frame on screen and equal to its
+#     render, every job accounted for, no stale frame but 60, a stale 60 captured or counted).
 # The runs draw `--scene solid` (plain colours plus the frame identity) in a small mode: vkms
 # composes every vblank in software while CRC is on, and TCG is slow. The summary's `scanout`
 # figures (reads and their time) give the cost of reading the CRC per vblank.
@@ -63,6 +67,10 @@ if [ -d /sys/module/vkms2 ]; then
     mkdir -p /out/wb && cd /out/wb
     try writeback cadence run --backend kms --connector Virtual-1 --mode 640x480 --verify writeback \
         --capture every:50 --frames 600 --log /out/wb/run.jsonl --json --quiet
+    mkdir -p /out/om && cd /out/om
+    om="cadence run --backend kms --connector Virtual-1 --mode 640x480 --scene solid --verify crc,writeback --capture on-mismatch"
+    try onmismatch-stale $om --fault stale-buffer:60 --frames 120 --log /out/om/stale.jsonl --json --quiet
+    try onmismatch-clean $om --frames 120 --log /out/om/clean.jsonl --json --quiet
     cd /
 elif [ "$(cat /sys/kernel/debug/dri/0/name 2>/dev/null | cut -d' ' -f1)" = vkms ]; then
     ls /sys/kernel/debug/dri/0/crtc-0/crc >/out/crcdir.txt 2>&1
@@ -265,6 +273,57 @@ for f in want:
         decoded.append(f"{f}: {e}")
 check("writeback: each PNG, decoded here, carries the frame it was taken for (0, 50, …, 550)",
       decoded == list(range(0, 600, 50)), f"{decoded}")
+def on_mismatch(name, fault):
+    """`--capture on-mismatch` judged against what the run's own CRC verdict (the full one, 600
+    vblanks open) flagged, not a fixed expectation: under TCG vkms' CRC worker falls behind (its
+    catch-up vblanks are not judged, a stale frame can go unseen) and fences come late (flips
+    without a job). What must hold whatever the load: every flip is a job or counted without
+    one, every job is read, recycled unread or timed out; a capture is read only for a frame the
+    CRC flagged (never more captures than mismatches; each flagged change's vblank and stale
+    frame among the verdict's); each capture decodes to the frame it shows (a change without a
+    flip: its own frame; a stale frame: the one before) and equals its render; with
+    `stale-buffer:FAULT` no frame but FAULT is stale, and a stale FAULT is captured showing
+    FAULT - 1 or counted as flagged too late, never lost; without a fault nothing is stale."""
+    rc, s = summary(name, "vkms2") or (-1, {})
+    v = s.get("scanout") or {}
+    w = v.get("writeback") or {}
+    m = w.get("onMismatch") or {}
+    print("   " + json.dumps({k: s.get(k) for k in ["frames", "presented", "droppedRefreshes", "dropEvents", "causes"]}))
+    print("   crc " + json.dumps({k: v.get(k) for k in ["frames", "verified", "inexact", "mismatches", "stale", "staleFrames",
+                                                    "changesWithoutFlip", "changeWithoutFlipVBlanks", "unjudgedVBlanks"]}))
+    print("   writeback " + json.dumps(w, sort_keys=True))
+    frames = s.get("frames", -1)
+    check(f"{name}: exit 0 with an on-mismatch summary", rc == 0 and bool(m) and m.get("ring") == 6, f"rc {rc}")
+    jobs, captures = m.get("jobs", -1), w.get("captures", -1)
+    check(f"{name}: every flip carried a job or is counted without one, every job read, recycled unread or timed out",
+          jobs + m.get("withoutJob", 0) == frames and captures + m.get("recycledUnread", 0) + w.get("timedOut", 0) == jobs,
+          f"frames {frames}: jobs {jobs}, without a job {m.get('withoutJob')}; captures {captures}, "
+          f"recycled unread {m.get('recycledUnread')}, timed out {w.get('timedOut')}")
+    flagged = m.get("flagged", [])
+    cwf = v.get("changeWithoutFlipVBlanks", [])
+    complete = len(cwf) == v.get("changesWithoutFlip")
+    check(f"{name}: captures only of frames the CRC flagged",
+          0 <= captures <= v.get("mismatches", 0) and len(flagged) == min(captures, 10)
+          and all(f["frame"] in v.get("staleFrames", []) if f["reason"] == "stale" else (not complete or f.get("vblank") in cwf)
+                  for f in flagged),
+          f"captures {captures}, mismatches {v.get('mismatches')} (stale {v.get('staleFrames')}, changes {cwf}), flagged {flagged}")
+    check(f"{name}: each capture decodes to the frame on screen (its own; a stale one's: the one before) and equals its render",
+          all(f.get("shows") == f["frame"] - (1 if f["reason"] == "stale" else 0) and f.get("equal") is True for f in flagged)
+          and set(w.get("mismatchedFrames", [])) <= {f["frame"] for f in flagged if f["reason"] == "stale"},
+          f"decoded {w.get('decoded')}, equal {w.get('equal')}, mismatched {w.get('mismatchedFrames')}")
+    stale = v.get("staleFrames", [])
+    if fault is None:
+        check(f"{name}: no stale frame without a fault", v.get("stale") == 0, f"stale {stale}")
+    else:
+        seen = fault in stale
+        got = [f for f in flagged if f["frame"] == fault]
+        check(f"{name}: no frame but {fault} is stale; a stale {fault} is captured showing {fault - 1} or counted flagged too late",
+              set(stale) <= {fault} and (not seen or bool(got) or w.get("skipped", 0) >= 1),
+              f"stale {stale}: " + (f"captured {got}" if got else f"not captured, flagged too late {w.get('skipped')}" if seen
+                                    else "the CRC did not see it (its vblank unjudged or inexact under load)"))
+
+on_mismatch("onmismatch-stale", 60)
+on_mismatch("onmismatch-clean", None)
 for name, d, want in [("nodebugfs", "vkms", "no debugfs"), ("bochs", "bochs", "--verify crc: not supported by bochs-drm")]:
     rc, err, out = read(f"{work}/{d}/{name}.rc").strip(), read(f"{work}/{d}/{name}.err"), read(f"{work}/{d}/{name}.out")
     print(f"-- {name}: rc {rc}, stderr: {err.strip()}")
