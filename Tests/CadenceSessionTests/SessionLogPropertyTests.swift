@@ -100,12 +100,22 @@ import Testing
 
     /// Runs `c` and returns what its log does not reproduce (empty: every check holds).
     static func check(_ c: Case, replay: Bool = true) throws -> [String] {
+        try run(c) { dir in try check(c, in: dir, replay: replay) }
+    }
+
+    /// Runs `c` with its files in a temporary folder, then `body` with the folder (removed after).
+    static func run<T>(_ c: Case, _ body: (_ dir: String) throws -> T) throws -> T {
         let dir = NSTemporaryDirectory() + "session-log-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let group = try OutputGroupRun.open(c.plan(in: dir), notice: { _ in })
         _ = try group.run()
         group.close()
+        return try body(dir)
+    }
+
+    /// What the files `c` wrote in `dir` do not reproduce.
+    private static func check(_ c: Case, in dir: String, replay: Bool) throws -> [String] {
         var wrong: [String] = []
         let summaryData = try Data(contentsOf: URL(fileURLWithPath: dir + "/summary.json"))
         let live = try JSONDecoder().decode(RunSummary.self, from: summaryData)
@@ -251,19 +261,14 @@ import Testing
     /// the vblank the link counts frame 0 from. Replayed from it, the log replays equal; from the
     /// first callback (the field removed, as in older logs), the frames are aimed that much
     /// later: 4 of the property's 150 runs differed before the field, this one (seed 19: minimum
-    /// duration 18.753867 ms, 60 frames) with on-time error 40.311 µs in the replay against 0.311 in the run.
+    /// duration 18.753867 ms, 60 frames) with on-time error 40.311 µs in the replay against
+    /// 0.311 in the run.
     @Test func aKMSVRRLogStartsAtThePanelsLastRefresh() throws {
         var c = Case(display: 9, vrrHz: 139.94)
         c.scenario.refreshHz = 144
         c.scenario.frames = 60
         c.scenario.mode = .minimumDuration(18_753_867)
-        let dir = NSTemporaryDirectory() + "session-log-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let group = try OutputGroupRun.open(c.plan(in: dir), notice: { _ in })
-        _ = try group.run()
-        group.close()
-        var log = try RunLog.read(path: dir + "/run.jsonl")
+        var log = try Self.run(c) { try RunLog.read(path: $0 + "/run.jsonl") }
         let last = try #require(log.header?.vrrLastRefreshNs)
         let first = try #require(log.records.first)
         #expect(last < first.callbackNs && first.callbackNs - last < 1_000_000, "\(last) \(first.callbackNs)")
@@ -303,13 +308,9 @@ import Testing
     /// every 8 KiB (4 frames a file) replays some later files a refresh early (on-time error
     /// p50 16,665.2 µs against 0.2; found by the random property at this stop).
     @Test func contentAtTheRefreshAtLatency1OnKMSReplaysExactly() throws {
-        var c = Case(display: 5)
-        c.scenario.refreshHz = 60.0038
-        c.scenario.frames = 60
-        c.scenario.mode = .content(60.0038)
         try Self.expectKnownReplayIssue(
-            c, "issue 21: content at the refresh at latency 1 on KMS replays µs-truncated predictions on the ns grid"
-        ) { $0.contains("replay of file") && !$0.contains("report differs") }
+            Self.pinned(display: 5, hz: 60.0038, latency: 1, mode: .content(60.0038)),
+            "issue 21: content at the refresh at latency 1 on KMS replays µs-truncated predictions on the ns grid")
     }
 
     /// Found by the random property at this stop (issue 21, not fixed): 60 fps content on
@@ -317,14 +318,9 @@ import Testing
     /// replay has a scheduler-late drop the run did not (`run --backend fake-drm:amdgpu-vrr
     /// --vrr off --content-rate 60 --latency 2 --frames 60 --log c.jsonl`, `replay c.jsonl`).
     @Test func contentOnAFixed144HzKMSDisplayReplaysExactly() throws {
-        var c = Case(display: 8)
-        c.scenario.refreshHz = 144
-        c.scenario.latency = 2
-        c.scenario.frames = 60
-        c.scenario.mode = .content(60)
-        try Self.expectKnownReplayIssue(c, "issue 21: content at 60 fps on a fixed 144 Hz KMS display, latency 2") {
-            $0.contains("replay of file") && !$0.contains("report differs")
-        }
+        try Self.expectKnownReplayIssue(
+            Self.pinned(display: 8, hz: 144, latency: 2, mode: .content(60)),
+            "issue 21: content at 60 fps on a fixed 144 Hz KMS display, latency 2")
     }
 
     /// Found by the random property at this stop (issue 21, not fixed): the fake display at
@@ -337,14 +333,25 @@ import Testing
     /// 8.339314 --frames 900 --fake-session-pause 2.217:0.1 --log r.jsonl --log-max-size 64K`,
     /// then `replay r.jsonl.8` says DIFFERS.
     @Test func aRotatedLogWithAPauseAtLatency3ReplaysExactly() throws {
-        var c = Case(display: 3, rotateBytes: 8 << 10, pause: (217_000_000, 100_000_000))
-        c.scenario.refreshHz = 120
-        c.scenario.latency = 3
+        var c = Self.pinned(display: 3, hz: 120, latency: 3, mode: .minimumDuration(8_339_314))
+        c.rotateBytes = 8 << 10
+        c.pause = (217_000_000, 100_000_000)
+        try Self.expectKnownReplayIssue(c, "issue 21: a rotated log's pause at latency 3 with minimum durations")
+    }
+
+    /// A pinned 60-frame run on display `display` of ``Case/displays`` at `hz`.
+    static func pinned(display: Int, hz: Double, latency: Int, mode: PacingScenario.Mode) -> Case {
+        var c = Case(display: display)
+        c.scenario.refreshHz = hz
+        c.scenario.latency = latency
         c.scenario.frames = 60
-        c.scenario.mode = .minimumDuration(8_339_314)
-        try Self.expectKnownReplayIssue(c, "issue 21: a rotated log's pause at latency 3 with minimum durations") {
-            $0.contains("replay of file") && !$0.contains("report differs")
-        }
+        c.scenario.mode = mode
+        return c
+    }
+
+    /// ``expectKnownReplayIssue(_:_:allowed:)`` where only replays differ (the report is right).
+    static func expectKnownReplayIssue(_ c: Case, _ issue: Comment) throws {
+        try expectKnownReplayIssue(c, issue) { $0.contains("replay of file") && !$0.contains("report differs") }
     }
 
     /// Found by the property above (issue 21, not fixed): on KMS without a vblank interrupt
