@@ -4,7 +4,7 @@ import Foundation
 /// The replay display's window on the log: records read as the replay's clock reaches them,
 /// pinned on the flips' timeline, their wakes and early or late events derived, and dropped
 /// once they are far behind the clock (`ReplayDisplay`'s other job, the display itself, is in
-/// Replay.swift).
+/// ReplayDisplay+Backend.swift).
 extension ReplayDisplay {
     /// Reads the next record (false after the last).
     func load() throws -> Bool {
@@ -213,5 +213,44 @@ extension ReplayDisplay {
     func renderEnd(frame: Int) throws -> Nanoseconds {
         while frame > maxLoadedFrame, try load() {}
         return renderEndByFrame[frame] ?? 0
+    }
+}
+
+/// What a replay display keeps of a recorded frame.
+struct Recorded {
+    var id: FrameID
+    var frame: Int
+    var callbackNs: Nanoseconds
+    var wakeNs: Nanoseconds
+    /// 0 when not logged.
+    var schedulerDelayNs: Nanoseconds
+    var commitNs: Nanoseconds
+    /// 0 when not logged.
+    var copyEndNs: Nanoseconds
+    var flipNs: Nanoseconds
+    var sequence: UInt64
+    var receivedNs: Nanoseconds
+    var outcome: FrameOutcome
+    /// Discarded because the seat session paused.
+    var sessionPaused: Bool
+    /// The earliest and latest times of the record (``ReplaySurvey/span(_:)``).
+    var earliest: Nanoseconds
+    var latest: Nanoseconds
+
+    init(_ r: FrameRecord, earliest: Nanoseconds, latest: Nanoseconds) {
+        id = r.id
+        frame = r.frame
+        callbackNs = r.callbackNs
+        wakeNs = r.wakeNs
+        schedulerDelayNs = r.schedulerDelayNs ?? 0
+        commitNs = r.commitNs
+        copyEndNs = r.copyEndNs ?? 0
+        flipNs = r.flipNs
+        sequence = r.sequence
+        receivedNs = r.receivedNs
+        outcome = r.outcome
+        sessionPaused = r.cause == .sessionPaused
+        self.earliest = earliest
+        self.latest = latest
     }
 }

@@ -29,54 +29,66 @@ public final class ObserveSession {
 
     /// The Prometheus metrics of every judged flip (serve its exposition while observing).
     public let metrics = FrameMetrics()
-    private let onlyCRTC: Int32?
-    private let expectRate: Double?
-    private var displays: ObservedDisplays
+    let onlyCRTC: Int32?
+    let expectRate: Double?
+    var displays: ObservedDisplays
     /// The card to read again when a client starts flipping on a CRTC it did not drive at the
     /// start (live only: a saved trace's machine is not this one).
     public var rereadDevice: String?
-    private var stream = TraceStream()
-    private var events: [FlipTracker.Event] = []
-    private var fits: [Int32: RefreshFit] = [:]
-    private var vblanks: [Int32: Int] = [:]
-    private var clients: [ClientKey: ObservedCadence] = [:]
+    var stream = TraceStream()
+    var events: [FlipTracker.Event] = []
+    var fits: [Int32: RefreshFit] = [:]
+    var vblanks: [Int32: Int] = [:]
+    var clients: [ClientKey: ObservedCadence] = [:]
     /// Each client's flips not judged yet (its cadence not known), oldest first.
-    private var heldFlips: [ClientKey: [FlipTracker.Flip]] = [:]
-    private var order: [ClientKey] = []
-    private var log: RotatingLineFile?
-    private var logFrames = 0
-    private var logFramesBefore = 0
-    private var csv: LineFile?
-    private let textfile: String?
-    private var incomplete: [String] = []
-    private var started = Date()
-    private var lastTextfile = Date()
-    private var seconds = 0.0
+    var heldFlips: [ClientKey: [FlipTracker.Flip]] = [:]
+    var order: [ClientKey] = []
+    var log: RotatingLineFile?
+    var logFrames = 0
+    var logFramesBefore = 0
+    var csv: LineFile?
+    let textfile: String?
+    var incomplete: [String] = []
+    var started = Date()
+    var lastTextfile = Date()
+    var seconds = 0.0
     /// The debugfs DRM directory the clients' process names come from (nil: the trace's only).
-    private let clientsRoot: String?
+    let clientsRoot: String?
     /// The debugfs client of each drm_file (nil: none matched), looked up at its first flip.
-    private var identities: [UInt64: DRMClient?] = [:]
+    var identities: [UInt64: DRMClient?] = [:]
     /// The largest drop event of each client, in refreshes.
-    private var largest: [ClientKey: Int] = [:]
+    var largest: [ClientKey: Int] = [:]
     /// The content check per CRTC (``verifyContent(crtcs:source:)``): every flip on the CRTC and
     /// every CRC line read for it.
-    private var contents: [Int32: ScanoutVerifier] = [:]
-    private var contentSource = "auto"
+    var contents: [Int32: ScanoutVerifier] = [:]
+    var contentSource = "auto"
     /// Per CRTC, the CRC lines' 32-bit frame counter widened against the flips' 64-bit sequences
     /// (the trace's, unwrapped per CRTC): created at the CRTC's first traced vblank or flip.
-    private var crcWideners: [Int32: SequenceWidener] = [:]
+    var crcWideners: [Int32: SequenceWidener] = [:]
     /// CRC samples read before the CRTC's first traced vblank or flip (their epoch is not known
     /// yet): the newest `heldCRCLimit`.
-    private var heldCRC: [Int32: [ScanoutVerifier.Sample]] = [:]
+    var heldCRC: [Int32: [ScanoutVerifier.Sample]] = [:]
     static let heldCRCLimit = 600
-    private var crcReads = 0
-    private var crcReadNs: Int64 = 0
+    var crcReads = 0
+    var crcReadNs: Int64 = 0
     /// Called after each read of the trace (live), to read CRC lines (``addCRC(crtc:_:readNs:)``).
     public var afterRead: (() -> Void)?
     /// Every flip's report per client, kept only when ``keepReports`` (validate's windows).
     public var keepReports = false
     /// Every judged flip's report per client (only with ``keepReports``).
-    public private(set) var reports: [ClientKey: [FrameReport]] = [:]
+    public internal(set) var reports: [ClientKey: [FrameReport]] = [:]
+
+    /// Called about once a second while observing, with the status of ``statusClient`` (or
+    /// the client with the most flips); not called before any client flipped.
+    public var onStatus: ((RunStatus) -> Void)?
+    /// The client (its name) the status line follows.
+    public var statusClient: String?
+    /// Called with one line when an output stops being written while observing goes on (the
+    /// log: "logging stopped after N flips: …"); the failure is also in the result's
+    /// `incompleteOutputs`.
+    public var onNotice: (String) -> Void = { _ in }
+    var lastStatus = Date()
+    var lastStatusPresented: (key: ClientKey, presented: Int)?
 
     /// A session watching every CRTC, or only `onlyCRTC`; `expectRate` (Hz) fixes each client's
     /// expected interval (nil: each client's dominant interval). The log (`logPath`, rotated
@@ -118,64 +130,6 @@ public final class ObserveSession {
         writeLog(header, record: false)
     }
 
-    /// Checks the content of every flip on `crtcs` against the CRC lines given to
-    /// ``addCRC(crtc:_:readNs:)`` (taken from `source`, e.g. `auto`): see CadenceCore's
-    /// `ScanoutVerifier`.
-    public func verifyContent(crtcs: [Int32], source: String) {
-        contentSource = source
-        for c in crtcs { contents[c] = ScanoutVerifier() }
-    }
-
-    /// CRC lines read for `crtc` (the line's frame counter as `sequence`, the folded CRC, when
-    /// read), and the time the read took (the cost of the check). Only the low 32 bits of
-    /// `sequence` count (the kernel's CRC frame counter is 32-bit): they are widened here against
-    /// the CRTC's flips, so that a line and a flip of one vblank have one sequence across a wrap
-    /// (0xFFFF_FFFF → 0). Lines read before the CRTC's first traced vblank or flip wait for it.
-    public func addCRC(crtc: Int32, _ samples: [ScanoutVerifier.Sample], readNs: Int64 = 0) {
-        crcReads += 1
-        crcReadNs += readNs
-        guard contents[crtc] != nil else { return }
-        guard crcWideners[crtc] != nil else {
-            var held = heldCRC[crtc] ?? []
-            held.append(contentsOf: samples)
-            if held.count > Self.heldCRCLimit { held.removeFirst(held.count - Self.heldCRCLimit) }
-            heldCRC[crtc] = held
-            return
-        }
-        for x in samples { addWidenedCRC(crtc: crtc, x) }
-    }
-
-    /// Adds one CRC sample of `crtc` with its frame counter widened (a line from before the
-    /// epoch of the CRTC's first traced sequence is dropped: no flip of its vblank can be named).
-    private func addWidenedCRC(crtc: Int32, _ x: ScanoutVerifier.Sample) {
-        guard let s = crcWideners[crtc]!.widenIfAfterZero(UInt32(truncatingIfNeeded: x.sequence)) else { return }
-        contents[crtc]!.add(ScanoutVerifier.Sample(sequence: s, crc: x.crc, receivedAt: x.receivedAt))
-    }
-
-    /// A 64-bit sequence of `crtc` from the trace: the CRC lines are widened near it, and those
-    /// held for want of one are added.
-    private func noteSequence(crtc: Int32, _ sequence: UInt64) {
-        guard contents[crtc] != nil else { return }
-        guard crcWideners[crtc] == nil else {
-            crcWideners[crtc]!.note(sequence)
-            return
-        }
-        crcWideners[crtc] = SequenceWidener(anchor: sequence)
-        for x in heldCRC.removeValue(forKey: crtc) ?? [] { addWidenedCRC(crtc: crtc, x) }
-    }
-
-    /// Called about once a second while observing, with the status of ``statusClient`` (or
-    /// the client with the most flips); not called before any client flipped.
-    public var onStatus: ((RunStatus) -> Void)?
-    /// The client (its name) the status line follows.
-    public var statusClient: String?
-    /// Called with one line when an output stops being written while observing goes on (the
-    /// log: "logging stopped after N flips: …"); the failure is also in the result's
-    /// `incompleteOutputs`.
-    public var onNotice: (String) -> Void = { _ in }
-    private var lastStatus = Date()
-    private var lastStatusPresented: (key: ClientKey, presented: Int)?
-
     /// Reads the live trace until `seconds` pass (0: until `stop`) or `stop()`.
     /// `copy`: a file that gets the trace text as read (to be analysed later with
     /// ``replay(path:)``).
@@ -208,7 +162,7 @@ public final class ObserveSession {
     }
 
     /// The status of the followed client: `run`'s figures from its accounting so far.
-    private func emitStatus() {
+    func emitStatus() {
         let now = Date()
         let seconds = now.timeIntervalSince(lastStatus)
         lastStatus = now
@@ -230,8 +184,8 @@ public final class ObserveSession {
                 dropEvents: a.dropEvents, hitchTimeRatio: a.hitchTimeRatio))
     }
 
-    private var cpuAtStart = 0.0
-    private var cpuObserving: Double?
+    var cpuAtStart = 0.0
+    var cpuObserving: Double?
 
     /// User + system CPU time of the process so far.
     static func cpuSeconds() -> Double {
@@ -248,13 +202,13 @@ public final class ObserveSession {
         data.withUnsafeBytes { feed($0) }
     }
 
-    private func feed(_ bytes: UnsafeRawBufferPointer) {
+    func feed(_ bytes: UnsafeRawBufferPointer) {
         events.removeAll(keepingCapacity: true)
         stream.feed(bytes, into: &events)
         handle()
     }
 
-    private func handle() {
+    func handle() {
         for e in events {
             switch e {
             case .vblank(let crtc, let seq, let time):
@@ -296,7 +250,7 @@ public final class ObserveSession {
     /// A client that stopped flipping before its cadence was known (the kernel's few commits
     /// when a program exits, say) is judged a second after its last flip against its dominant
     /// interval, rather than at the end: a scrape or status after the flips stopped counts them.
-    private func judgeIdleClients(crtc: Int32, at time: Int64) {
+    func judgeIdleClients(crtc: Int32, at time: Int64) {
         for (key, held) in heldFlips where key.crtc == crtc {
             guard let last = held.last, time &- last.timestamp > 1_000_000_000, var c = clients[key] else { continue }
             let judged = c.flush()
@@ -306,7 +260,7 @@ public final class ObserveSession {
     }
 
     /// Logs, writes and counts the judged flips of `key` (the oldest of its held flips each).
-    private func emit(_ judged: [FrameReport], key: ClientKey, period: Double) {
+    func emit(_ judged: [FrameReport], key: ClientKey, period: Double) {
         guard !judged.isEmpty else { return }
         let flips = heldFlips[key, default: []].prefix(judged.count)
         heldFlips[key]?.removeFirst(flips.count)
@@ -328,13 +282,13 @@ public final class ObserveSession {
     }
 
     /// ns per refresh on `crtc`: the fit of its vblanks, else its mode, else 60 Hz.
-    private func periodNs(_ crtc: Int32) -> Double {
+    func periodNs(_ crtc: Int32) -> Double {
         if let s = fits[crtc]?.periodNs { return s }
         if let hz = displays.byCRTC[crtc]?.refreshHz, hz > 0 { return 1e9 / hz }
         return 1e9 / 60
     }
 
-    private func clientName(_ file: UInt64) -> String {
+    func clientName(_ file: UInt64) -> String {
         file == 0
             ? "(kernel)"
             : identity(file)?.command ?? stream.tracker.tasks[file]?.command ?? "file-\(String(file, radix: 16))"
@@ -342,7 +296,7 @@ public final class ObserveSession {
 
     /// The debugfs `clients` entry of the process that flips on `file`, matched by the traced
     /// task's pid (or its thread group); read once per file, while the process is alive.
-    private func identity(_ file: UInt64) -> DRMClient? {
+    func identity(_ file: UInt64) -> DRMClient? {
         if let known = identities[file] { return known }
         guard file != 0, let root = clientsRoot, let task = stream.tracker.tasks[file] else { return nil }
         let found = DRMClients.match(
@@ -351,113 +305,7 @@ public final class ObserveSession {
         return found
     }
 
-    private func labels(_ k: ClientKey) -> FrameMetrics.Labels {
+    func labels(_ k: ClientKey) -> FrameMetrics.Labels {
         FrameMetrics.Labels(connector: displays.connector(k.crtc), crtc: Int(k.crtc), client: clientName(k.file))
-    }
-
-    /// One log line; a frame line may start a new file first (a rotated log), other lines never do.
-    private func writeLog(_ line: String, record: Bool = true) {
-        guard let f = log else { return }
-        do {
-            try f.write(line: Array(line.utf8), record: record, mayRotate: record)
-            if record { logFrames += 1 }
-        } catch {
-            // The lines written stay (a killed run's log reads the same).
-            incomplete.append("log \(f.path): \(logFrames) flips, no end line (\(error))")
-            onNotice("logging stopped after \(logFrames) flips: \(error); observing goes on and the lines written stay")
-            f.close()
-            log = nil
-        }
-    }
-
-    private func write(_ file: inout LineFile?, _ what: String, _ line: String) {
-        guard let f = file else { return }
-        do { try f.write(line: line) } catch {
-            incomplete.append("\(what): \(error)")
-            f.discard()
-            file = nil
-        }
-    }
-
-    private func writeTextfile() {
-        lastTextfile = Date()
-        guard let path = textfile else { return }
-        do { try metrics.writeTextfile(path) } catch { incomplete.append("metrics textfile: \(error)") }
-    }
-
-    /// Ends the run: the flips still waiting, the final gauges, the textfile, the summary.
-    public func finish() -> ObserveResult {
-        events.removeAll()
-        stream.finish(into: &events)
-        handle()
-        // Flips still held (a client whose cadence never settled): judged against its dominant
-        // interval so far.
-        for key in order {
-            guard var c = clients[key], c.heldFlips > 0 else { continue }
-            let judged = c.flush()
-            clients[key] = c
-            emit(judged, key: key, period: periodNs(key.crtc))
-        }
-        var result = ObserveResult()
-        result.durationSeconds = seconds
-        result.traceLines = stream.lines
-        result.lostEvents = stream.tracker.inexactFlips > 0 || stream.lostEvents > 0 ? stream.lostEvents : 0
-        result.inexactFlips = stream.tracker.inexactFlips
-        result.requestDeliveries = stream.tracker.requestDeliveries
-        result.typedDeliveries = stream.tracker.typedDeliveries
-        result.sendProbeMismatch = stream.tracker.sendProbeMismatch
-        for (crtc, held) in heldCRC where crcWideners[crtc] == nil {
-            // No flip or vblank of this CRTC was traced: the lines are widened on their own.
-            crcWideners[crtc] = SequenceWidener()
-            for x in held { addWidenedCRC(crtc: crtc, x) }
-        }
-        heldCRC = [:]
-        for crtc in Set(vblanks.keys).union(contents.keys).sorted() {
-            let hz = fits[crtc]?.hz ?? 0
-            var scanout = contents[crtc]?.finish()
-            if scanout != nil {
-                scanout!.source = contentSource
-                scanout!.reads = crcReads
-                scanout!.readMicroseconds = Double(crcReadNs) / 1e3
-            }
-            if let v = scanout {
-                metrics.setScanout(v, labels: FrameMetrics.Labels(connector: displays.connector(crtc), crtc: Int(crtc)))
-            }
-            result.crtcs.append(
-                .init(
-                    crtc: Int(crtc), connector: displays.connector(crtc), vblanks: vblanks[crtc] ?? 0,
-                    refreshHz: hz, modeRefreshHz: displays.byCRTC[crtc]?.refreshHz, scanout: scanout))
-        }
-        for key in order {
-            guard let c = clients[key] else { continue }
-            let period = periodNs(key.crtc)
-            let hz = 1e9 / period
-            metrics.setRefresh(hz, expectedInterval: c.expectedInterval, labels: labels(key))
-            let s = RunSummary(
-                accounting: c.accounting, backend: "observed", refreshHz: hz, vrr: nil,
-                effectiveRateHz: hz / Double(c.expectedInterval), latency: 0, end: .completed)
-            let task = stream.tracker.tasks[key.file]
-            let id = identity(key.file)
-            result.clients.append(
-                .init(
-                    crtc: Int(key.crtc), connector: displays.connector(key.crtc), client: clientName(key.file),
-                    pid: id.map { Int($0.pid) } ?? task.map { Int($0.pid) }, file: String(key.file, radix: 16),
-                    nameSource: id != nil ? "debugfs" : "trace", master: id?.master,
-                    expectedRefreshes: c.expectedInterval, largestDropEvent: largest[key] ?? 0, summary: s))
-        }
-        result.cpuSeconds = Self.cpuSeconds()
-        result.cpuObservingSeconds = cpuObserving
-        let totalVBlanks = vblanks.values.reduce(0, +)
-        if let c = cpuObserving, totalVBlanks > 0 { result.cpuPerVBlankUs = c * 1e6 / Double(totalVBlanks) }
-        if let l = log {
-            if let text = try? JSON.sortedText(result) {
-                writeLog(#"{"record":"end","observe":"# + text + "}", record: false)
-            }
-            l.close()
-        }
-        csv?.close()
-        if textfile != nil { writeTextfile() }
-        result.incompleteOutputs = incomplete
-        return result
     }
 }
