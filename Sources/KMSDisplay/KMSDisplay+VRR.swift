@@ -132,12 +132,6 @@ struct VRRRepeats {
         done += 1
     }
 
-    /// A probe flip (``KMSDisplay/learnPanelResponse()``) committed at `commit` started its
-    /// refresh at `refresh`; `free`: the panel could not have held it.
-    mutating func learn(commit: Int64, refresh: Int64, free: Bool) {
-        if free { response = Swift.max(0, refresh - commit) }
-    }
-
     /// A flip committed at `commit` started its refresh at `refresh`: the time it took, which
     /// ``response`` keeps the shortest of.
     private mutating func observe(commit: Int64, refresh: Int64) -> Int64 {
@@ -171,31 +165,21 @@ extension KMSDisplay {
     /// early by the difference (36.1 Hz on 48–144 Hz: 176 µs learnt, 100 µs true). Costs the
     /// shortest refresh and two responses at the start (about 7 ms at 144 Hz); a flip refused or
     /// unanswered within two of the longest refreshes leaves the response to be learnt as before.
-    /// Returns the second probe's completion, the panel's last refresh before the run (nil when a
-    /// probe failed).
-    func learnPanelResponse() -> DRMEvent? {
-        guard let range = vrrRange, let shown = swapchain.onScreen else { return nil }
+    /// The probes are repeat flips: their completions (read as any repeat's, ``awaitRepeat()``)
+    /// keep the shortest response and make the second probe's refresh ``last``, the panel's last
+    /// refresh before the run.
+    func learnPanelResponse() {
+        guard let range = vrrRange, let shown = swapchain.onScreen else { return }
         let shortest = Int64((1e9 / range.upperBound).rounded())
-        var last: DRMEvent? = nil
-        var events: [DRMEvent] = []
         for probe in 0..<2 {
             // A flip timestamp is whole µs, truncated: 1 µs more makes sure the panel is free.
-            if let r = last?.timestampNs { device.sleep(until: r &+ 1_000 &+ shortest) }
-            let commit = now()
-            let flipped = try? output.flip(to: swapchain.buffers[shown].framebuffer, userData: Self.repeatTag)
-            guard flipped != nil else { return nil }
-            let deadline = now() &+ Int64(2e9 / range.lowerBound)
-            last = nil
-            while output.flipPending && now() < deadline {
-                events.removeAll(keepingCapacity: true)
-                guard (try? output.readEvents(until: deadline, into: &events)) != nil else { return nil }
-                let probe = events.last { $0.kind == .flipComplete && $0.userData == Self.repeatTag }
-                if let e = probe { last = e }
-            }
-            guard let e = last, !output.flipPending else { return nil }
-            repeats.learn(commit: commit, refresh: e.timestampNs, free: probe == 1)
+            if probe == 1 { device.sleep(until: last.timestamp &+ 1_000 &+ shortest) }
+            guard (try? output.flip(to: swapchain.buffers[shown].framebuffer, userData: Self.repeatTag)) != nil
+            else { return }
+            repeats.repeatCommit = now()
+            awaitRepeat()
+            guard !repeats.inFlight else { return }
         }
-        return last
     }
 
     /// Under VRR with LFC planned: commits a due repeat (its completion wakes the wait) and

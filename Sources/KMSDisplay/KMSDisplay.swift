@@ -142,9 +142,7 @@ public final class KMSDisplay: DisplayBackend, WorkSimulating {
         immediate.reserveCapacity(8)
         drmEvents.reserveCapacity(64)
         // Under VRR the run starts at the probes' last refresh, the panel's last before it.
-        if vrrRange != nil, let e = learnPanelResponse() {
-            last = VBlank(sequence: widener.widen(UInt32(truncatingIfNeeded: e.sequence)), timestamp: e.timestampNs)
-        }
+        learnPanelResponse()
         // Without a uevent monitor (no netlink here) the display works; an unplug goes unseen.
         try? device.watchHotplug()
     }
