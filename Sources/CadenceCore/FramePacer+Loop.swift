@@ -158,7 +158,7 @@ extension FramePacer {
                 let timeout = Swift.max(due, r.commitTime) &+ Nanoseconds(Double(completionTimeoutRefreshes) * refreshInterval)
                 wake = Swift.min(wake, timeout)
             } else if vrrRange != nil {
-                wake = Swift.min(wake, Swift.max(Nanoseconds(bitPattern: predicted[head]) &- commitMargin, vrrNotBefore(ring[head])))
+                wake = Swift.min(wake, Swift.max(Nanoseconds(bitPattern: predicted[head]) &- commitMargin, vrrCommitNotBefore(ring[head])))
             } else {
                 let target = predicted[head]
                 if target >= lastVBlank.sequence &+ 2 { needVBlankAfter = Swift.min(needVBlankAfter, target &- 2) }

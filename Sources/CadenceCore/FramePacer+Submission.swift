@@ -45,7 +45,11 @@ extension FramePacer {
             } else {
                 let notBefore = vrrNotBefore(r)
                 if case .afterMinimumDuration = r.intent, notBefore > r.targetTime {
+                    // Its deadline is its own (`plan(intent:update:)`): committed at its time,
+                    // it was not late to commit (a frame the panel then held is flip-late, not
+                    // scheduler-late).
                     r.targetTime = notBefore
+                    r.deadline = Swift.max(r.deadline, notBefore &- commitMargin)
                     ring[head] = r
                 }
                 let nowT = backend.now()
@@ -57,7 +61,7 @@ extension FramePacer {
                 // which then waited a refresh, and so on: every frame after was late (59.94 Hz on
                 // a 40–60 Hz panel at frame latency 2, a frame 4 refreshes late).
                 let held = r.id == vrrHeldFrame
-                if (r.targetTime &- commitMargin > nowT && !held) || notBefore > nowT { return }
+                if (r.targetTime &- commitMargin > nowT && !held) || vrrCommitNotBefore(r) > nowT { return }
                 if count > 1 {
                     let n = ring[(head + 1) % ring.count]
                     if n.targetTime &- commitMargin <= nowT && !isMinDuration(n.intent) {
@@ -101,6 +105,17 @@ extension FramePacer {
         case .at(let t, false): return t &- timestampUncertainty
         default: return .min
         }
+    }
+
+    /// VRR: when a frame held by ``vrrNotBefore(_:)`` may be committed: that time less the commit
+    /// margin, as a link-rate frame is committed its margin before its target, because the panel
+    /// starts the refresh the margin (its response) after the commit. Held until the time itself,
+    /// every present(at:) and minimum-duration frame on KMS was shown the response late (24 fps
+    /// content on a 48–144 Hz panel: 60 drop events in 60 frames; a 30 ms minimum duration: 119
+    /// in 120). `.min` (nothing to hold) stays `.min`.
+    func vrrCommitNotBefore(_ r: FrameReport) -> Nanoseconds {
+        let t = vrrNotBefore(r)
+        return t == .min ? .min : t &- commitMargin
     }
 
     func isMinDuration(_ i: PresentIntent) -> Bool {
