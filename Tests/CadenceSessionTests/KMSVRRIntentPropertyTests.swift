@@ -37,7 +37,9 @@ import Testing
             var s = contentRate.map { "content \($0) fps" } ?? "min-duration \(minimumDuration ?? 0) ns"
             s += ", link \(linkHz) Hz, latency \(latency), \(frames) frames"
             if !injectLate.isEmpty {
-                s += ", late " + injectLate.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")
+                s +=
+                    ", late "
+                    + injectLate.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")
             }
             return s
         }
@@ -90,7 +92,8 @@ import Testing
         guard kms.count == fake.count else { return ["\(kms.count) frames on KMS, \(fake.count) on the fake display"] }
         var out: [String] = []
         let onTime = { (r: FrameReport) in r.outcome == .onTime && r.droppedRefreshes == 0 }
-        guard let from = (c.latency + 1..<kms.count).first(where: { onTime(kms[$0 - 1]) && onTime(fake[$0 - 1]) }) else {
+        guard let from = (c.latency + 1..<kms.count).first(where: { onTime(kms[$0 - 1]) && onTime(fake[$0 - 1]) })
+        else {
             return []
         }
         var skipInterval = false
@@ -117,7 +120,8 @@ import Testing
             {
                 out.append(
                     "frame \(k.frameIndex): KMS \(k.outcome) \(k.cause?.rawValue ?? "-") \(k.droppedRefreshes) late \(lateK) ns interval \(k.interval); "
-                        + "fake \(f.outcome) \(f.cause?.rawValue ?? "-") \(f.droppedRefreshes) late \(lateF) ns interval \(f.interval)")
+                        + "fake \(f.outcome) \(f.cause?.rawValue ?? "-") \(f.droppedRefreshes) late \(lateF) ns interval \(f.interval)"
+                )
             }
         }
         return out
@@ -143,7 +147,11 @@ import Testing
             Gen.int(in: 1...2), Gen.int(in: 12...90), zip(Gen.int(in: 0...3), Gen.int(in: 1...4)))
         await propertyCheck(count: 300, input: input) { kind, content, minUs, link, latency, frames, late in
             var c = Case(linkHz: Double(link) / 10, latency: latency, frames: frames)
-            if kind == 0 { c.contentRate = Double(content) / 10 } else { c.minimumDuration = Nanoseconds(minUs) * 1_000 }
+            if kind == 0 {
+                c.contentRate = Double(content) / 10
+            } else {
+                c.minimumDuration = Nanoseconds(minUs) * 1_000
+            }
             if late.0 > 0 && frames > 6 { c.injectLate = [3 + late.0: late.1] }
             let d = try Self.differences(c)
             #expect(d.isEmpty, "\(c.description): \(d.count) frames differ: \(d.prefix(3).joined(separator: "; "))")
@@ -166,5 +174,3 @@ import Testing
         #expect(try Self.differences(c).isEmpty, "\(c)")
     }
 }
-
-
