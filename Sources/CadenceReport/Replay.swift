@@ -125,10 +125,11 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     /// surveyed in `survey`; `log` holds the rest of the log (header, sessions). `whole` reads
     /// them all first. `refreshesEarlier`: start that many vblanks before the first callback's
     /// (a later file of a rotated log whose link was held back: its fresh link then aims at the
-    /// recorded target).
+    /// recorded target); `refreshesLater`: that many after it (a later file whose first frame a
+    /// minimum duration after its predecessor put further ahead than a fresh link aims).
     init(
         log: RunLog, survey: ReplaySurvey, records: @escaping () throws -> FrameRecord?, whole: Bool,
-        startBetweenVBlanks: Bool, refreshesEarlier: UInt64
+        startBetweenVBlanks: Bool, refreshesEarlier: UInt64, refreshesLater: UInt64 = 0
     ) throws {
         refreshInterval = survey.refreshInterval
         vrrRange = log.header?.vrrRangeHz.flatMap { $0.count == 2 ? $0[0]...$0[1] : nil }
@@ -211,6 +212,9 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
             while startSequence > 0 && time(of: startSequence) > clock { startSequence -= 1 }
         } else if refreshesEarlier > 0 && startSequence >= refreshesEarlier {
             startSequence -= refreshesEarlier
+            clock = time(of: startSequence)
+        } else if refreshesLater > 0 {
+            startSequence += refreshesLater
             clock = time(of: startSequence)
         } else {
             clock = Swift.max(first.wakeNs, time(of: startSequence))

@@ -192,14 +192,15 @@ public enum Replay {
     /// One replay of `source`, and its replayed frame with the lowest id.
     static func once(
         _ source: Source, startBetweenVBlanks: Bool, adjust: (inout RunConfiguration) -> Void = { _ in },
-        refreshesEarlier: UInt64 = 0, keep: Bool, out: ReplayedFrames?
+        refreshesEarlier: UInt64 = 0, refreshesLater: UInt64 = 0, keep: Bool, out: ReplayedFrames?
     ) throws -> (ReplayResult, FrameRecord?) {
         let log = source.log
         let survey = source.survey
         let header = log.header!
         let display = try ReplayDisplay(
             log: log, survey: survey, records: try source.open(), whole: source.whole,
-            startBetweenVBlanks: startBetweenVBlanks, refreshesEarlier: refreshesEarlier)
+            startBetweenVBlanks: startBetweenVBlanks, refreshesEarlier: refreshesEarlier,
+            refreshesLater: refreshesLater)
         var config = header.configuration
         adjust(&config)
         // Never longer than the recording plus a second: a log the pacer cannot follow ends as

@@ -69,15 +69,18 @@ enum ReplaySegment {
                 start: requested &- clampedNanoseconds((Double(base) * 1e9 / rate).rounded()), firstFrame: base)
         }
         let held = heldBack(start, header: header)
+        let later = held == 0 ? startsLater(start, header: header) : 0
         var result: ReplayResult
-        if held > 0 {
+        if held > 0 || later > 0 {
             // The link was held back: a fresh link started `held` vblanks before the recorded
             // callback aims its first frame at the recorded target, and the pipeline, as it
-            // fills, holds it back the same way.
+            // fills, holds it back the same way. Or a minimum duration put the first frame
+            // further ahead: a fresh link started `later` vblanks after the callback aims there.
             try ReplayLimits.check(fresh)
             result = try Replay.once(
                 Replay.source(fresh, forceWhole: forceWhole), startBetweenVBlanks: false,
-                adjust: { $0.contentClock = clock }, refreshesEarlier: held, keep: true, out: nil
+                adjust: { $0.contentClock = clock }, refreshesEarlier: held, refreshesLater: later, keep: true,
+                out: nil
             ).0
         } else {
             result = try Replay.run(fresh, forceWhole: forceWhole, adjust: { $0.contentClock = clock })
@@ -112,6 +115,9 @@ enum ReplaySegment {
         if held > 0 {
             how =
                 "; its display link was held back \(held) refresh\(held == 1 ? "" : "es") by an earlier late frame, so the replay starts that much earlier"
+        } else if later > 0 {
+            how =
+                "; a minimum duration put its first frame \(later) refresh\(later == 1 ? "" : "es") further ahead than a fresh display link aims, so the replay starts that much later"
         }
         let last = log.records.map(\.frame).max() ?? firstOwn.frame
         var note =
@@ -124,6 +130,27 @@ enum ReplaySegment {
         }
         result.note = note
         return result
+    }
+
+    /// How many refreshes later than `r`'s callback a fresh link must start for its first frame
+    /// to be aimed at `r`'s target (0: none), when `r` was presented after a minimum duration
+    /// and aimed further ahead than a fresh link's first frame: its predecessor (not carried)
+    /// pushed it. At 120 Hz, latency 3, two-refresh frames run 4 refreshes ahead of their
+    /// callbacks, and a fresh link aims its first frame 3 ahead (the later of its latency and the
+    /// minimum duration after the vblank it starts at); started at the callback, the replay's
+    /// link called back a refresh early from then on, and a seat-session pause then came after
+    /// a callback the run made after the resume.
+    static func startsLater(_ r: FrameRecord, header: RunLogHeader) -> UInt64 {
+        guard header.vrrRangeHz == nil, r.intent.kind == .afterMinimumDuration,
+            let d = r.intent.minDurationNs ?? header.minDurationNs, r.latency >= 1, r.callbackNs > 0,
+            r.intent.targetTimeNs > r.callbackNs, r.effectiveRateHz > 0, header.refreshIntervalNs > 0
+        else { return 0 }
+        let refreshes = (Double(r.intent.targetTimeNs &- r.callbackNs) / header.refreshIntervalNs).rounded()
+        let perFrame = Swift.max(1, (header.refreshHz / r.effectiveRateHz).rounded())
+        let minimum = TimestampUncertainty.refreshes(
+            forMinimumDuration: d, refreshInterval: header.refreshIntervalNs, epsilon: TimestampUncertainty.resolution)
+        let fresh = Swift.max(Double(r.latency) * perFrame, Double(minimum))
+        return refreshes > fresh && refreshes - fresh < 64 ? UInt64(refreshes - fresh) : 0
     }
 
     /// How many refreshes fewer than its latency `r`'s callback fired before its target (0: none).
