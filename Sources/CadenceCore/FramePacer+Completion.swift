@@ -25,6 +25,10 @@ extension FramePacer {
             if !backend.hasHardwareVBlank && r.commitTime > 0 {
                 softwareCommitLead = Swift.min(Swift.max(0, vb.timestamp &- r.commitTime), Nanoseconds(refreshInterval / 2))
             }
+            if vrrRange != nil && r.commitTime > 0 {
+                let took = Swift.max(0, vb.timestamp &- r.commitTime)
+                vrrResponse = Swift.min(vrrResponse ?? took, took)
+            }
             r.presentedTime = vb.timestamp
             r.sequence = vb.sequence
             r.receivedTime = receivedAt
@@ -51,6 +55,7 @@ extension FramePacer {
             case .modeChanged:
                 refreshInterval = backend.refreshInterval
                 vrrRange = backend.vrrRange
+                vrrResponse = nil
                 uncertainty.reset()
                 grid.reset(nominal: refreshInterval)
                 gridAnchored = false

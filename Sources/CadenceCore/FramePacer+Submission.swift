@@ -107,15 +107,18 @@ extension FramePacer {
         }
     }
 
-    /// VRR: when a frame held by ``vrrNotBefore(_:)`` may be committed: that time less the commit
-    /// margin, as a link-rate frame is committed its margin before its target, because the panel
-    /// starts the refresh the margin (its response) after the commit. Held until the time itself,
-    /// every present(at:) and minimum-duration frame on KMS was shown the response late (24 fps
-    /// content on a 48–144 Hz panel: 60 drop events in 60 frames; a 30 ms minimum duration: 119
-    /// in 120). `.min` (nothing to hold) stays `.min`.
+    /// VRR: when a frame held by ``vrrNotBefore(_:)`` may be committed: that time less the
+    /// panel's response (the shortest commit-to-refresh time seen, ``vrrResponse``; before the
+    /// first flip is shown, the display's recommended commit margin: KMS's is the response,
+    /// the fake display's 0), never more than the commit margin, so that it is shown at that
+    /// time and never before it. Held until the time itself, every present(at:)
+    /// and minimum-duration frame on KMS was shown the response (100 µs) late (24 fps content on
+    /// a 48–144 Hz panel: 60 drop events in 60 frames; a 30 ms minimum duration: 119 in 120);
+    /// held the whole margin before it, the fake display (no response) with a 2 ms margin showed
+    /// them 2 ms early. `.min` (nothing to hold) stays `.min`.
     func vrrCommitNotBefore(_ r: FrameReport) -> Nanoseconds {
         let t = vrrNotBefore(r)
-        return t == .min ? .min : t &- commitMargin
+        return t == .min ? .min : t &- Swift.min(commitMargin, vrrResponse ?? backend.recommendedCommitMargin)
     }
 
     func isMinDuration(_ i: PresentIntent) -> Bool {

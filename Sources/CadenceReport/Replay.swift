@@ -22,6 +22,9 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     public let hasHardwareVBlank: Bool
     public let surface: PixelSurface?
     public let queueCapacity: Int
+    /// The recorded run's commit margin (its display's recommendation): the pacer's first
+    /// estimate of a VRR panel's response, as it was in the run.
+    public let recommendedCommitMargin: Nanoseconds
     /// Submissions that could not follow the recording.
     public internal(set) var divergences = 0
     /// Frames after this id are made past the end of the log (the frame after a rotated file's
@@ -135,6 +138,7 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
         vrrRange = log.header?.vrrRangeHz.flatMap { $0.count == 2 ? $0[0]...$0[1] : nil }
         hasHardwareVBlank = log.header?.hasHardwareVBlank ?? true
         queueCapacity = log.header?.queueCapacity ?? 2
+        recommendedCommitMargin = log.header?.commitMarginNs ?? 0
         crtcID = survey.firstInLog?.crtc ?? 0
         guard survey.anyFlip, let first = survey.first else {
             throw Unreplayable(description: "no frame in the log reached the screen; nothing to replay")
