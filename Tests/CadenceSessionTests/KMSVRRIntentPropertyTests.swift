@@ -145,7 +145,7 @@ import Testing
         let input = zip(
             Gen.int(in: 0...1), Gen.int(in: 480...1440), Gen.int(in: 6_950...20_833), Gen.int(in: 480...1440),
             Gen.int(in: 1...2), Gen.int(in: 12...90), zip(Gen.int(in: 0...3), Gen.int(in: 1...4)))
-        await propertyCheck(count: 300, input: input) { kind, content, minUs, link, latency, frames, late in
+        await propertyCheck(count: 200, input: input) { kind, content, minUs, link, latency, frames, late in
             var c = Case(linkHz: Double(link) / 10, latency: latency, frames: frames)
             if kind == 0 {
                 c.contentRate = Double(content) / 10
