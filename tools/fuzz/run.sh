@@ -3,6 +3,10 @@
 #   tools/fuzz/run.sh NAME SECONDS [libFuzzer options...]
 #   tools/fuzz/run.sh --list               the targets
 #   tools/fuzz/run.sh --build              build every target, run none
+#   tools/fuzz/run.sh --no-build NAME SECONDS [...]   run a target --build has built (CI: the
+#                                          build check per target is a SwiftPM run of its own,
+#                                          manifest uncached, ~3 s, and the targets run two at
+#                                          a time wait for each other's on the .build lock)
 # Build: swift build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
 # (in tools/fuzz/.build; lld, because gold fails on the ASan-instrumented Swift objects). The committed seeds (tools/fuzz/corpus/NAME) are read, never written:
 # new inputs go to tools/fuzz/.build/corpus/NAME, crashes to tools/fuzz/.build/artifacts/.
@@ -30,11 +34,13 @@ case "${1:-}" in
     --build) build; exit 0 ;;
     ""|-h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 2 ;;
 esac
-name=$1; seconds=${2:?"run.sh NAME SECONDS"}; shift 2
+prebuilt=0
+[ "$1" = --no-build ] && { prebuilt=1; shift; }
+name=${1:?"run.sh [--no-build] NAME SECONDS"}; seconds=${2:?"run.sh [--no-build] NAME SECONDS"}; shift 2
 echo "$targets" | grep -qx "$name" || { echo "run.sh: no fuzz target '$name' (have: $(echo $targets))" >&2; exit 2; }
-build --product "fuzz-$name"
+[ "$prebuilt" = 1 ] || build --product "fuzz-$name"
 bin="$(swift build -c release "${swiftpm[@]}" --show-bin-path -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld)/fuzz-$name"
-[ -x "$bin" ] || { echo "run.sh: build of fuzz-$name failed" >&2; exit 2; }
+[ -x "$bin" ] || { echo "run.sh: build of fuzz-$name failed$([ "$prebuilt" = 0 ] || echo " (--no-build: run --build first)")" >&2; exit 2; }
 work=".build/corpus/$name"; art=".build/artifacts"
 mkdir -p "$work" "$art" "corpus/$name"
 dict=(); [ -f "dict/$name.dict" ] && dict=("-dict=dict/$name.dict")
