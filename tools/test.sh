@@ -83,6 +83,25 @@ export LSAN_OPTIONS="suppressions=$PWD/tools/sanitizers/lsan.supp:print_suppress
 # skips VRRPacingPropertyTests).
 san_skip='ContentRateTiesTests|contentOnADriftingJitteryPanelDropsNothing|PacingPropertyTests|KMSPacingPropertyTests|LogPacingPropertyTests|ReferenceModelTests'
 san_skip+='|KMSVRRPropertyTests|contentAndMinimumDurationFramesAgreeOnKMSAndTheFakeDisplay|judgingAsItGoesGivesTheBatchVerdicts|theLogOfEveryRunReportsAndReplaysAsTheRun'
+# Also skipped there, for the same reason: an hour of 60 Hz vblanks through the scanout verifier
+# (anHourAt60HzKeepsTheWindowBounded), and the CLI suites that spawn `cadence` for the numbers,
+# JSON and files it prints after single-card runs on the fake display or the fake DRM device:
+# ReportsTruthTests, CLIValidateTests, CLIReportReplayTests, FakeDRMBackendTests,
+# ScanoutCLITests, ObserveCLITests (--from-trace) and the 3 x 8,000-frame compressed-log round
+# trip (reportAndReplayReadACompressedLogAsThePlainOne). Measured under TSan they were ~40 % of
+# the step's CPU (CompressedLogCLITests 115 s, ReportsTruthTests 88 s, ScanoutCLITests 33 s,
+# CLIReportReplayTests 26 s, ObserveCLITests 25 s, CLIValidateTests 24 s, FakeDRMBackendTests
+# 23 s, of ~890 s), almost all of it the debug build drawing and copying frames. Their only
+# threads are the scene's bands (ScenesTests draw those with several threads in-process, under
+# both sanitizers), and the library code under them runs in-process under the sanitizers in its
+# own tests (KMSDisplayTests over the fake device, CompressedLogTests and the
+# replay/report/validate suites, the scanout verifier's, DRMTraceTests). The CLI suites whose
+# runs have threads of their own stay: several cards (SeveralCardsTests, a pacing thread per
+# card), --metrics-textfile (MetricsCLITests, the feed's thread), writeback captures
+# (WritebackCLITests, the capture queue), signals (SignalFaultTests, OutputFaultTests,
+# CLIRunTests), and the other CLI suites.
+san_skip+='|anHourAt60HzKeepsTheWindowBounded|ReportsTruthTests|CLIValidateTests|CLIReportReplayTests|FakeDRMBackendTests'
+san_skip+='|ScanoutCLITests|ObserveCLITests|reportAndReplayReadACompressedLogAsThePlainOne'
 for san in address thread; do
     if ! swift test --disable-default-traits --sanitize="$san" --scratch-path ".build-${san:0:1}san" --skip "$san_skip" >"$log" 2>&1; then
         grep -E "✘|error:|ERROR: (Address|Thread)Sanitizer|WARNING: ThreadSanitizer|SUMMARY|Fatal" "$log" | head -n 60 || true
