@@ -58,6 +58,12 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     /// events came (a late flip event while vblank events were on time is flip-late; both late
     /// is the process held up), so the replay delivers those events as late.
     var lateVBlankEventAt: [UInt64: Nanoseconds] = [:]
+    /// Vblank sequence → when the recorded run received the flip completion shown at it. A
+    /// vblank event of that vblank came with it (the kernel sends both from the vblank's
+    /// interrupt, with the same delivery latency): a run that did not call back at the vblank
+    /// read its event no sooner than the completion, and took the vblank's time from the flip
+    /// event (whole µs), not from the vblank event (ns). The replay delivers it so.
+    var flipReceivedAt: [UInt64: Nanoseconds] = [:]
     /// Events before their timestamps are replayed (`knownEarly`, flip receipts) only on a
     /// fixed-refresh display with a hardware vblank counter, where sequences and timestamps
     /// form a grid; elsewhere nothing is replayed before its timestamp.

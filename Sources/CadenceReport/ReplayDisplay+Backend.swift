@@ -85,7 +85,13 @@ extension ReplayDisplay {
             let t = time(of: s)
             let wake = loggedDelays ? wakeAtSequence[s] : wakeAt[t]
             // Early when the recorded run knew of it early, late when it woke late.
-            let on = wake == nil ? Swift.min(t, knownEarly[s] ?? t) : t
+            var on = wake == nil ? Swift.min(t, knownEarly[s] ?? t) : t
+            // Read with the flip completion shown at it, when the run made no callback at it.
+            if wake == nil, !callbackPinned.contains(s), let r = flipReceivedAt[s], r > on,
+                r &- t < clampedNanoseconds(refreshInterval / 4)
+            {
+                on = r
+            }
             let at = Swift.max(on, wake ?? on, lateVBlankEventAt[s] ?? on)
             enqueue(.vblank(VBlank(sequence: s, timestamp: t)), at: at, order: 1)
         }

@@ -29,6 +29,7 @@ extension ReplayDisplay {
         if r.busyRetries > 0 { busyLeft[r.id] = r.busyRetries }
         if r.flipNs > 0 && (r.outcome == .onTime || r.outcome == .late) {
             flipsOnly.set(r.sequence, r.flipNs)
+            if r.receivedNs > r.flipNs { flipReceivedAt[r.sequence] = r.receivedNs }
             if !callbackPinned.contains(r.sequence) { timeline.set(r.sequence, r.flipNs) }
         }
         if r.receivedNs > 0 {
@@ -198,6 +199,7 @@ extension ReplayDisplay {
         wakeAtSequence = wakeAtSequence.filter { $0.key >= s }
         knownEarly = knownEarly.filter { $0.key >= s }
         lateVBlankEventAt = lateVBlankEventAt.filter { $0.key >= s }
+        flipReceivedAt = flipReceivedAt.filter { $0.key >= s }
         callbackPinned = callbackPinned.filter { $0 >= s }
         timeline.evict(below: s)
         flipsOnly.evict(below: s)
