@@ -64,6 +64,16 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     /// read its event no sooner than the completion, and took the vblank's time from the flip
     /// event (whole µs), not from the vblank event (ns). The replay delivers it so.
     var flipReceivedAt: [UInt64: Nanoseconds] = [:]
+    /// The vblank of the last flip completion delivered to the pacer (a display without a vblank
+    /// interrupt steps its software vblanks from it).
+    var lastDeliveredFlip: VBlank? = nil
+    /// Whether the run's software vblanks were stepped from the completions it had read: a KMS
+    /// display without a vblank interrupt (whole-µs flip events). The fake display's without one
+    /// tick on its own grid whatever the pacer has read.
+    let stepsFromReadCompletions: Bool
+    /// Whether a vblank event is read with the flip completion shown at that vblank
+    /// (``flipReceivedAt``): a KMS display with a vblank interrupt (whole-µs flip events).
+    let readsVBlankWithFlip: Bool
     /// Events before their timestamps are replayed (`knownEarly`, flip receipts) only on a
     /// fixed-refresh display with a hardware vblank counter, where sequences and timestamps
     /// form a grid; elsewhere nothing is replayed before its timestamp.
@@ -160,6 +170,8 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
         // Without a vblank interrupt the run's vblanks between completions were its software
         // grid, stepped from the last completion (KMSDisplay's and the fake display's).
         timeline.stepsFromEarlierPin = !hasHardwareVBlank && vrrRange == nil
+        stepsFromReadCompletions = timeline.stepsFromEarlierPin && survey.microsecondFlips
+        readsVBlankWithFlip = modelsEarlyEvents && survey.microsecondFlips
         flipsOnly.stepsFromEarlierPin = timeline.stepsFromEarlierPin
         nextRecord = records
         self.whole = whole

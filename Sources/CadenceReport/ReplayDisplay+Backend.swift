@@ -15,7 +15,37 @@ extension ReplayDisplay {
         if let k = knownEarly[vb.sequence &+ 1], k <= clock {
             vb = VBlank(sequence: vb.sequence &+ 1, timestamp: time(of: vb.sequence &+ 1))
         }
-        return vb.sequence < startSequence ? VBlank(sequence: startSequence, timestamp: time(of: startSequence)) : vb
+        if vb.sequence < startSequence { return VBlank(sequence: startSequence, timestamp: time(of: startSequence)) }
+        return stepsFromReadCompletions ? softwareVBlank(at: clock) : vb
+    }
+
+    /// Without a vblank interrupt the recorded run's vblanks were its KMS display's software
+    /// grid: the last flip completion it had read (or the vblank it started at), plus whole
+    /// nominal intervals. A completion the run had not read yet (its loop held by a late render)
+    /// did not move that grid, nor did one whose flip came later than the grid's vblank (a flip
+    /// completes its commit latency after the commit): the replay steps from the completions it
+    /// has delivered, as the run's display did (bochs at latency 2, frame 3 late by a refresh:
+    /// frame 4's callback 427 ns apart; 50 fps content: a callback woken at the flip, 0.7 µs
+    /// after the software vblank the run woke at).
+    var softwareAnchor: VBlank {
+        lastDeliveredFlip ?? VBlank(sequence: startSequence, timestamp: time(of: startSequence))
+    }
+
+    /// Vblank `s` on the software grid (``softwareAnchor``); the anchor's own time at or before it.
+    func softwareTime(of s: UInt64) -> Nanoseconds {
+        let d = softwareAnchor
+        guard s > d.sequence else { return d.timestamp }
+        return d.timestamp &+ clampedNanoseconds((Double(s &- d.sequence) * refreshInterval).rounded())
+    }
+
+    /// The last vblank of the software grid at or before `t`.
+    func softwareVBlank(at t: Nanoseconds) -> VBlank {
+        let d = softwareAnchor
+        guard refreshInterval > 0, t > d.timestamp else { return d }
+        var k = UInt64((Double(t &- d.timestamp) / refreshInterval).rounded(.down))
+        while softwareTime(of: d.sequence &+ k &+ 1) <= t { k &+= 1 }
+        while k > 0 && softwareTime(of: d.sequence &+ k) > t { k &-= 1 }
+        return VBlank(sequence: d.sequence &+ k, timestamp: softwareTime(of: d.sequence &+ k))
     }
 
     /// The recorded run finished keeping the frame's pixels (its copy) at `copyEndNs`: so does the replay.
@@ -82,12 +112,12 @@ extension ReplayDisplay {
         } else if !requests.contains(s) {
             requests.append(s)
             // Delivered when the recorded run received it (a late wake is replayed as late).
-            let t = time(of: s)
+            let t = stepsFromReadCompletions ? softwareTime(of: s) : time(of: s)
             let wake = loggedDelays ? wakeAtSequence[s] : wakeAt[t]
             // Early when the recorded run knew of it early, late when it woke late.
             var on = wake == nil ? Swift.min(t, knownEarly[s] ?? t) : t
             // Read with the flip completion shown at it, when the run made no callback at it.
-            if wake == nil, !callbackPinned.contains(s), let r = flipReceivedAt[s], r > on,
+            if readsVBlankWithFlip, wake == nil, !callbackPinned.contains(s), let r = flipReceivedAt[s], r > on,
                 r &- t < clampedNanoseconds(refreshInterval / 4)
             {
                 on = r
@@ -119,13 +149,28 @@ extension ReplayDisplay {
         }
         try fill(until: clock &+ near)
         var n = 0
+        var notYet: [UInt64] = []
         while n < outbox.count && outbox[n].at <= clock {
             var e = outbox[n].event
             if case .sessionResumed(let at, _) = e {
                 e = .sessionResumed(at: at, vblank: timeline.vblank(atOrBefore: at))
             }
+            // A software vblank is the grid's as of now: a completion delivered since it was
+            // requested moved the grid (KMSDisplay looks at its grid after reading its events).
+            if stepsFromReadCompletions, case .vblank(let vb) = e {
+                let current = softwareVBlank(at: clock)
+                if current.sequence < vb.sequence {
+                    notYet.append(vb.sequence)
+                    n += 1
+                    continue
+                }
+                e = .vblank(current)
+            }
             switch e {
-            case .presented(let id, _, _), .discarded(let id):
+            case .presented(let id, let vb, _):
+                if pending?.id == id { pending = nil }
+                if vb.sequence >= (lastDeliveredFlip?.sequence ?? 0) { lastDeliveredFlip = vb }
+            case .discarded(let id):
                 if pending?.id == id { pending = nil }
             case .failed(let id, _):
                 if let id = id, pending?.id == id { pending = nil }
@@ -140,6 +185,10 @@ extension ReplayDisplay {
             n += 1
         }
         outbox.removeFirst(n)
+        for s in notYet {
+            let t = softwareTime(of: s)
+            enqueue(.vblank(VBlank(sequence: s, timestamp: t)), at: t, order: 1)
+        }
     }
 
     /// Nothing to restore: a replay shows nothing.
