@@ -30,6 +30,10 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     /// Frames after this id are made past the end of the log (the frame after a rotated file's
     /// last, see ``Replay``): they have no record to diverge from.
     var pastTheLogAfter: FrameID? = nil
+    /// Ids in the log's range whose records are in another file of a rotated log (completed out
+    /// of order across the cut, ``ReplaySurvey/missingIDs``): made without a record, and not a
+    /// divergence.
+    var inAnotherFile: Set<FrameID> = []
 
     var clock: Nanoseconds
     /// The merged timeline (flips and callbacks) the replay runs on, and the flips alone

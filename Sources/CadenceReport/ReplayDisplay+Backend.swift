@@ -90,7 +90,7 @@ extension ReplayDisplay {
             case .failed: kind = 2
             case .unconfirmed: kind = 3
             }
-        } else if !(pastTheLogAfter.map { frame > $0 } ?? false) {
+        } else if !(pastTheLogAfter.map { frame > $0 } ?? false) && !inAnotherFile.contains(frame) {
             divergences += 1
         }
         pending = (frame, target, received, kind)

@@ -216,6 +216,7 @@ public enum Replay {
         let continues = log.rotated != nil && (header.frames ?? Int.max) > maxFrame + 1
         config.frames = maxFrame + (continues ? 2 : 1)
         if continues { display.pastTheLogAfter = survey.maxID }
+        display.inAnotherFile = survey.missingIDs
         // Rendering ends when it ended in the recording (at once when the replay is already past
         // that). Frames with injected lateness are replayed as they were made: drawing (as long
         // as a typical frame's) and then the injected overrun, which looks at the display again.
@@ -236,7 +237,7 @@ public enum Replay {
             }
             let r = FrameRecord(report)
             if continues {
-                guard r.frame <= maxFrame else { return }
+                guard r.frame <= maxFrame && !survey.missingIDs.contains(r.id) else { return }
                 own.add(r)
             }
             count += 1

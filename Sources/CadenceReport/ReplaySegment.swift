@@ -27,7 +27,11 @@ enum ReplaySegment {
         guard var header = log.header, let firstOwn = log.records.min(by: { $0.frame < $1.frame }) else {
             throw ReplayDisplay.Unreplayable(description: "the log has no run header or no frames")
         }
-        let carried = c.carried.filter { $0.frame < firstOwn.frame }
+        // Carried: the frames the file before logged, also those after this file's first (a run
+        // that completed frames out of order across the cut: a stall's discarded frames logged
+        // before the late frame before them).
+        let ownFrames = Set(log.records.map(\.frame))
+        let carried = c.carried.filter { !ownFrames.contains($0.frame) }
         let start = carried.first ?? firstOwn
         let base = start.frame
         let idShift = start.id &- 1
@@ -90,7 +94,7 @@ enum ReplaySegment {
             var t = r
             t.frame += base
             t.id &+= idShift
-            return t.frame >= firstOwn.frame ? t : nil
+            return ownFrames.contains(t.frame) ? t : nil
         }
         let own = { (rs: [FrameRecord]) in RunLog(header: log.header, records: rs, end: nil) }
         // A stall's line stays (the first difference); the summary fields are compared below.

@@ -356,6 +356,22 @@ import Testing
         try expectKnownReplayIssue(c, issue) { $0.contains("replay of file") && !$0.contains("report differs") }
     }
 
+    /// Found by the random property (issue 21, fixed): 59.94 fps content on a 60 Hz fake display
+    /// at latency 2, the process stalled at vblank 27 for 67 ms, the log rotated every 8 KiB.
+    /// After the stall the run completed frames out of order: frames 26–28, discarded, were
+    /// logged before frame 25, shown late, and the cut fell between them (one file: frames 24,
+    /// 26, 27, 28; the next: 25, 29, 30, 31). The replay counted frames by number from the
+    /// file's first: the first file 5 frames against 4 (frame 25, "could not follow the
+    /// recording"), the next 7 against 4 (frames 26–28 again). A file's frames are now the ones
+    /// it logged; the frames it lacks inside its range are in the file before or after.
+    @Test func aRotatedLogCutBetweenFramesCompletedOutOfOrderReplaysExactly() throws {
+        var c = Self.pinned(display: 4, hz: 60, latency: 2, mode: .content(59.94))
+        c.stall = (27, 67_000_000)
+        c.rotateBytes = 8 << 10
+        let wrong = try Self.check(c)
+        #expect(wrong.isEmpty, "\(c): \(wrong)")
+    }
+
     /// Found by the property (issue 21, not fixed): the fake display without a vblank interrupt
     /// (the simulator's, not KMS's: its grid ticks on by itself, and a flip completes its commit
     /// latency after the commit), 60 Hz, latency 2, 48 fps content: the replay's on-time error
