@@ -372,6 +372,23 @@ import Testing
         #expect(wrong.isEmpty, "\(c): \(wrong)")
     }
 
+    /// Found by the random property (issue 21, not fixed): a 30 Hz link on a 60 Hz fake display at
+    /// latency 2 presenting with a minimum duration of 0, frame 3 late by 3, the process stalled at vblank 89 for 67 ms, the log rotated
+    /// every 16 KiB. Frame 41's completion came at the stall's end, 0.33 ms after the flip
+    /// timeout (4 refreshes after its vblank), with its vblank events. The run's loop waited
+    /// from 2.4667 s to 2.5333 s and then to 2.6000 s and read them all at 2.5503 s; the replay
+    /// of the file ending at frame 41 waited until 2.5500 s, found nothing, and gave the flip
+    /// up (unconfirmed, flip-late). Its wakes are planned from the vblanks the fake display
+    /// went on counting through the stall, which the log does not keep.
+    @Test func aStallEndingJustAfterTheFlipTimeoutReplaysExactly() throws {
+        var c = Self.pinned(display: 4, hz: 60, latency: 2, mode: .minimumDuration(0))
+        c.scenario.range = FrameRateRange(minimum: 0, maximum: 0, preferred: 25)
+        c.scenario.injectLate = [3: 3]
+        c.stall = (89, 67_000_000)
+        c.rotateBytes = 16 << 10
+        try Self.expectKnownReplayIssue(c, "issue 21: a stall ending just after the flip timeout, rotated")
+    }
+
     /// Found by the property (issue 21, not fixed): the fake display without a vblank interrupt
     /// (the simulator's, not KMS's: its grid ticks on by itself, and a flip completes its commit
     /// latency after the commit), 60 Hz, latency 2, 48 fps content: the replay's on-time error
