@@ -51,6 +51,14 @@ extension FramePacer {
                     r.targetTime = notBefore
                     r.deadline = Swift.max(r.deadline, notBefore &- commitMargin)
                     ring[head] = r
+                    // Its prediction moves with it, as on a fixed refresh: the frames presented
+                    // after it (`plan`) and the link's next target count from it. Left at the
+                    // time chained from the predictions before it at its callback, the frames
+                    // after it were aimed from a phase set by the run's first frame, which no
+                    // log line holds: a rotated log's later file, replayed from its first
+                    // carried frame, aimed them from another (an injected late render 3.78 ms
+                    // later at 90 Hz with a 12 ms minimum duration, latency 2).
+                    predicted[head] = UInt64(bitPattern: Swift.max(Nanoseconds(bitPattern: predicted[head]), notBefore))
                 }
                 let nowT = backend.now()
                 // The frame aimed at the panel's shortest refresh after a frame the panel showed

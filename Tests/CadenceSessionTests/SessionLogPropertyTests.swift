@@ -449,6 +449,26 @@ import Testing
         return c
     }
 
+    /// A rotated log of a VRR run on KMS with minimum durations and a late frame (amdgpu-vrr,
+    /// 90 Hz asked on 48–144 Hz, a 12 ms minimum duration, frame 30 late by 2 refreshes, a file
+    /// every 8 KiB) replays equal, file by file, at latencies 1–3. With the CLI (`run --backend
+    /// fake-drm:amdgpu-vrr --rate 0:144:90 --min-duration 12 --latency 2 --frames 1500
+    /// --inject-late 300:2 --log r.jsonl --log-max-size 64K`) the file holding frame 300 replayed
+    /// its injected render end 3.78 ms later (on-time error 3,679.889 µs against 0). Each frame's
+    /// plan reads the predicted time of the frame queued before it; under VRR the pacer kept the
+    /// predicted time a minimum-duration frame was given at its callback, chained from the frames
+    /// before (a phase from the run's first frame, not in the log), even once the previous
+    /// frame's presentation set a later one (`trySubmit` moved its target, not its prediction),
+    /// and a file's replay, started fresh at its first carried frame, chained from a different
+    /// phase. The prediction now follows the target, as on a fixed refresh.
+    @Test(arguments: [1, 2, 3])
+    func aRotatedKMSVRRLogWithMinimumDurationsAndALateFrameReplaysExactly(latency: Int) throws {
+        var c = Self.rotatedVRR(hz: 90, latency: latency, frames: 60, injectLate: [30: 2])
+        c.scenario.mode = .minimumDuration(12_000_000)
+        let wrong = try Self.check(c)
+        #expect(wrong.isEmpty, "\(c): \(wrong)")
+    }
+
     /// Rotated VRR logs just below the panel's minimum (47.89 Hz on 48–144 Hz, latency 2, 98
     /// frames, a file every 8 KiB: the last of 31 files replayed a hitch time ratio 0.007 % apart,
     /// 496.616 vs 496.653 ms/s, when the property found it) and a rotated 142.17 Hz run at
