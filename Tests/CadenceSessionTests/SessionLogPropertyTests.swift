@@ -188,6 +188,13 @@ import Testing
         {
             return true
         }
+        // A small rotated log of a KMS display without vblank with a late frame at latency 2–3:
+        // the fourth.
+        if ["fake-drm:bochs", "fake-drm:virtio-gpu"].contains(c.name) && c.rotateBytes != nil && c.scenario.latency > 1
+            && !c.scenario.injectLate.isEmpty
+        {
+            return true
+        }
         return false
     }
 
@@ -387,6 +394,19 @@ import Testing
         c.stall = (89, 67_000_000)
         c.rotateBytes = 16 << 10
         try Self.expectKnownReplayIssue(c, "issue 21: a stall ending just after the flip timeout, rotated")
+    }
+
+    /// Found by the random property (issue 21, not fixed): bochs at 75 Hz, latency 2, frame 3 late
+    /// by a refresh, the log rotated every 8 KiB: the second file's replay (frames 12–15, frames
+    /// 4–11 carried) follows none of its 12 frames' records (`cadence replay` of that file alone
+    /// says so on the code before this stop's replay changes too). Rotated every 64 KiB, 48
+    /// files of bochs and virtio-gpu runs with content, minimum durations and late frames at
+    /// latency 2 and 3 replay equal.
+    @Test func aSmallRotatedLogWithoutVBlankAndALateFrameReplaysExactly() throws {
+        var c = Self.pinned(display: 6, hz: 75, latency: 2, mode: .link)
+        c.scenario.injectLate = [3: 1]
+        c.rotateBytes = 8 << 10
+        try Self.expectKnownReplayIssue(c, "issue 21: bochs, late frame 3, rotated every 8 KiB: the second file")
     }
 
     /// Found by the property (issue 21, not fixed): the fake display without a vblank interrupt
