@@ -190,9 +190,9 @@ import Testing
     /// The two open observations, settled by the reference model (ReferenceModelVRR.swift): each
     /// display follows it from its own panel phase and commit margin. KMS's panel phase is read
     /// from frame 0, which met the panel's own refresh (shown its shortest refresh after it, the
-    /// refreshes before it its longest apart); the
-    /// model then predicts every KMS frame within the flip timestamps' whole µs. A 79.2 ms minimum
-    /// duration on an 11.9 Hz link at latency 2: nothing late after frame 0 on KMS (frame 2's
+    /// refreshes before it its longest apart); the model then predicts every KMS frame within
+    /// the flip timestamps' whole µs. A 79.2 ms minimum duration on an 11.9 Hz link at latency 2:
+    /// nothing late after frame 0 on KMS (frame 2's
     /// commit interval 83.364 ms, five of the panel's refreshes), frames 3–5 late on the fake
     /// display (83.324 ms, four; `VRRPacingPropertyTests` holds that side). A 6.95 ms minimum
     /// duration on a 1 Hz link, frame 4 late: frame 6 6.85 ms late on KMS (the late frame is
