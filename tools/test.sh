@@ -82,7 +82,7 @@ export LSAN_OPTIONS="suppressions=$PWD/tools/sanitizers/lsan.supp:print_suppress
 # pure arithmetic, so they are skipped there (the names are regexes: PacingPropertyTests also
 # skips VRRPacingPropertyTests).
 san_skip='ContentRateTiesTests|contentOnADriftingJitteryPanelDropsNothing|PacingPropertyTests|KMSPacingPropertyTests|LogPacingPropertyTests|ReferenceModelTests'
-san_skip+='|KMSVRRPropertyTests|contentAndMinimumDurationFramesAgreeOnKMSAndTheFakeDisplay|judgingAsItGoesGivesTheBatchVerdicts|theLogOfEveryRunReportsAndReplaysAsTheRun'
+san_skip+='|KMSVRRPropertyTests|timedFramesFollowTheModelOnAVRRPanel|contentAndMinimumDurationFramesAgreeOnKMSAndTheFakeDisplay|judgingAsItGoesGivesTheBatchVerdicts|theLogOfEveryRunReportsAndReplaysAsTheRun'
 # Also skipped there, for the same reason: an hour of 60 Hz vblanks through the scanout verifier
 # (anHourAt60HzKeepsTheWindowBounded), and the CLI suites that spawn `cadence` for the numbers,
 # JSON and files it prints after single-card runs on the fake display or the fake DRM device:

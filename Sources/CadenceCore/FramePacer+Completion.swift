@@ -56,6 +56,7 @@ extension FramePacer {
                 refreshInterval = backend.refreshInterval
                 vrrRange = backend.vrrRange
                 vrrResponse = nil
+                vrrLastSubmittedTarget = nil
                 uncertainty.reset()
                 grid.reset(nominal: refreshInterval)
                 gridAnchored = false

@@ -44,10 +44,28 @@ extension FramePacer {
                 }
             } else {
                 let notBefore = vrrNotBefore(r)
+                if isMinDuration(r.intent), let last = vrrLastSubmittedTarget, r.effectiveRateHz > 0 {
+                    // The link's cadence from the frame before's own target: a frame whose time
+                    // moved later while this one was rendered (latency 3, a late render) planned
+                    // this one from its old time (40–60 Hz, 51.5 Hz link, 16.67 ms: frame 4 shown
+                    // 16.67 ms after frame 3, not the link's 19.42 ms).
+                    let cadence = last &+ Nanoseconds((1e9 / r.effectiveRateHz).rounded())
+                    if cadence > r.targetTime {
+                        r.deadline = Swift.max(r.deadline, cadence &- commitMargin)
+                        r.targetTime = cadence
+                        ring[head] = r
+                        let p = Nanoseconds(bitPattern: predicted[head])
+                        predicted[head] = UInt64(bitPattern: Swift.max(p, cadence))
+                    }
+                }
                 if case .afterMinimumDuration = r.intent, notBefore > r.targetTime {
                     // Its deadline is its own (`plan(intent:update:)`): committed at its time,
                     // it was not late to commit (a frame the panel then held is flip-late, not
                     // scheduler-late).
+                    // The frames queued behind it and the link keep the link's cadence from its
+                    // new target, as behind a frame the panel showed late: planned from its old
+                    // one, the frames after a late frame at latency 2–3 came its minimum duration
+                    // apart, sooner than the link's frame (48 Hz, 20.831 ms: 3 µs a frame).
                     r.targetTime = notBefore
                     r.deadline = Swift.max(r.deadline, notBefore &- commitMargin)
                     ring[head] = r
@@ -59,6 +77,26 @@ extension FramePacer {
                     // carried frame, aimed them from another (an injected late render 3.78 ms
                     // later at 90 Hz with a 12 ms minimum duration, latency 2).
                     predicted[head] = UInt64(bitPattern: Swift.max(Nanoseconds(bitPattern: predicted[head]), notBefore))
+                    keepTheLinksCadenceBehindHead()
+                }
+                if notBefore != .min && havePresented {
+                    // A timed frame the panel cannot show at its time (the frame before was shown
+                    // late, less than the panel's shortest refresh before it) is aimed at that
+                    // refresh: the delay is the late frame's ("the next frame is aimed no sooner
+                    // than that", as `pushBackQueuedVRRFrames` does for the link's own frames).
+                    // Judged against its content time, the frame after a late one was a second
+                    // drop event (48 fps content on a 48 Hz link, frame 2 three refreshes late:
+                    // frame 3 3.47 ms late, flip-late).
+                    let floor = lastPresentedTime &+ Nanoseconds(refreshInterval.rounded())
+                    if floor > r.targetTime {
+                        r.targetTime = floor
+                        r.deadline = Swift.max(r.deadline, floor &- commitMargin)
+                        ring[head] = r
+                        // The loop wakes for it then.
+                        let p = Nanoseconds(bitPattern: predicted[head])
+                        predicted[head] = UInt64(bitPattern: Swift.max(p, floor))
+                        if isMinDuration(r.intent) { keepTheLinksCadenceBehindHead() }
+                    }
                 }
                 let nowT = backend.now()
                 // The frame aimed at the panel's shortest refresh after a frame the panel showed
@@ -81,6 +119,7 @@ extension FramePacer {
             do {
                 let start = backend.now()
                 try backend.submit(frame: r.id)
+                if vrrRange != nil { vrrLastSubmittedTarget = ring[head].targetTime }
                 let end = backend.now()
                 ring[head].commitTime = end
                 let deadline = ring[head].deadline
@@ -127,6 +166,28 @@ extension FramePacer {
     func vrrCommitNotBefore(_ r: FrameReport) -> Nanoseconds {
         let t = vrrNotBefore(r)
         return t == .min ? .min : t &- Swift.min(commitMargin, vrrResponse ?? backend.recommendedCommitMargin)
+    }
+
+    /// VRR: the minimum-duration frames queued behind the head, and the links, are aimed no
+    /// sooner than one frame of the link after the frame before them ("the frame after a late one
+    /// keeps the link's cadence from it"), once the head's time moved later.
+    func keepTheLinksCadenceBehindHead() {
+        var before = ring[head].targetTime
+        for i in 1..<Swift.max(1, count) {
+            let slot = (head + i) % ring.count
+            guard isMinDuration(ring[slot].intent), ring[slot].effectiveRateHz > 0 else { break }
+            let want = before &+ Nanoseconds((1e9 / ring[slot].effectiveRateHz).rounded())
+            if ring[slot].targetTime < want {
+                let shift = want &- ring[slot].targetTime
+                ring[slot].targetTime = want
+                ring[slot].deadline &+= shift
+                predicted[slot] = UInt64(bitPattern: Swift.max(Nanoseconds(bitPattern: predicted[slot]), want))
+            }
+            before = ring[slot].targetTime
+        }
+        for l in links where l.rate.isVariable && !l.needsReanchor {
+            l.nextTargetTime = Swift.max(l.nextTargetTime, before &+ Nanoseconds(l.rate.frameInterval.rounded()))
+        }
     }
 
     func isMinDuration(_ i: PresentIntent) -> Bool {

@@ -76,6 +76,9 @@ public final class FramePacer {
     /// VRR: the frame aimed at the panel's shortest refresh after a frame the panel showed late,
     /// committed as soon as it is the head (`trySubmit`).
     var vrrHeldFrame: FrameID? = nil
+    /// VRR: the target of the last frame submitted (a minimum-duration frame after it is aimed
+    /// no sooner than one frame of the link after it).
+    var vrrLastSubmittedTarget: Nanoseconds? = nil
     /// VRR: the shortest time from a commit to its refresh seen so far (the panel's response:
     /// about 100 µs on KMS, 0 on the fake display); nil before the first flip is shown.
     var vrrResponse: Nanoseconds? = nil

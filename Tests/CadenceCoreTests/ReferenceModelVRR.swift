@@ -37,13 +37,37 @@ import CadenceCore
 // `injectLate` K: the frame's rendering ends K − ½ of the panel's shortest refreshes (nominal)
 // after its deadline (RunConfiguration.injectLate).
 //
-// Not modelled: `present(at:)` and minimum-duration frames on a VRR panel; timestamp jitter
+// Timed frames (PacingModel.md, "Presenting": a content rate, `present(at:nearest: false)`, or
+// `present(afterMinimumDuration: d)`):
+// - the link's callbacks keep its cadence, each one frame interval after the later of the one
+//   before (a minimum-duration frame's: that frame's own target, "the frame after a late one keeps
+//   the link's cadence from it") and the time the frame before was handed over (frames are
+//   rendered one after another); content frame n (t0 + n / rate, t0 the first frame's target) is
+//   drawn in the first callback whose target is at least its time less half a frame interval,
+//   which aims `latency` frames after it ran ("Latency"; when the loop runs a callback with no
+//   frame to draw is the loop's: taken from the run);
+// - a frame's time: its content time, or the previous frame's actual presentation (for the
+//   first frame the panel's last refresh before the run) plus d less ε ("never shown before ...
+//   plus the duration minus ε": the earliest it may show) and never before its callback's target; its target is that time, no sooner than the panel's shortest
+//   refresh after the frame before was shown ("the next frame is aimed no sooner than that");
+//   its deadline its target (or its callback's, the later) less the commit margin;
+// - it is committed at the latest of: its target less the commit margin, its "not before" time
+//   (content time or minimum duration, less ε) less the panel's response, its handover, and the
+//   frame before being shown; the panel takes the commit as any other (LFC repeats included);
+// - it is judged in time against its target, as every VRR frame.
+//
+// Not modelled: content faster than the link (its times fall behind the callbacks); content
+// frames discarded behind a late one (a newer one due before it was shown); timestamp jitter
 // (ε is not measured under VRR); drift where a refresh sits within 0.2 % of the range's edge (a
 // link at the panel's maximum on a panel running slow cannot be shown at its rate, one at its
 // minimum on a panel running fast cannot be held: the pacer aims by the nominal range); KMS.
 // Ambiguities the model settles (PacingModel.md, "What counts as a drop", now says them): the
 // frame after a late one keeps the cadence from it, not the old grid; the first frame of a run
-// can meet the panel's own refresh (at latency 2–3, or below its minimum) and is late then.
+// can meet the panel's own refresh (at latency 2–3, or below its minimum) and is late then; a
+// minimum-duration frame is shown the duration less ε after the frame before (the first one:
+// after the panel's last refresh before the run) and keeps the link's cadence from the frame
+// before's own target; a timed frame the panel cannot show at its time behind a late frame is
+// aimed at the panel's shortest refresh after it (PacingModel.md, "Presenting").
 
 /// One display-link run on a VRR panel to predict.
 struct VRRScenario: Equatable, Sendable, CustomStringConvertible {
@@ -55,6 +79,10 @@ struct VRRScenario: Equatable, Sendable, CustomStringConvertible {
     var injectLate: [Int: Int] = [:]
     /// Every interval of the panel is the nominal one × (1 + ppm / 10⁶).
     var driftPPM: Double = 0
+    /// Content frame n presented `at` t0 + n / rate, not before (``RunConfiguration/contentRate``).
+    var contentRate: Double? = nil
+    /// Every frame presented after this minimum duration (``RunConfiguration/minimumDuration``).
+    var minimumDuration: Nanoseconds? = nil
 
     func runConfiguration() -> RunConfiguration {
         var c = RunConfiguration()
@@ -62,6 +90,8 @@ struct VRRScenario: Equatable, Sendable, CustomStringConvertible {
         c.latency = latency
         c.range = range
         c.injectLate = injectLate
+        c.contentRate = contentRate
+        c.minimumDuration = minimumDuration
         return c
     }
 
@@ -80,6 +110,8 @@ struct VRRScenario: Equatable, Sendable, CustomStringConvertible {
             s += ", late " + late.joined(separator: ",")
         }
         if driftPPM != 0 { s += ", drift \(driftPPM) ppm" }
+        if let c = contentRate { s += ", content \(c) fps" }
+        if let d = minimumDuration { s += ", minimum duration \(d) ns" }
         return s
     }
 }
@@ -233,7 +265,8 @@ extension ReferenceModel {
     /// the panel's first refresh at `panelStart`, commits `commitMargin` before the targets, each
     /// reaching the panel `response` ns after it is committed (the fake DRM device's VRR panel).
     static func expectations(
-        for s: VRRScenario, firstTarget: Double, panelStart: Double, commitMargin: Double = 0, response: Double = 0
+        for s: VRRScenario, firstTarget: Double, panelStart: Double, commitMargin: Double = 0, response: Double = 0,
+        callbacks: [Int: (time: Double, latency: Int)] = [:], handovers: [Int: Double] = [:]
     ) -> [VRRExpectation] {
         let rate = vrrRate(for: s.range, panel: s.vrr).hz
         let frame = (1e9 / rate).rounded()
@@ -242,6 +275,11 @@ extension ReferenceModel {
         var out: [VRRExpectation] = []
         var target = firstTarget
         var previous: (target: Double, handedOver: Double, shown: Double)? = nil
+        if s.contentRate != nil || s.minimumDuration != nil {
+            return timedExpectations(
+                for: s, frame: frame, firstTarget: firstTarget, panel: panel, commitMargin: commitMargin,
+                response: response, callbacks: callbacks, handovers: handovers)
+        }
         for i in 0..<s.frames {
             var held = false
             if let p = previous {
@@ -271,6 +309,70 @@ extension ReferenceModel {
         return out
     }
 
+    /// The expectations of a run of timed frames (a content rate or a minimum duration): see the
+    /// top of this file.
+    /// `callbacks`: frame → when the callback that drew it ran and its latency, where the run
+    /// says it (when the loop runs a callback held behind pending frames, or one with no content
+    /// frame to draw, is the loop's, not the contract's). `handovers`: frame → when a frame with
+    /// injected lateness was handed over, where the run says it (its rendering ends K − ½
+    /// refreshes after the deadline its callback saw, which a frame before it shown later than
+    /// predicted moves later).
+    static func timedExpectations(
+        for s: VRRScenario, frame: Double, firstTarget: Double, panel start: VRRPanel, commitMargin: Double,
+        response: Double, callbacks: [Int: (time: Double, latency: Int)] = [:], handovers: [Int: Double] = [:]
+    ) -> [VRRExpectation] {
+        var panel = start
+        let shortest = (1e9 / s.vrr.upperBound).rounded()
+        let lead = min(commitMargin, response)
+        var out: [VRRExpectation] = []
+        var callback = firstTarget
+        var previous: (callback: Double, target: Double, handedOver: Double, shown: Double)? = nil
+        for i in 0..<s.frames {
+            if let p = previous {
+                // A minimum-duration frame's own target is the link's cadence from it.
+                callback = max(s.minimumDuration != nil ? p.target : p.callback, p.handedOver) + frame
+            }
+            // When the loop runs a callback with no content frame to draw is the loop's: where
+            // the run says when the one that drew a content frame ran, it aims `latency` frames
+            // after that.
+            if s.contentRate != nil, let c = callbacks[i] { callback = c.time + Double(c.latency) * frame }
+            // Its "not before" time and its target.
+            var notBefore = -Double.infinity
+            var target = callback
+            if let rate = s.contentRate {
+                let t = firstTarget + (Double(i) * 1e9 / rate).rounded()
+                // Drawn in the first callback whose target is at least t less half a frame.
+                while t > callback + (frame / 2).rounded(.down) { callback += frame }
+                notBefore = t
+                target = t
+            } else if let d = s.minimumDuration {
+                // The first frame counts from the panel's last refresh before it (what was on
+                // screen when the run started), as on a fixed refresh.
+                notBefore = (previous?.shown ?? start.lastRefresh) + Double(d) - epsilonFloor
+                target = max(callback, notBefore)
+            }
+            if let p = previous { target = max(target, p.shown + shortest) }
+            let deadline = max(callback, target) - commitMargin
+            var handedOver = previous?.handedOver ?? -Double.infinity
+            if let k = s.injectLate[i] {
+                let end = handovers[i] ?? deadline + ((Double(k) - 0.5) * 1e9 / s.vrr.upperBound).rounded()
+                handedOver = max(handedOver, end)
+            }
+            let commit = max(target - commitMargin, notBefore - lead, handedOver, previous?.shown ?? -.infinity)
+            let shown = panel.show(committedAt: commit + response)
+            let lateness = shown - target
+            let late = lateness > epsilonFloor
+            out.append(
+                VRRExpectation(
+                    target: target, shown: shown, late: late,
+                    droppedRefreshes: late ? max(1, Int((lateness / frame).rounded(.up))) : 0,
+                    hitch: late ? lateness : 0,
+                    cause: late ? (handedOver > deadline ? .renderLate : .flipLate) : nil))
+            previous = (callback, target, handedOver, shown)
+        }
+        return out
+    }
+
     // MARK: Comparing a run with the model (VRR)
 
     /// Every way `reports` and `summary` differ from the model's prediction for `s` on a panel
@@ -288,10 +390,27 @@ extension ReferenceModel {
         }
         let rate = vrrRate(for: s.range, panel: s.vrr).hz
         let frame = (1e9 / rate).rounded()
-        if summary.effectiveRateHz != rate { out.append("rate \(summary.effectiveRateHz) Hz, want \(rate) Hz") }
+        // The summary's rate is the rate frames are intended at: the content's when slower than
+        // the link, and no faster than one frame a minimum duration.
+        var intended = rate
+        if let c = s.contentRate { intended = min(c, rate) }
+        if let d = s.minimumDuration, d > 0 { intended = min(rate, 1e9 / Double(d)) }
+        if summary.effectiveRateHz != intended {
+            out.append("rate \(summary.effectiveRateHz) Hz, want \(intended) Hz")
+        }
+        // When the loop ran each callback that drew a content frame.
+        var callbacks: [Int: (time: Double, latency: Int)] = [:]
+        if s.contentRate != nil {
+            for (i, r) in byFrame { callbacks[i] = (Double(r.callbackTimestamp), r.latency) }
+        }
+        // When each late-injected timed frame was handed over (the harness's input).
+        var handovers: [Int: Double] = [:]
+        if s.contentRate != nil || s.minimumDuration != nil {
+            for i in s.injectLate.keys { if let r = byFrame[i] { handovers[i] = Double(r.renderEnd) } }
+        }
         let expected = expectations(
             for: s, firstTarget: Double(first.targetTime), panelStart: panelStart, commitMargin: commitMargin,
-            response: response)
+            response: response, callbacks: callbacks, handovers: handovers)
         var dropped = 0
         var events = 0
         var causes: [String: Int] = [:]
@@ -311,6 +430,9 @@ extension ReferenceModel {
             let isLate = r.droppedRefreshes > 0
             var wrong: [String] = []
             if !r.wasPresented { wrong.append("\(r.outcome.rawValue)") }
+            if Double(r.deadline) < e.target - commitMargin - slop {
+                wrong.append("deadline \(Double(r.deadline) - e.target) ns from the target")
+            }
             if abs(Double(r.targetTime) - e.target) > slop {
                 wrong.append("target \(Double(r.targetTime) - e.target) ns off")
             }

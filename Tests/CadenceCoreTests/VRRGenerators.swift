@@ -13,6 +13,8 @@ enum VRRGen {
         var latency: Int, frames: Int
         var late: [Int], gaps: [Int]
         var drift: Int, ppm: Int
+        /// Timed frames (``timedScenario(_:)``): 0–3 a content rate, 4–7 a minimum duration.
+        var intent: Int = 0, intentValue: Int = 0
     }
 
     static func knobs(frames: ClosedRange<Int>) -> Generator<Knobs, some SendableSequenceType> {
@@ -23,11 +25,11 @@ enum VRRGen {
             zip(Gen.int(in: 1...3), Gen.int(in: frames)),
             Gen.int(in: 1...6).array(of: 0...3),
             Gen.int(in: 0...40).array(of: 0...3),
-            zip(Gen.int(in: 0...3), Gen.int(in: 0...1000))
+            zip(Gen.int(in: 0...3), Gen.int(in: 0...1000), Gen.int(in: 0...7), Gen.int(in: 0...10_000))
         ).map { t in
             Knobs(
                 panel: t.0.0, kind: t.0.1, a: t.0.2, b: t.0.3, c: t.0.4, latency: t.1.0, frames: t.1.1,
-                late: t.2, gaps: t.3, drift: t.4.0, ppm: t.4.1)
+                late: t.2, gaps: t.3, drift: t.4.0, ppm: t.4.1, intent: t.4.2, intentValue: t.4.3)
         }
     }
 
@@ -63,6 +65,57 @@ enum VRRGen {
         // modelled, see ReferenceModelVRR.swift).
         let refreshes = rate.hz * Double(rate.repeats)
         if k.drift == 1 && refreshes >= lo * 1.002 && refreshes <= hi / 1.002 { s.driftPPM = Double(k.ppm - 500) }
+        return s
+    }
+
+    /// A scenario of timed frames: ``scenario(_:)``'s panel, link rate (inside the panel's range or
+    /// below it: LFC), latency and injected lateness, without drift, and either a content rate
+    /// (`present(at:)`, not before) from 0.1 fps up to the link's rate exactly, a common one at
+    /// or below it, or the link's rate itself; or a minimum duration from just above the panel's
+    /// shortest refresh to 2.5 of its longest, its edges (2 µs inside either) included. Content
+    /// runs have no injected lateness (see below).
+    static func timedScenario(_ k: Knobs) -> VRRScenario {
+        var s = scenario(k)
+        s.driftPPM = 0
+        let link = ReferenceModel.vrrRate(for: s.range, panel: s.vrr).hz
+        let shortest = 1e9 / s.vrr.upperBound, longest = 1e9 / s.vrr.lowerBound
+        let v = Double(k.intentValue) / 10_000
+        var seconds = 0.0
+        switch k.intent {
+        case 0:  // anywhere from 0.1 fps to the link's rate
+            s.contentRate = max(0.1, (link * v * 1000).rounded() / 1000)
+        case 1:  // a common rate at or below the link's
+            let common = rates.filter { $0 <= link }
+            s.contentRate = common.isEmpty ? link : common[k.intentValue % common.count]
+        case 2:  // the link's rate exactly
+            s.contentRate = link
+        case 3:  // half of it
+            s.contentRate = link / 2
+        case 4:  // just above the panel's shortest refresh
+            s.minimumDuration = Nanoseconds(shortest.rounded(.up)) + 2_000
+        case 5:  // just below its longest
+            s.minimumDuration = Nanoseconds(longest.rounded(.down)) - 2_000
+        default:  // anywhere from its shortest refresh to 2.5 of its longest
+            s.minimumDuration = Nanoseconds((shortest + v * (2.5 * longest - shortest)).rounded())
+        }
+        // Content at the panel's maximum has no slack after a frame 0 that met the panel's own
+        // refresh at the start (latency 2–3): each frame after it is pushed and the pacer
+        // discards frames to catch up (not modelled under VRR): 5 % below it at most.
+        if let c = s.contentRate { s.contentRate = min(c, s.vrr.upperBound / 1.05) }
+        if let c = s.contentRate {
+            seconds = 1 / c
+        } else if let d = s.minimumDuration {
+            seconds = max(Double(d) / 1e9, 1 / link)
+        }
+        // At most about 8 s of virtual time.
+        s.frames = max(12, min(k.frames, Int(8 / seconds)))
+        s.injectLate = PacingGen.injectLate(k.late, gaps: k.gaps, latency: s.latency, frames: s.frames)
+        // Content runs have no injected lateness: at latency 2–3 a newer frame can be due before
+        // a late one is shown, and the pacer discards the older (not modelled under VRR); at
+        // latency 1 the link's callbacks keep the cadence from the late frame's handover and every
+        // content frame after it is drawn after its time, late (a known pacer issue,
+        // `VRRPacingPropertyTests.contentAfterALateFrameStaysLate`).
+        if s.contentRate != nil { s.injectLate = [:] }
         return s
     }
 }

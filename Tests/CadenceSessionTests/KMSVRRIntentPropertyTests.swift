@@ -149,8 +149,11 @@ import Testing
     /// (a 1 Hz link with a 6.95 ms minimum duration, frame 4 late: frame 6 6.85 ms late on KMS);
     /// and the fake display, whose minimum-duration frames are committed at their time, showed
     /// frames 3–5 of a 79.2 ms minimum duration on an 11.9 Hz link at latency 2 about 6 ms late
-    /// where KMS showed them on time. The model (ReferenceModelVRR.swift) does not cover these
-    /// intents yet, so neither side can be called right here (issue 21).
+    /// where KMS showed them on time. The model (ReferenceModelVRR.swift) predicts both sides,
+    /// each from its own panel phase and commit margin: the fake display's frame 2 commit
+    /// interval was 83.324 ms, under four of the panel's longest refreshes, KMS's 83.364 ms; and
+    /// KMS's 100 µs shorter interval after the late frame 4 made frame 6 6.85 ms late there
+    /// (`VRRPacingPropertyTests` holds the fake display to the model).
     @Test func contentAndMinimumDurationFramesAgreeOnKMSAndTheFakeDisplay() async {
         let input = zip(
             Gen.int(in: 0...1), Gen.int(in: 480...1440), Gen.int(in: 6_950...20_833), Gen.int(in: 480...1440),
@@ -182,5 +185,55 @@ import Testing
         // Whole-µs flip timestamps: an interval is off by at most 1 µs.
         #expect(off <= 1_000, "\(c): an interval is \(off) ns from \(want)")
         #expect(try Self.differences(c).isEmpty, "\(c)")
+    }
+
+    /// The two open observations, settled by the reference model (ReferenceModelVRR.swift): each
+    /// display follows it from its own panel phase and commit margin. KMS's panel phase is read
+    /// from frame 0, which met the panel's own refresh (shown its shortest refresh after it, the
+    /// refreshes before it its longest apart); the model then predicts every KMS frame within
+    /// the flip timestamps' whole µs. A 79.2 ms minimum duration on an 11.9 Hz link at latency 2:
+    /// nothing late after frame 0 on KMS (frame 2's
+    /// commit interval 83.364 ms, five of the panel's refreshes), frames 3–5 late on the fake
+    /// display (83.324 ms, four; `VRRPacingPropertyTests` holds that side). A 6.95 ms minimum
+    /// duration on a 1 Hz link, frame 4 late: frame 6 6.85 ms late on KMS (the late frame is
+    /// committed at its handover, the commit interval after it the 100 µs margin short), on time
+    /// on the fake display.
+    @Test func theModelPredictsKMSInItsOwnPhase() throws {
+        let cases: [(VRRScenario, Double, late: [Int])] = [
+            (
+                VRRScenario(
+                    vrr: 48...144, range: .init(minimum: 0, maximum: 144, preferred: 11.9), latency: 2, frames: 12,
+                    minimumDuration: 79_200_000), 11.9, [0]
+            ),
+            (
+                VRRScenario(
+                    vrr: 48...144, range: .init(minimum: 0, maximum: 144, preferred: 1), latency: 1, frames: 10,
+                    injectLate: [4: 1], minimumDuration: 6_950_000), 1, [0, 4, 6]
+            )
+        ]
+        for (s, hz, late) in cases {
+            let c = Case(
+                minimumDuration: s.minimumDuration, linkHz: hz, latency: s.latency, frames: s.frames,
+                injectLate: s.injectLate)
+            let kms = try Self.onKMS(c)
+            try #require(kms.count == s.frames && kms[0].outcome == .late)
+            // The panel's own refreshes, its longest refresh apart, back to the last one before the
+            // first callback (the refresh the run starts from).
+            var start = Double(kms[0].presentedTime) - (1e9 / 144).rounded()
+            while start > Double(kms[0].callbackTimestamp) { start -= (1e9 / 48).rounded(.up) }
+            var handovers: [Int: Double] = [:]
+            for i in s.injectLate.keys { handovers[i] = Double(kms[i].renderEnd) }
+            let e = ReferenceModel.expectations(
+                for: s, firstTarget: Double(kms[0].targetTime), panelStart: start,
+                commitMargin: 100_000, response: 100_000, handovers: handovers)
+            for (r, x) in zip(kms, e) {
+                #expect(
+                    abs(Double(r.presentedTime) - x.shown) <= 1_000 && abs(Double(r.targetTime) - x.target) <= 1_000,
+                    "\(c) frame \(r.frameIndex): KMS target \(r.targetTime) shown \(r.presentedTime), model \(x)")
+            }
+            let kmsLate = kms.filter { $0.outcome == .late }.map(\.frameIndex)
+            #expect(
+                kmsLate == late && e.enumerated().filter { $0.element.late }.map(\.offset) == late, "\(c): \(kmsLate)")
+        }
     }
 }
