@@ -124,7 +124,11 @@ import Testing
                 continue
             }
             defer { skipInterval = false }
-            let lateK = k.presentedTime - k.targetTime, lateF = f.presentedTime - f.targetTime
+            // A discarded frame has no presentation to be late by (content faster than the link
+            // discards frames on both: 108.4 fps on a 106.2 Hz link, latency 2, frame 7).
+            let shown = { (r: FrameReport) in r.outcome == .onTime || r.outcome == .late }
+            let lateK = shown(k) ? k.presentedTime - k.targetTime : 0
+            let lateF = shown(f) ? f.presentedTime - f.targetTime : 0
             if k.outcome != f.outcome || k.cause != f.cause || k.droppedRefreshes != f.droppedRefreshes
                 || abs(lateK - lateF) > 2_000 || (!skipInterval && abs(k.interval - f.interval) > 102_000)
             {
@@ -139,7 +143,8 @@ import Testing
 
     /// Random content rates (48–144 fps) and minimum durations (6.95–20.8 ms) on links of
     /// 48–144 Hz, latency 1–2 (the fake device has 3 buffers), injected lateness at a random
-    /// frame: every rate inside the panel's range, where no frame is repeated.
+    /// frame of the minimum-duration runs: every rate inside the panel's range, where no frame is
+    /// repeated.
     ///
     /// Not compared: rates below the panel's 48 Hz. There each frame is repeated, planned from the
     /// last two commit intervals (``LowFramerateCompensation``, amdgpu's rule), and the two
@@ -165,7 +170,13 @@ import Testing
             } else {
                 c.minimumDuration = Nanoseconds(minUs) * 1_000
             }
-            if late.0 > 0 && frames > 6 { c.injectLate = [3 + late.0: late.1] }
+            // Lateness in content runs is left out, as in the model's property
+            // (VRRPacingPropertyTests): after a late frame at latency 2–3 the frame aimed at the
+            // panel's shortest refresh after it can tie with the next content frame's time (115.2
+            // fps on a 115.2 Hz link, frame 4 two refreshes late: 1 ns apart), and the fake
+            // display then shows the newer (frame 5 discarded) where KMS, 100 µs later, shows
+            // both. The contract's catch-up under VRR is not implemented yet (PacingModel.md).
+            if kind == 1 && late.0 > 0 && frames > 6 { c.injectLate = [3 + late.0: late.1] }
             let d = try Self.differences(c)
             #expect(d.isEmpty, "\(c.description): \(d.count) frames differ: \(d.prefix(3).joined(separator: "; "))")
         }
