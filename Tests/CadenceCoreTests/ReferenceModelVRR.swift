@@ -261,6 +261,19 @@ extension ReferenceModel {
         var cause: DropCause?
     }
 
+    /// A frame aimed at `target` and shown at `shown`, judged in time: late by more than ε, one
+    /// drop event, its hitch the lateness, ⌈lateness / `frame`⌉ dropped frame intervals (at
+    /// least 1), render-late when it was handed over after its deadline, else flip-late.
+    static func judged(target: Double, shown: Double, frame: Double, renderLate: Bool) -> VRRExpectation {
+        let lateness = shown - target
+        let late = lateness > epsilonFloor
+        return VRRExpectation(
+            target: target, shown: shown, late: late,
+            droppedRefreshes: late ? max(1, Int((lateness / frame).rounded(.up))) : 0,
+            hitch: late ? lateness : 0,
+            cause: late ? (renderLate ? .renderLate : .flipLate) : nil)
+    }
+
     /// Frame i's expectation for every frame of `s`: the first frame's target at `firstTarget`,
     /// the panel's first refresh at `panelStart`, commits `commitMargin` before the targets, each
     /// reaching the panel `response` ns after it is committed (the fake DRM device's VRR panel).
@@ -296,14 +309,7 @@ extension ReferenceModel {
             // until then; not at a rate below the panel's minimum (LFC learns from the commits).
             let commit = max(held ? -.infinity : deadline, handedOver, previous?.shown ?? -.infinity)
             let shown = panel.show(committedAt: commit + response)
-            let lateness = shown - target
-            let late = lateness > epsilonFloor
-            out.append(
-                VRRExpectation(
-                    target: target, shown: shown, late: late,
-                    droppedRefreshes: late ? max(1, Int((lateness / frame).rounded(.up))) : 0,
-                    hitch: late ? lateness : 0,
-                    cause: late ? (handedOver > deadline ? .renderLate : .flipLate) : nil))
+            out.append(judged(target: target, shown: shown, frame: frame, renderLate: handedOver > deadline))
             previous = (target, handedOver, shown)
         }
         return out
@@ -360,14 +366,7 @@ extension ReferenceModel {
             }
             let commit = max(target - commitMargin, notBefore - lead, handedOver, previous?.shown ?? -.infinity)
             let shown = panel.show(committedAt: commit + response)
-            let lateness = shown - target
-            let late = lateness > epsilonFloor
-            out.append(
-                VRRExpectation(
-                    target: target, shown: shown, late: late,
-                    droppedRefreshes: late ? max(1, Int((lateness / frame).rounded(.up))) : 0,
-                    hitch: late ? lateness : 0,
-                    cause: late ? (handedOver > deadline ? .renderLate : .flipLate) : nil))
+            out.append(judged(target: target, shown: shown, frame: frame, renderLate: handedOver > deadline))
             previous = (callback, target, handedOver, shown)
         }
         return out
