@@ -50,13 +50,7 @@ extension FramePacer {
                     // this one from its old time (40–60 Hz, 51.5 Hz link, 16.67 ms: frame 4 shown
                     // 16.67 ms after frame 3, not the link's 19.42 ms).
                     let cadence = last &+ Nanoseconds((1e9 / r.effectiveRateHz).rounded())
-                    if cadence > r.targetTime {
-                        r.deadline = Swift.max(r.deadline, cadence &- commitMargin)
-                        r.targetTime = cadence
-                        ring[head] = r
-                        let p = Nanoseconds(bitPattern: predicted[head])
-                        predicted[head] = UInt64(bitPattern: Swift.max(p, cadence))
-                    }
+                    if cadence > r.targetTime { aimHead(&r, later: cadence) }
                 }
                 if case .afterMinimumDuration = r.intent, notBefore > r.targetTime {
                     // Its deadline is its own (`plan(intent:update:)`): committed at its time,
@@ -66,9 +60,7 @@ extension FramePacer {
                     // new target, as behind a frame the panel showed late: planned from its old
                     // one, the frames after a late frame at latency 2–3 came its minimum duration
                     // apart, sooner than the link's frame (48 Hz, 20.831 ms: 3 µs a frame).
-                    r.targetTime = notBefore
-                    r.deadline = Swift.max(r.deadline, notBefore &- commitMargin)
-                    ring[head] = r
+                    aimHead(&r, later: notBefore)
                     // Its prediction moves with it, as on a fixed refresh: the frames presented
                     // after it (`plan`) and the link's next target count from it. Left at the
                     // time chained from the predictions before it at its callback, the frames
@@ -76,7 +68,6 @@ extension FramePacer {
                     // log line holds: a rotated log's later file, replayed from its first
                     // carried frame, aimed them from another (an injected late render 3.78 ms
                     // later at 90 Hz with a 12 ms minimum duration, latency 2).
-                    predicted[head] = UInt64(bitPattern: Swift.max(Nanoseconds(bitPattern: predicted[head]), notBefore))
                     keepTheLinksCadenceBehindHead()
                 }
                 if notBefore != .min && havePresented {
@@ -89,12 +80,7 @@ extension FramePacer {
                     // frame 3 3.47 ms late, flip-late).
                     let floor = lastPresentedTime &+ Nanoseconds(refreshInterval.rounded())
                     if floor > r.targetTime {
-                        r.targetTime = floor
-                        r.deadline = Swift.max(r.deadline, floor &- commitMargin)
-                        ring[head] = r
-                        // The loop wakes for it then.
-                        let p = Nanoseconds(bitPattern: predicted[head])
-                        predicted[head] = UInt64(bitPattern: Swift.max(p, floor))
+                        aimHead(&r, later: floor)
                         if isMinDuration(r.intent) { keepTheLinksCadenceBehindHead() }
                     }
                 }
@@ -166,6 +152,16 @@ extension FramePacer {
     func vrrCommitNotBefore(_ r: FrameReport) -> Nanoseconds {
         let t = vrrNotBefore(r)
         return t == .min ? .min : t &- Swift.min(commitMargin, vrrResponse ?? backend.recommendedCommitMargin)
+    }
+
+    /// VRR: aims the head frame `r` at `t`, later than its target: its deadline no sooner than
+    /// `t` less the commit margin, and its prediction (what the frames after it, the link and
+    /// the loop's wake count from) moved with it.
+    func aimHead(_ r: inout FrameReport, later t: Nanoseconds) {
+        r.targetTime = t
+        r.deadline = Swift.max(r.deadline, t &- commitMargin)
+        ring[head] = r
+        predicted[head] = UInt64(bitPattern: Swift.max(Nanoseconds(bitPattern: predicted[head]), t))
     }
 
     /// VRR: the minimum-duration frames queued behind the head, and the links, are aimed no

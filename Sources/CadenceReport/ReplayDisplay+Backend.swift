@@ -32,20 +32,23 @@ extension ReplayDisplay {
     }
 
     /// Vblank `s` on the software grid (``softwareAnchor``); the anchor's own time at or before it.
-    func softwareTime(of s: UInt64) -> Nanoseconds {
-        let d = softwareAnchor
+    func softwareTime(of s: UInt64) -> Nanoseconds { Self.time(of: s, steppedFrom: softwareAnchor, refreshInterval) }
+
+    /// Vblank `s` stepped from `d` by whole `interval`s (`d`'s own time at or before it).
+    private static func time(of s: UInt64, steppedFrom d: VBlank, _ interval: Double) -> Nanoseconds {
         guard s > d.sequence else { return d.timestamp }
-        return d.timestamp &+ clampedNanoseconds((Double(s &- d.sequence) * refreshInterval).rounded())
+        return d.timestamp &+ clampedNanoseconds((Double(s &- d.sequence) * interval).rounded())
     }
 
     /// The last vblank of the software grid at or before `t`.
     func softwareVBlank(at t: Nanoseconds) -> VBlank {
         let d = softwareAnchor
         guard refreshInterval > 0, t > d.timestamp else { return d }
+        let at = { (k: UInt64) in Self.time(of: d.sequence &+ k, steppedFrom: d, self.refreshInterval) }
         var k = UInt64((Double(t &- d.timestamp) / refreshInterval).rounded(.down))
-        while softwareTime(of: d.sequence &+ k &+ 1) <= t { k &+= 1 }
-        while k > 0 && softwareTime(of: d.sequence &+ k) > t { k &-= 1 }
-        return VBlank(sequence: d.sequence &+ k, timestamp: softwareTime(of: d.sequence &+ k))
+        while at(k &+ 1) <= t { k &+= 1 }
+        while k > 0 && at(k) > t { k &-= 1 }
+        return VBlank(sequence: d.sequence &+ k, timestamp: at(k))
     }
 
     /// The recorded run finished keeping the frame's pixels (its copy) at `copyEndNs`: so does the replay.

@@ -47,7 +47,6 @@ struct ReplaySurvey {
     /// completed out of order across a rotation (a stall's discarded frames logged before the
     /// late frame before them), whose records are in the file before or after this one.
     private(set) var missingIDs: Set<UInt64> = []
-    private var highestID: UInt64 = 0
     private var lastID: UInt64 = 0
 
     init(header: RunLogHeader?, refreshInterval: Double, injectLate: [Int: Int]) {
@@ -94,11 +93,10 @@ struct ReplaySurvey {
         if firstInLog == nil { firstInLog = r }
         if first == nil || r.id < first!.id { first = r }
         maxFrame = index == 0 ? r.frame : Swift.max(maxFrame, r.frame)
-        if index > 0 && r.id > highestID &+ 1 && r.id &- highestID <= 64 && missingIDs.count < 256 {
-            for i in (highestID &+ 1)..<r.id { missingIDs.insert(i) }
+        if index > 0 && r.id > maxID &+ 1 && r.id &- maxID <= 64 && missingIDs.count < 256 {
+            for i in (maxID &+ 1)..<r.id { missingIDs.insert(i) }
         }
         missingIDs.remove(r.id)
-        highestID = Swift.max(highestID, r.id)
         maxID = Swift.max(maxID, r.id)
         lastEvent = Swift.max(lastEvent, r.wakeNs, r.renderEndNs, r.commitNs, r.flipNs, r.receivedNs)
         if r.schedulerDelayNs != nil { loggedDelays = true }
