@@ -13,7 +13,7 @@ extension FramePacer {
             if vb.sequence > lastVBlank.sequence { lastVBlank = vb }
             if let o = outstandingRequest, vb.sequence > o { outstandingRequest = nil }
         case .presented(let id, let vb, let receivedAt):
-            observe(vb)
+            observe(vb, flip: true)
             if vb.sequence > lastVBlank.sequence || (vb.sequence == lastVBlank.sequence && vb.timestamp != lastVBlank.timestamp) {
                 lastVBlank = vb
             }
@@ -236,6 +236,10 @@ extension FramePacer {
         if !lateVBlankEvents.isEmpty {
             r.lateVBlankEvents = lateVBlankEvents
             lateVBlankEvents.removeAll(keepingCapacity: true)
+        }
+        if !learnedVBlanks.isEmpty {
+            r.vblanks = learnedVBlanks
+            learnedVBlanks.removeAll(keepingCapacity: true)
         }
         if !scriptedRenderEnds.isEmpty { scriptedRenderEnds.remove(r.id) }
         onFrameCompleted?(r)

@@ -200,9 +200,11 @@ extension FramePacer {
     }
 
     /// Learns a vblank newer than (or a second timestamp of) ``lastVBlank``: its residual against
-    /// the nominal grid feeds ε.
-    func observe(_ vb: VBlank) {
+    /// the nominal grid feeds ε. One not from a flip completion (`flip`) is kept for the next
+    /// completed frame's report (``FrameReport/vblanks``), a log's record of it.
+    func observe(_ vb: VBlank, flip: Bool = false) {
         guard vrrRange == nil, backend.hasHardwareVBlank, vb.sequence >= lastVBlank.sequence else { return }
+        if !flip && vb != lastVBlank && learnedVBlanks.count < 256 { learnedVBlanks.append(vb) }
         guard gridAnchored else {
             gridAnchored = vb.sequence > lastVBlank.sequence
             return

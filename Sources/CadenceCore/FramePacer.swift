@@ -91,6 +91,9 @@ public final class FramePacer {
     var lastCompletionReceived: Nanoseconds = 0
     /// Vblank events received late since the last completed frame (handed to the next one's report).
     var lateVBlankEvents: [VBlankReceipt] = []
+    /// Vblank timestamps learned from vblank events and queries since the last completed frame
+    /// (handed to the next one's report, ``FrameReport/vblanks``).
+    var learnedVBlanks: [VBlank] = []
     /// Frames whose rendering was scripted to end at a fixed time past their deadline
     /// (``PacingRun``'s injected lateness): a late wake-up did not move that end, so their
     /// drop is never charged to the scheduler (``lateCause(_:)``). Emptied as they complete.

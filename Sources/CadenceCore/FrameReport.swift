@@ -104,6 +104,14 @@ public struct FrameReport: Equatable, Sendable {
     /// completed frame (the process was held up): the pacer judges causes by how late its vblank
     /// events came, so a log keeps these receipts and a replay delivers those events as late.
     public var lateVBlankEvents: [VBlankReceipt] = []
+    /// Vblank timestamps the pacer learned from vblank events and vblank queries (not from flip
+    /// completions) since the previous completed frame, on a fixed-refresh display with a vblank
+    /// interrupt: its vblank grid, ε and predictions come from them, so a log keeps them and a
+    /// replay predicts from the same timestamps. A vblank event carries nanoseconds where the
+    /// flip shown at the same vblank carries whole microseconds (KMS), and a jittery panel's
+    /// vblanks between shown frames cannot be interpolated. A timestamp equal to the one already
+    /// known for its vblank is not repeated.
+    public var vblanks: [VBlank] = []
     /// Refreshes per frame of the display link that made this frame when the link was presenting
     /// steadily (its previous callback presented too): the frame was due that many refreshes after
     /// the previous shown frame, whatever vblank its callback then aimed at. 0: no such cadence

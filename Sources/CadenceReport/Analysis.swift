@@ -45,6 +45,11 @@ extension FrameReport {
                 $0.count == 2 && $0[0] >= 0 ? VBlankReceipt(sequence: UInt64($0[0]), receivedAt: $0[1]) : nil
             }
         }
+        if let seen = r.vblanks {
+            vblanks = seen.compactMap {
+                $0.count == 2 && $0[0] >= 0 ? VBlank(sequence: UInt64($0[0]), timestamp: $0[1]) : nil
+            }
+        }
     }
 }
 

@@ -84,6 +84,12 @@ public struct FrameRecord: Codable, Equatable, Sendable {
     /// line (its process was held up): `[sequence, receivedNs]` pairs. Absent when none, and in
     /// logs written before it (whose replays deliver every vblank event on time).
     public var lateVBlankEvents: [[Int64]]?
+    /// Vblank timestamps the run learned from vblank events and queries (not flips) since the
+    /// previous frame's line, on a fixed-refresh display with a vblank interrupt:
+    /// `[sequence, timestampNs]` pairs (``FrameReport/vblanks``). A replay puts its vblanks
+    /// there. Absent when none, and in logs written before it (whose replays interpolate the
+    /// vblanks between the logged ones).
+    public var vblanks: [[Int64]]?
 
     public init(_ r: FrameReport) {
         version = Self.currentVersion
@@ -122,5 +128,7 @@ public struct FrameRecord: Codable, Equatable, Sendable {
         cause = r.cause
         let late = r.lateVBlankEvents.map { [Int64(bitPattern: $0.sequence), $0.receivedAt] }
         lateVBlankEvents = late.isEmpty ? nil : late
+        let seen = r.vblanks.map { [Int64(bitPattern: $0.sequence), $0.timestamp] }
+        vblanks = seen.isEmpty ? nil : seen
     }
 }

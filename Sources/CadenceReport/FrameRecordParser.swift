@@ -28,13 +28,14 @@ extension FrameRecord {
 private let frameKeys: [StaticString] = [
     "busyRetries", "callbackNs", "cause", "commitNs", "connector", "copyEndNs", "crtc", "deadlineNs",
     "droppedRefreshes", "effectiveRateHz", "flipNs", "frame", "hitchNs", "id", "intent", "intervalNs",
-    "intervalRefreshes", "lateRefreshes", "latency", "outcome", "receivedNs", "renderEndNs",
-    "renderStartNs", "schedulerDelayNs", "sequence", "version", "wakeNs"
+    "intervalRefreshes", "lateRefreshes", "lateVBlankEvents", "latency", "outcome", "receivedNs", "renderEndNs",
+    "renderStartNs", "schedulerDelayNs", "sequence", "vblanks", "version", "wakeNs"
 ]
-/// Bits of the keys a frame record must have (all but cause, connector, copyEndNs, schedulerDelayNs).
+/// Bits of the keys a frame record must have (all but cause, connector, copyEndNs,
+/// lateVBlankEvents, schedulerDelayNs, vblanks).
 private let frameRequired: UInt32 = {
-    var m: UInt32 = (1 << 27) - 1
-    for k in [2, 4, 5, 23] { m &= ~(1 << UInt32(k)) }
+    var m: UInt32 = (1 << 29) - 1
+    for k in [2, 4, 5, 18, 24, 26] { m &= ~(1 << UInt32(k)) }
     return m
 }()
 private let intentKeys: [StaticString] = [
@@ -149,6 +150,28 @@ private struct FastJSONCursor {
         return v
     }
 
+    /// An array of arrays of integers (`[[1,2],[3,4]]`, any lengths, empty ones too).
+    mutating func int64Arrays() -> [[Int64]]? {
+        guard eat(0x5B) else { return nil }
+        var outer: [[Int64]] = []
+        if eat(0x5D) { return outer }
+        while true {
+            guard eat(0x5B) else { return nil }
+            var inner: [Int64] = []
+            if !eat(0x5D) {
+                while true {
+                    guard let v = int64() else { return nil }
+                    inner.append(v)
+                    if eat(0x5D) { break }
+                    guard eat(0x2C) else { return nil }
+                }
+            }
+            outer.append(inner)
+            if eat(0x5D) { return outer }
+            guard eat(0x2C) else { return nil }
+        }
+    }
+
     /// `,` then more, or the closing `}` (true: the object ended).
     @inline(__always) mutating func next() -> Bool? {
         if eat(0x2C) { return false }
@@ -236,14 +259,16 @@ private struct FastJSONCursor {
             case 15: guard let v = int64() else { return nil }; r.intervalNs = v
             case 16: guard let v = int() else { return nil }; r.intervalRefreshes = v
             case 17: guard let v = int() else { return nil }; r.lateRefreshes = v
-            case 18: guard let v = int() else { return nil }; r.latency = v
-            case 19: guard let s = string(), let v = FrameOutcome(rawValue: s) else { return nil }; r.outcome = v
-            case 20: guard let v = int64() else { return nil }; r.receivedNs = v
-            case 21: guard let v = int64() else { return nil }; r.renderEndNs = v
-            case 22: guard let v = int64() else { return nil }; r.renderStartNs = v
-            case 23: guard let v = int64() else { return nil }; r.schedulerDelayNs = v
-            case 24: guard let v = uint64() else { return nil }; r.sequence = v
-            case 25: guard let v = int() else { return nil }; r.version = v
+            case 18: guard let v = int64Arrays() else { return nil }; r.lateVBlankEvents = v
+            case 19: guard let v = int() else { return nil }; r.latency = v
+            case 20: guard let s = string(), let v = FrameOutcome(rawValue: s) else { return nil }; r.outcome = v
+            case 21: guard let v = int64() else { return nil }; r.receivedNs = v
+            case 22: guard let v = int64() else { return nil }; r.renderEndNs = v
+            case 23: guard let v = int64() else { return nil }; r.renderStartNs = v
+            case 24: guard let v = int64() else { return nil }; r.schedulerDelayNs = v
+            case 25: guard let v = uint64() else { return nil }; r.sequence = v
+            case 26: guard let v = int64Arrays() else { return nil }; r.vblanks = v
+            case 27: guard let v = int() else { return nil }; r.version = v
             default: guard let v = int64() else { return nil }; r.wakeNs = v
             }
             guard let done = next() else { return nil }
@@ -274,6 +299,6 @@ extension FrameRecord {
         latency = 0; effectiveRateHz = 0; callbackNs = 0; wakeNs = 0; schedulerDelayNs = nil; deadlineNs = 0
         renderStartNs = 0; renderEndNs = 0; copyEndNs = nil; commitNs = 0; busyRetries = 0; flipNs = 0; sequence = 0
         receivedNs = 0; crtc = 0; connector = nil; outcome = .onTime; lateRefreshes = 0; droppedRefreshes = 0
-        hitchNs = 0; intervalNs = 0; intervalRefreshes = 0; cause = nil
+        hitchNs = 0; intervalNs = 0; intervalRefreshes = 0; cause = nil; lateVBlankEvents = nil; vblanks = nil
     }
 }

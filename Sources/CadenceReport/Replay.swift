@@ -41,6 +41,9 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     var timeline: ReplayTimeline
     var flipsOnly: ReplayTimeline
     var callbackPinned: Set<UInt64> = []
+    /// Vblanks whose timestamps the run learned from a vblank event or query (``FrameRecord/vblanks``):
+    /// a flip shown there keeps its own timestamp, the timeline the learned one.
+    var learnedPinned: Set<UInt64> = []
     var byID: [FrameID: Recorded] = [:]
     var renderEndByFrame: [Int: Nanoseconds] = [:]
     var busyLeft: [FrameID: Int] = [:]

@@ -30,7 +30,9 @@ extension ReplayDisplay {
         if r.flipNs > 0 && (r.outcome == .onTime || r.outcome == .late) {
             flipsOnly.set(r.sequence, r.flipNs)
             if r.receivedNs > r.flipNs { flipReceivedAt[r.sequence] = r.receivedNs }
-            if !callbackPinned.contains(r.sequence) { timeline.set(r.sequence, r.flipNs) }
+            if !callbackPinned.contains(r.sequence) && !learnedPinned.contains(r.sequence) {
+                timeline.set(r.sequence, r.flipNs)
+            }
         }
         if r.receivedNs > 0 {
             var i = receipts.count
@@ -38,6 +40,12 @@ extension ReplayDisplay {
             receipts.insert(r.receivedNs, at: i)
         }
         if loggedDelays && r.renderEndNs > r.renderStartNs { renders.append((r.renderStartNs, r.renderEndNs)) }
+        // The vblank timestamps the run learned from its vblank events and queries: the replay's
+        // vblank events and queries give the same (a flip completion keeps its own timestamp).
+        for e in r.vblanks ?? [] where e.count == 2 && e[0] >= 0 {
+            timeline.set(UInt64(e[0]), e[1])
+            learnedPinned.insert(UInt64(e[0]))
+        }
         for e in r.lateVBlankEvents ?? [] where e.count == 2 && e[0] >= 0 {
             lateVBlankEventAt[UInt64(e[0])] = Swift.max(lateVBlankEventAt[UInt64(e[0])] ?? 0, e[1])
         }
@@ -61,7 +69,7 @@ extension ReplayDisplay {
     func pin(_ r: Recorded) {
         let s = flipsOnly.sequence(near: r.callbackNs)
         if abs(flipsOnly.time(of: s) &- r.callbackNs) < clampedNanoseconds(refreshInterval / 4) {
-            timeline.set(s, r.callbackNs)
+            if !learnedPinned.contains(s) { timeline.set(s, r.callbackNs) }
             callbackPinned.insert(s)
         }
     }
@@ -201,6 +209,7 @@ extension ReplayDisplay {
         lateVBlankEventAt = lateVBlankEventAt.filter { $0.key >= s }
         flipReceivedAt = flipReceivedAt.filter { $0.key >= s }
         callbackPinned = callbackPinned.filter { $0 >= s }
+        learnedPinned = learnedPinned.filter { $0 >= s }
         timeline.evict(below: s)
         flipsOnly.evict(below: s)
     }

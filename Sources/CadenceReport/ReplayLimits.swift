@@ -59,7 +59,7 @@ enum ReplayLimits {
             let window = (first - nearFlips)...(last + nearFlips)
             for r in log.records {
                 let times = [r.callbackNs, r.wakeNs, r.deadlineNs, r.renderStartNs, r.renderEndNs, r.commitNs, r.receivedNs, r.intent.targetTimeNs]
-                    + (r.lateVBlankEvents ?? []).map { $0.count == 2 ? $0[1] : 0 }
+                    + ((r.lateVBlankEvents ?? []) + (r.vblanks ?? [])).map { $0.count == 2 ? $0[1] : 0 }
                 if let t = times.first(where: { $0 != 0 && !window.contains($0) }) {
                     throw refuse("frame \(r.frame): time \(t) ns is more than a minute from every flip")
                 }

@@ -84,6 +84,7 @@ struct ReplaySurvey {
         see(r.copyEndNs ?? 0)
         if let d = r.schedulerDelayNs, d > 0 { see(r.wakeNs &- d) }
         if let late = r.lateVBlankEvents { for e in late where e.count == 2 { see(e[1]) } }
+        if let seen = r.vblanks { for e in seen where e.count == 2 { see(e[1]) } }
         return lo <= hi ? (lo, hi) : (0, 0)
     }
 
@@ -150,7 +151,7 @@ struct ReplaySurvey {
         near(r.commitNs)
         near(r.receivedNs)
         near(r.intent.targetTimeNs)
-        for e in r.lateVBlankEvents ?? [] where e.count == 2 && e[1] != 0 {
+        for e in (r.lateVBlankEvents ?? []) + (r.vblanks ?? []) where e.count == 2 && e[1] != 0 {
             minTime = Swift.min(minTime, e[1])
             maxTime = Swift.max(maxTime, e[1])
         }

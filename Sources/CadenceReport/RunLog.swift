@@ -248,6 +248,11 @@ public struct RunLog: Sendable {
                 return "lateVBlankEvents"
             }
         }
+        for e in r.vblanks ?? [] {
+            guard e.count == 2, (0...Int64(maxIndex)).contains(e[0]), (0...maxTimeNs).contains(e[1]) else {
+                return "vblanks"
+            }
+        }
         let spans: [(String, Int64)] = [
             ("intervalNs", r.intervalNs), ("hitchNs", r.hitchNs), ("schedulerDelayNs", r.schedulerDelayNs ?? 0),
             ("intent.minDurationNs", r.intent.minDurationNs ?? 0),

@@ -61,6 +61,16 @@ import Testing
         r.intervalRefreshes = Int.random(in: 0...RunLog.maxCount, using: &g)
         r.hitchNs = span()
         r.intervalNs = span()
+        // [[sequence, time], …] as the writer writes them, and other shapes the decoder takes.
+        func pairs() -> [[Int64]] {
+            (0..<Int.random(in: 0...4, using: &g)).map { _ in
+                Bool.random(using: &g)
+                    ? [Int64.random(in: 0...Int64(RunLog.maxIndex), using: &g), time()]
+                    : (0..<Int.random(in: 0...3, using: &g)).map { _ in span() }
+            }
+        }
+        r.lateVBlankEvents = maybe(pairs())
+        r.vblanks = maybe(pairs())
         return r
     }
 
@@ -137,6 +147,7 @@ import Testing
         r.effectiveRateHz = 60
         r.cause = .busy
         r.frame = 12
+        r.vblanks = [[7, 1_000], [8, 2_000]]
         let good = String(decoding: try Self.line(r), as: UTF8.self)
         #expect(FrameRecord(logLine: Array(good.utf8)) == r)
         let variants: [String] = [
@@ -159,6 +170,12 @@ import Testing
             good.replacingOccurrences(of: "\"id\":", with: "\"id\":-"),  // unsigned, negative
             good.replacingOccurrences(of: "\"frame\":12", with: "\"frame\":9223372036854775808"),  // Int64.max + 1
             good.replacingOccurrences(of: "\"version\":1", with: "\"version\":1,\"record\":\"run\""),
+            good.replacingOccurrences(of: "[[7,1000],[8,2000]]", with: "[[7,1000],[8,2000],]"),  // a trailing comma
+            good.replacingOccurrences(of: "[[7,1000],[8,2000]]", with: "[[7,1000], [8,2000]]"),  // whitespace
+            good.replacingOccurrences(of: "[[7,1000],[8,2000]]", with: "[[7,1000],[8,2000.5]]"),  // a fraction
+            good.replacingOccurrences(of: "[[7,1000],[8,2000]]", with: "[[7,1000],[8,2000]"),  // unclosed
+            good.replacingOccurrences(of: "[[7,1000],[8,2000]]", with: "[7,1000]"),  // not nested
+            good.replacingOccurrences(of: "[[7,1000],[8,2000]]", with: "null"),
             good + " ",
             good + "}",
             String(good.dropLast()),

@@ -52,77 +52,112 @@ import Testing
         await check(count: 300, exact: true)
     }
 
-    /// Content on a drifting, jittery display: a frame whose time is within ε of a vblank can be
-    /// aimed by the replay at another vblank than the run's (the replay display does not know
-    /// the jitter of the vblanks no frame was shown at, and ε and the fitted grid come from
-    /// them); it can change fates. 59.94 Hz, latency 1, 60 frames, content 23.976 Hz, −386 ppm,
-    /// jitter 36 µs, seed 992490: the replay has 1 dropped refresh (flip-late), the run none.
-    /// 60 Hz, latency 2, content 24 Hz, −500 ppm, jitter 45 µs, seed 748483: 4 dropped refreshes
-    /// in 2 events (flip-late) in the replay, none in the run. Logging every vblank timestamp the
-    /// pacer saw (a log version 3) would make these exact.
-    @Test(.disabled("bug: content on a drifting jittery display replays other tie decisions (the log does not hold the jitter of vblanks without a flip)"))
-    func replayOfContentOnAJitteryDisplayIsExact() async throws {
+    /// Content on a drifting, jittery display (issue 21, fixed): a frame whose time is within ε
+    /// of a vblank was aimed by the replay at another vblank than the run's: the replay display
+    /// did not know the jitter of the vblanks no frame was shown at, and ε and the fitted grid
+    /// come from them. 59.94 Hz, latency 1, 60 frames, content 23.976 Hz, −386 ppm, jitter
+    /// 36 µs, seed 992490: the replay had 1 dropped refresh (flip-late), the run none. 60 Hz,
+    /// latency 2, content 24 Hz, −500 ppm, jitter 45 µs, seed 748483: 4 dropped refreshes in 2
+    /// events (flip-late) in the replay, none in the run. Each frame's line now holds the vblank
+    /// timestamps the pacer learned from vblank events and queries (`vblanks`), and the replay
+    /// gives its vblanks those: 300 configurations replay exactly (unrotated: a rotated file is
+    /// the next test's).
+    @Test func replayOfContentOnAJitteryDisplayIsExact() async throws {
         await check(count: 300, exact: true, noisyContentOnly: true)
     }
 
+    /// Known issue (issue 21): a rotated log's later file starts the pacer's vblank fit and ε
+    /// afresh, where the run had fitted them from every vblank since the start: on a drifting,
+    /// jittery display a content frame within ε of a vblank can then be aimed at another vblank.
+    /// 60 Hz, latency 1, 60 frames, 24 fps content, −130 ppm, 29 µs of jitter, a file every
+    /// 8 KiB (17 files, found by the property above once rotation was allowed): file 2's replay
+    /// shows a frame a refresh late (on-time error max 16,666.667 µs against 32.542). A file
+    /// would need the fit's state where it starts.
+    @Test func aRotatedLogOfContentOnAJitteryDisplayReplaysExactly() throws {
+        let k = PacingGen.Knobs(
+            refresh: 0, latency: 1, frames: 60, mode: 1, range: (0, 0, 0, 0), param: (0, 0), late: [], gaps: [],
+            noise: (3, 6376, 1100, 979938))
+        withKnownIssue("issue 21: a rotated file of a jittery display starts its vblank fit afresh") {
+            try Self.check(k, rotate: 3, exact: true, noisyContentOnly: true)
+        }
+    }
+
+    /// `noisyContentOnly`: content on a drifting, jittery display only, its logs never rotated
+    /// (``aRotatedLogOfContentOnAJitteryDisplayReplaysExactly()``).
     func check(count: Int, exact: Bool, noisyContentOnly: Bool = false) async {
         await propertyCheck(count: count, input: PacingGen.knobs(frames: 60...160), Gen.int(in: 0...3)) { k, rotate in
             var k = k
             if noisyContentOnly { k.mode = 1; k.noise.0 = 3 }
-            let s = PacingGen.scenario(k, noisy: noisyContentOnly || k.noise.0 % 2 == 1, jitteryContent: true)
-            let dir = temporaryDirectory()
-            defer { try? FileManager.default.removeItem(atPath: dir) }
-            let path = dir + "/run.jsonl"
-            // Rotation in a quarter of the scenarios: a file every 8–24 KiB (a few dozen frames).
-            let rotation = rotate == 3 ? LogRotation(maxBytes: Int64(8 << 10) * Int64(1 + k.noise.3 % 3), keep: 1_000) : nil
-            let writer = try RunLogWriter(path: path, rotation: rotation)
-            let display = FakeDisplay(s.fakeDisplay)
-            let config = s.runConfiguration()
-            let run = try PacingRun(backend: display, configuration: config)
-            try writer.begin(RunLogHeader(backend: display, configuration: config))
-            var failures: [String] = []
-            run.onFrame = { r in
-                do { try writer.write(FrameRecord(r)) } catch { failures.append("\(error)") }
-            }
-            run.onRateSwitch = { try? writer.write($0) }
-            run.onSessionChange = { try? writer.write($0) }
-            let live = try run.run()
-            try writer.end(live)
-            #expect(failures.isEmpty, "\(s): \(failures.prefix(2))")
+            try Self.check(k, rotate: noisyContentOnly ? 0 : rotate, exact: exact, noisyContentOnly: noisyContentOnly)
+        }
+    }
 
-            let files = (0...1_000).reversed().map { LogRotation.path(path, age: $0) }.filter { FileManager.default.fileExists(atPath: $0) }
-            let logs = try files.map { try RunLog.read(path: $0) }
-            guard let last = logs.last else {
-                Issue.record("\(s): no log")
-                return
-            }
-            #expect(last.end?.summary == live, "\(s): the end line's summary")
-            if logs.count == 1 {
-                #expect(LogAnalysis.summary(of: logs[0]) == live, "\(s): report's summary differs from the live one")
-                #expect(ReportChart(log: logs[0], width: 800, height: 480).summary == live, "\(s): report's chart summary differs")
-            } else {
-                // Each file is reported on its own frames; together they are the run's.
-                let parts = logs.map { LogAnalysis.summary(of: $0) }
-                #expect(parts.map(\.frames).reduce(0, +) == live.frames, "\(s), rotated: frames")
-                #expect(parts.map(\.presented).reduce(0, +) == live.presented, "\(s), rotated: presented")
-                #expect(parts.map(\.droppedRefreshes).reduce(0, +) == live.droppedRefreshes, "\(s), rotated: dropped refreshes")
-                #expect(parts.map(\.dropEvents).reduce(0, +) == live.dropEvents, "\(s), rotated: drop events")
-            }
-            let noisyContent = s.isNoisy && s.mode.isContent
-            if noisyContent != noisyContentOnly && (exact || noisyContent) { return }
-            for (i, log) in logs.enumerated() {
-                let replay = try Replay.run(log)
-                let differences = exact ? replay.differences : replay.differences.filter { !Self.nearlyEqualRatio($0) }
-                #expect(differences.isEmpty && replay.divergences == 0,
-                        "\(s)\(logs.count > 1 ? ", rotated into \(logs.count) files: file \(i + 1)" : ""): replay differs: \(replay.differences.prefix(3)), \(replay.divergences) divergences")
-            }
+    /// Runs knobs `k` (a file every 8–24 KiB when `rotate` is 3) and checks what its log
+    /// reproduces: the report always, the replay of each file when the scenario is the kind
+    /// asked for (`noisyContentOnly`) and `exact`, or when it is not noisy content.
+    static func check(_ k: PacingGen.Knobs, rotate: Int, exact: Bool, noisyContentOnly: Bool) throws {
+        let s = PacingGen.scenario(k, noisy: noisyContentOnly || k.noise.0 % 2 == 1, jitteryContent: true)
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/run.jsonl"
+        // Rotation in a quarter of the scenarios: a file every 8–24 KiB (a few dozen frames).
+        let rotation = rotate == 3 ? LogRotation(maxBytes: Int64(8 << 10) * Int64(1 + k.noise.3 % 3), keep: 1_000) : nil
+        let writer = try RunLogWriter(path: path, rotation: rotation)
+        let display = FakeDisplay(s.fakeDisplay)
+        let config = s.runConfiguration()
+        let run = try PacingRun(backend: display, configuration: config)
+        try writer.begin(RunLogHeader(backend: display, configuration: config))
+        var failures: [String] = []
+        run.onFrame = { r in
+            do { try writer.write(FrameRecord(r)) } catch { failures.append("\(error)") }
+        }
+        run.onRateSwitch = { try? writer.write($0) }
+        run.onSessionChange = { try? writer.write($0) }
+        let live = try run.run()
+        try writer.end(live)
+        #expect(failures.isEmpty, "\(s): \(failures.prefix(2))")
+
+        let files = (0...1_000).reversed().map { LogRotation.path(path, age: $0) }.filter {
+            FileManager.default.fileExists(atPath: $0)
+        }
+        let logs = try files.map { try RunLog.read(path: $0) }
+        guard let last = logs.last else {
+            Issue.record("\(s): no log")
+            return
+        }
+        #expect(last.end?.summary == live, "\(s): the end line's summary")
+        if logs.count == 1 {
+            #expect(LogAnalysis.summary(of: logs[0]) == live, "\(s): report's summary differs from the live one")
+            #expect(
+                ReportChart(log: logs[0], width: 800, height: 480).summary == live,
+                "\(s): report's chart summary differs")
+        } else {
+            // Each file is reported on its own frames; together they are the run's.
+            let parts = logs.map { LogAnalysis.summary(of: $0) }
+            #expect(parts.map(\.frames).reduce(0, +) == live.frames, "\(s), rotated: frames")
+            #expect(parts.map(\.presented).reduce(0, +) == live.presented, "\(s), rotated: presented")
+            #expect(
+                parts.map(\.droppedRefreshes).reduce(0, +) == live.droppedRefreshes, "\(s), rotated: dropped refreshes")
+            #expect(parts.map(\.dropEvents).reduce(0, +) == live.dropEvents, "\(s), rotated: drop events")
+        }
+        let noisyContent = s.isNoisy && s.mode.isContent
+        if noisyContent != noisyContentOnly && (exact || noisyContent) { return }
+        for (i, log) in logs.enumerated() {
+            let replay = try Replay.run(log)
+            let differences = exact ? replay.differences : replay.differences.filter { !Self.nearlyEqualRatio($0) }
+            #expect(
+                differences.isEmpty && replay.divergences == 0,
+                "\(s)\(logs.count > 1 ? ", rotated into \(logs.count) files: file \(i + 1)" : ""): replay differs: \(replay.differences.prefix(3)), \(replay.divergences) divergences"
+            )
         }
     }
 
     /// "hitchTimeRatio: A vs B" with A and B within a relative 10⁻⁶.
     static func nearlyEqualRatio(_ difference: String) -> Bool {
         guard difference.hasPrefix("hitchTimeRatio: ") else { return false }
-        let values = difference.dropFirst("hitchTimeRatio: ".count).components(separatedBy: " vs ").compactMap { Double($0) }
+        let values = difference.dropFirst("hitchTimeRatio: ".count).components(separatedBy: " vs ").compactMap {
+            Double($0)
+        }
         guard values.count == 2 else { return false }
         return abs(values[0] - values[1]) <= 1e-6 * max(abs(values[0]), abs(values[1]))
     }
