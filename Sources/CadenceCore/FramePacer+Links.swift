@@ -187,6 +187,16 @@ extension FramePacer {
         if let slot = presentedSlot {
             let latch = Swift.max(Nanoseconds(bitPattern: predicted[slot]), backend.now())
             next = Swift.max(next, latch &+ d2)
+            // A frame with a time of its own (`present(at:)`, a content frame) sets the link's
+            // phase: the next callback is aimed a frame after the time that frame is predicted to
+            // be shown, even when that is sooner than a frame after this callback's target. Behind
+            // a frame shown late the callbacks come from its handover, later than the content
+            // clock, and the frame they draw is aimed back at its own time: kept on the
+            // callbacks' phase, every content frame after it was drawn after its own time and
+            // shown late (48 fps content on a 48 Hz link, 48–144 Hz, latency 1, frame 2 four
+            // refreshes late: frames 4–6 each 3.47 ms late, flip-late). PacingModel.md: "each
+            // display-link callback shows the newest content frame due at or before its target".
+            if case .at = ring[slot].intent { next = latch &+ d2 }
         }
         link.plannedLatency = latency
         link.nextTargetTime = next
