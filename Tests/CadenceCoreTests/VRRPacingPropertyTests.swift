@@ -43,9 +43,9 @@ func vrrRunAgainstTheModel(_ s: VRRScenario) throws -> (wrong: [String], summary
     /// inside the panel's range and below it (LFC), latency 1–3, injected lateness (content runs
     /// at latency 1 only): every frame's target, presentation time, lateness, dropped frame
     /// intervals, hitch and cause. Two local runs of 3,000 and two of 5,000 passed (38 s each for
-    /// 5,000); with content runs' lateness, one of 10,000 (67 s). Without the link's catch-up
-    /// after a late content frame the first 1,000 failed (48.1 fps on a 48.1 Hz link, 48–144 Hz,
-    /// frames 2 and 7 two refreshes late: frames 9–11 each 43 µs late).
+    /// 5,000); with content runs' lateness, two of 10,000 (67 s and 68 s). Without the link's
+    /// catch-up after a late content frame the first 1,000 failed (48.1 fps on a 48.1 Hz link,
+    /// 48–144 Hz, frames 2 and 7 two refreshes late: frames 9–11 each 43 µs late).
     @Test func timedFramesFollowTheModelOnAVRRPanel() async {
         await propertyCheck(count: 1_000, input: VRRGen.knobs(frames: 12...120)) { k in
             let s = VRRGen.timedScenario(k)
