@@ -14,15 +14,20 @@ extension FramePacer {
             if link.isPaused { continue }
             if link.rateDirty {
                 let old = link.rate
-                link.rate = EffectiveRate.select(for: link.preferredFrameRateRange, refreshHz: 1e9 / refreshInterval, vrr: vrrRange)
+                link.rate = EffectiveRate.select(
+                    for: link.preferredFrameRateRange, refreshHz: 1e9 / refreshInterval, vrr: vrrRange)
                 link.rateDirty = false
                 // Changed between callbacks (not from inside one): the next target was planned at
                 // the old rate; plan it one frame of the new rate after the last one instead.
                 if !link.needsReanchor && link.callbacks > 0 && old.isVariable == link.rate.isVariable {
                     if link.rate.isVariable {
-                        link.nextTargetTime = link.nextTargetTime &- Nanoseconds(old.frameInterval.rounded()) &+ Nanoseconds(link.rate.frameInterval.rounded())
+                        link.nextTargetTime =
+                            link.nextTargetTime &- Nanoseconds(old.frameInterval.rounded())
+                            &+ Nanoseconds(link.rate.frameInterval.rounded())
                     } else {
-                        link.nextTargetSequence = link.nextTargetSequence &- UInt64(old.refreshesPerFrame) &+ UInt64(link.rate.refreshesPerFrame)
+                        link.nextTargetSequence =
+                            link.nextTargetSequence &- UInt64(old.refreshesPerFrame)
+                            &+ UInt64(link.rate.refreshesPerFrame)
                     }
                 }
             }
@@ -31,12 +36,14 @@ extension FramePacer {
                 link.needsReanchor = false
                 link.steadyCadence = false
                 if link.rate.isVariable {
-                    link.nextTargetTime = backend.now() &+ Nanoseconds(latency) &* Nanoseconds(link.rate.frameInterval.rounded())
+                    link.nextTargetTime =
+                        backend.now() &+ Nanoseconds(latency) &* Nanoseconds(link.rate.frameInterval.rounded())
                 } else {
                     // Start at a vblank: at once when we are at one, else at the next one, so
                     // that the first callback gets a whole frame to render.
                     let sinceVBlank = backend.now() &- lastVBlank.timestamp
-                    let start = sinceVBlank > Nanoseconds(refreshInterval / 8) ? lastVBlank.sequence &+ 1 : lastVBlank.sequence
+                    let start =
+                        sinceVBlank > Nanoseconds(refreshInterval / 8) ? lastVBlank.sequence &+ 1 : lastVBlank.sequence
                     link.nextTargetSequence = start &+ UInt64(latency * link.rate.refreshesPerFrame)
                 }
                 link.plannedLatency = latency
@@ -96,7 +103,8 @@ extension FramePacer {
         let presentedSlot = try invoke(link, timing, plannedAt: planned)
         // A range change takes effect from this callback on.
         if link.rateDirty {
-            link.rate = EffectiveRate.select(for: link.preferredFrameRateRange, refreshHz: 1e9 / refreshInterval, vrr: vrrRange)
+            link.rate = EffectiveRate.select(
+                for: link.preferredFrameRateRange, refreshHz: 1e9 / refreshInterval, vrr: vrrRange)
             link.rateDirty = false
         }
         let n2 = UInt64(link.rate.refreshesPerFrame)
@@ -141,7 +149,9 @@ extension FramePacer {
             // can show it, its shortest refresh after them; their delay is charged to them.
             let minGap = Nanoseconds(refreshInterval.rounded())
             var floor = havePresented ? lastPresentedTime &+ minGap : Nanoseconds.min
-            if count > 0 { floor = Swift.max(floor, Nanoseconds(bitPattern: predicted[(head + count - 1) % ring.count]) &+ minGap) }
+            if count > 0 {
+                floor = Swift.max(floor, Nanoseconds(bitPattern: predicted[(head + count - 1) % ring.count]) &+ minGap)
+            }
             if link.nextTargetTime < floor {
                 // Aimed at the panel's shortest refresh after a frame it showed late: committed
                 // at once (`pushBackQueuedVRRFrames`).
@@ -168,7 +178,8 @@ extension FramePacer {
         }
         heldBehindLateFrame = false
         if link.rateDirty {
-            link.rate = EffectiveRate.select(for: link.preferredFrameRateRange, refreshHz: 1e9 / refreshInterval, vrr: vrrRange)
+            link.rate = EffectiveRate.select(
+                for: link.preferredFrameRateRange, refreshHz: 1e9 / refreshInterval, vrr: vrrRange)
             link.rateDirty = false
         }
         let d2 = Nanoseconds(link.rate.frameInterval.rounded())
@@ -176,6 +187,16 @@ extension FramePacer {
         if let slot = presentedSlot {
             let latch = Swift.max(Nanoseconds(bitPattern: predicted[slot]), backend.now())
             next = Swift.max(next, latch &+ d2)
+            // A frame with a time of its own (`present(at:)`, a content frame) sets the link's
+            // phase: the next callback is aimed a frame after the time that frame is predicted to
+            // be shown, even when that is sooner than a frame after this callback's target. Behind
+            // a frame shown late the callbacks come from its handover, later than the content
+            // clock, and the frame they draw is aimed back at its own time: kept on the
+            // callbacks' phase, every content frame after it was drawn after its own time and
+            // shown late (48 fps content on a 48 Hz link, 48–144 Hz, latency 1, frame 2 four
+            // refreshes late: frames 4–6 each 3.47 ms late, flip-late). PacingModel.md: "each
+            // display-link callback shows the newest content frame due at or before its target".
+            if case .at = ring[slot].intent { next = latch &+ d2 }
         }
         link.plannedLatency = latency
         link.nextTargetTime = next
@@ -197,7 +218,8 @@ extension FramePacer {
         while i < count {
             let slot = (head + i) % ring.count
             if i == 0 && inFlight && predicted[slot] <= running && ring[slot].commitTime != 0
-                && ring[slot].commitTime < time(ofSequence: predicted[slot]) {
+                && ring[slot].commitTime < time(ofSequence: predicted[slot])
+            {
                 // Committed before its vblank, which has passed: it latched there and its
                 // completion event is on its way (the loop woke between the two, e.g. at a status
                 // tick). Counting it as latching at the next vblank would aim the following
@@ -212,7 +234,8 @@ extension FramePacer {
     }
 
     /// Runs the link's handler; returns the ring slot of the frame it presented, if any.
-    func invoke(_ link: DisplayLink, _ timing: DisplayLinkUpdate.Timing, plannedAt planned: Nanoseconds) throws -> Int? {
+    func invoke(_ link: DisplayLink, _ timing: DisplayLinkUpdate.Timing, plannedAt planned: Nanoseconds) throws -> Int?
+    {
         currentUpdate = timing
         currentLink = link
         currentWake = backend.now()

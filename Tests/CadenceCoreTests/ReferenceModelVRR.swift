@@ -39,13 +39,15 @@ import CadenceCore
 //
 // Timed frames (PacingModel.md, "Presenting": a content rate, `present(at:nearest: false)`, or
 // `present(afterMinimumDuration: d)`):
-// - the link's callbacks keep its cadence, each one frame interval after the later of the one
-//   before (a minimum-duration frame's: that frame's own target, "the frame after a late one keeps
-//   the link's cadence from it") and the time the frame before was handed over (frames are
-//   rendered one after another); content frame n (t0 + n / rate, t0 the first frame's target) is
-//   drawn in the first callback whose target is at least its time less half a frame interval,
-//   which aims `latency` frames after it ran ("Latency"; when the loop runs a callback with no
-//   frame to draw is the loop's: taken from the run);
+// - the link's callbacks keep its cadence, each one frame interval after the later of the frame
+//   before's own target (a minimum-duration frame's, "the frame after a late one keeps the
+//   link's cadence from it"; a content frame's, its content time or the later time it was
+//   aimed at: the link catches up with the content clock, "each display-link callback shows the
+//   newest content frame due at or before its target") and the time the frame before was handed
+//   over (frames are rendered one after another), and no sooner than the panel's shortest
+//   refresh after the frame before was shown; content frame n (t0 + n / rate, t0 the first
+//   frame's target) is drawn in the first callback whose target is at least its time less half
+//   a frame interval (the callbacks before it, one frame interval apart, draw nothing);
 // - a frame's time: its content time, or the previous frame's actual presentation (for the
 //   first frame the panel's last refresh before the run) plus d less ε ("never shown before ...
 //   plus the duration minus ε": the earliest it may show) and never before its callback's target; its target is that time, no sooner than the panel's shortest
@@ -67,7 +69,9 @@ import CadenceCore
 // minimum-duration frame is shown the duration less ε after the frame before (the first one:
 // after the panel's last refresh before the run) and keeps the link's cadence from the frame
 // before's own target; a timed frame the panel cannot show at its time behind a late frame is
-// aimed at the panel's shortest refresh after it (PacingModel.md, "Presenting").
+// aimed at the panel's shortest refresh after it (PacingModel.md, "Presenting"); the link's
+// callbacks follow the content frame before, so after a late one they catch up with the content
+// clock (PacingModel.md, "Content ahead of the panel").
 
 /// One display-link run on a VRR panel to predict.
 struct VRRScenario: Equatable, Sendable, CustomStringConvertible {
@@ -279,7 +283,7 @@ extension ReferenceModel {
     /// reaching the panel `response` ns after it is committed (the fake DRM device's VRR panel).
     static func expectations(
         for s: VRRScenario, firstTarget: Double, panelStart: Double, commitMargin: Double = 0, response: Double = 0,
-        callbacks: [Int: (time: Double, latency: Int)] = [:], handovers: [Int: Double] = [:]
+        handovers: [Int: Double] = [:]
     ) -> [VRRExpectation] {
         let rate = vrrRate(for: s.range, panel: s.vrr).hz
         let frame = (1e9 / rate).rounded()
@@ -291,7 +295,7 @@ extension ReferenceModel {
         if s.contentRate != nil || s.minimumDuration != nil {
             return timedExpectations(
                 for: s, frame: frame, firstTarget: firstTarget, panel: panel, commitMargin: commitMargin,
-                response: response, callbacks: callbacks, handovers: handovers)
+                response: response, handovers: handovers)
         }
         for i in 0..<s.frames {
             var held = false
@@ -316,32 +320,28 @@ extension ReferenceModel {
     }
 
     /// The expectations of a run of timed frames (a content rate or a minimum duration): see the
-    /// top of this file.
-    /// `callbacks`: frame → when the callback that drew it ran and its latency, where the run
-    /// says it (when the loop runs a callback held behind pending frames, or one with no content
-    /// frame to draw, is the loop's, not the contract's). `handovers`: frame → when a frame with
+    /// top of this file. The callbacks are the model's own, content runs' too (they follow the
+    /// frame before: the catch-up after a late one). `handovers`: frame → when a frame with
     /// injected lateness was handed over, where the run says it (its rendering ends K − ½
     /// refreshes after the deadline its callback saw, which a frame before it shown later than
     /// predicted moves later).
     static func timedExpectations(
         for s: VRRScenario, frame: Double, firstTarget: Double, panel start: VRRPanel, commitMargin: Double,
-        response: Double, callbacks: [Int: (time: Double, latency: Int)] = [:], handovers: [Int: Double] = [:]
+        response: Double, handovers: [Int: Double] = [:]
     ) -> [VRRExpectation] {
         var panel = start
         let shortest = (1e9 / s.vrr.upperBound).rounded()
         let lead = min(commitMargin, response)
         var out: [VRRExpectation] = []
         var callback = firstTarget
-        var previous: (callback: Double, target: Double, handedOver: Double, shown: Double)? = nil
+        var previous: (target: Double, handedOver: Double, shown: Double)? = nil
         for i in 0..<s.frames {
             if let p = previous {
-                // A minimum-duration frame's own target is the link's cadence from it.
-                callback = max(s.minimumDuration != nil ? p.target : p.callback, p.handedOver) + frame
+                // The frame before's own target is the link's cadence from it (a content frame's
+                // is its content time: the link catches up with the content clock), no sooner
+                // than the panel's shortest refresh after it was shown.
+                callback = max(max(p.target, p.handedOver) + frame, p.shown + shortest)
             }
-            // When the loop runs a callback with no content frame to draw is the loop's: where
-            // the run says when the one that drew a content frame ran, it aims `latency` frames
-            // after that.
-            if s.contentRate != nil, let c = callbacks[i] { callback = c.time + Double(c.latency) * frame }
             // Its "not before" time and its target.
             var notBefore = -Double.infinity
             var target = callback
@@ -367,7 +367,7 @@ extension ReferenceModel {
             let commit = max(target - commitMargin, notBefore - lead, handedOver, previous?.shown ?? -.infinity)
             let shown = panel.show(committedAt: commit + response)
             out.append(judged(target: target, shown: shown, frame: frame, renderLate: handedOver > deadline))
-            previous = (callback, target, handedOver, shown)
+            previous = (target, handedOver, shown)
         }
         return out
     }
@@ -397,11 +397,6 @@ extension ReferenceModel {
         if summary.effectiveRateHz != intended {
             out.append("rate \(summary.effectiveRateHz) Hz, want \(intended) Hz")
         }
-        // When the loop ran each callback that drew a content frame.
-        var callbacks: [Int: (time: Double, latency: Int)] = [:]
-        if s.contentRate != nil {
-            for (i, r) in byFrame { callbacks[i] = (Double(r.callbackTimestamp), r.latency) }
-        }
         // When each late-injected timed frame was handed over (the harness's input).
         var handovers: [Int: Double] = [:]
         if s.contentRate != nil || s.minimumDuration != nil {
@@ -409,7 +404,7 @@ extension ReferenceModel {
         }
         let expected = expectations(
             for: s, firstTarget: Double(first.targetTime), panelStart: panelStart, commitMargin: commitMargin,
-            response: response, callbacks: callbacks, handovers: handovers)
+            response: response, handovers: handovers)
         var dropped = 0
         var events = 0
         var causes: [String: Int] = [:]

@@ -73,7 +73,7 @@ enum VRRGen {
     /// (`present(at:)`, not before) from 0.1 fps up to the link's rate exactly, a common one at
     /// or below it, or the link's rate itself; or a minimum duration from just above the panel's
     /// shortest refresh to 2.5 of its longest, its edges (2 µs inside either) included. Content
-    /// runs have no injected lateness (see below).
+    /// runs have injected lateness at latency 1 only (see below).
     static func timedScenario(_ k: Knobs) -> VRRScenario {
         var s = scenario(k)
         s.driftPPM = 0
@@ -110,12 +110,11 @@ enum VRRGen {
         // At most about 8 s of virtual time.
         s.frames = max(12, min(k.frames, Int(8 / seconds)))
         s.injectLate = PacingGen.injectLate(k.late, gaps: k.gaps, latency: s.latency, frames: s.frames)
-        // Content runs have no injected lateness: at latency 2–3 a newer frame can be due before
-        // a late one is shown, and the pacer discards the older (not modelled under VRR); at
-        // latency 1 the link's callbacks keep the cadence from the late frame's handover and every
-        // content frame after it is drawn after its time, late (a known pacer issue,
-        // `VRRPacingPropertyTests.contentAfterALateFrameStaysLate`).
-        if s.contentRate != nil { s.injectLate = [:] }
+        // Content runs have injected lateness at latency 1 only: at latency 2–3 a newer frame can
+        // be due before a late one is shown, and the pacer discards the older (not modelled under
+        // VRR). At latency 1 the link catches up with the content clock after the late frame
+        // (`VRRPacingPropertyTests.contentAfterALateFrameCatchesUp`).
+        if s.contentRate != nil && s.latency > 1 { s.injectLate = [:] }
         return s
     }
 }
