@@ -75,6 +75,12 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     /// display without a vblank interrupt (whole-µs flip events). The fake display's without one
     /// tick on its own grid whatever the pacer has read.
     let stepsFromReadCompletions: Bool
+    /// Whether the run's display was the simulator's without a vblank interrupt (nanosecond flip
+    /// events): its grid ticks by itself from the last flip completion, and a flip completes its
+    /// commit latency after the commit, counted as the nearest whole number of refreshes since
+    /// the completion before. A flip completing less than half a refresh after a tick takes
+    /// that tick's sequence: the run saw the vblank twice, first at the tick (``tickTime(of:)``).
+    let ticksBeforeFlips: Bool
     /// Whether a vblank event is read with the flip completion shown at that vblank
     /// (``flipReceivedAt``): a KMS display with a vblank interrupt (whole-µs flip events).
     let readsVBlankWithFlip: Bool
@@ -176,6 +182,7 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
         timeline.stepsFromEarlierPin = !hasHardwareVBlank && vrrRange == nil
         stepsFromReadCompletions = timeline.stepsFromEarlierPin && survey.microsecondFlips
         readsVBlankWithFlip = modelsEarlyEvents && survey.microsecondFlips
+        ticksBeforeFlips = timeline.stepsFromEarlierPin && !survey.microsecondFlips
         flipsOnly.stepsFromEarlierPin = timeline.stepsFromEarlierPin
         nextRecord = records
         self.whole = whole
