@@ -30,13 +30,19 @@ extension ReplayDisplay {
     /// completes its commit latency after the commit): the replay steps from the completions it
     /// has delivered, as the run's display did (bochs at latency 2, frame 3 late by a refresh:
     /// frame 4's callback 427 ns apart; 50 fps content: a callback woken at the flip, 0.7 µs
-    /// after the software vblank the run woke at).
-    var softwareAnchor: VBlank {
-        lastDeliveredFlip ?? VBlank(sequence: startSequence, timestamp: time(of: startSequence))
+    /// after the software vblank the run woke at). Before the first, a rotated log's later file
+    /// steps from the flip shown before its first frame (``priorFlip``, in the file before) for
+    /// times from that flip's on (`at`) and vblanks from its on (`of`).
+    func softwareAnchor(at t: Nanoseconds = .min, of s: UInt64 = 0) -> VBlank {
+        if let d = lastDeliveredFlip { return d }
+        if let p = priorFlip, t >= p.timestamp || s >= p.sequence { return p }
+        return VBlank(sequence: startSequence, timestamp: time(of: startSequence))
     }
 
-    /// Vblank `s` on the software grid (``softwareAnchor``); the anchor's own time at or before it.
-    func softwareTime(of s: UInt64) -> Nanoseconds { Self.time(of: s, steppedFrom: softwareAnchor, refreshInterval) }
+    /// Vblank `s` on the software grid (``softwareAnchor(at:of:)``); the anchor's own time at or before it.
+    func softwareTime(of s: UInt64) -> Nanoseconds {
+        Self.time(of: s, steppedFrom: softwareAnchor(of: s), refreshInterval)
+    }
 
     /// Vblank `s` stepped from `d` by whole `interval`s (`d`'s own time at or before it).
     private static func time(of s: UInt64, steppedFrom d: VBlank, _ interval: Double) -> Nanoseconds {
@@ -46,7 +52,7 @@ extension ReplayDisplay {
 
     /// The last vblank of the software grid at or before `t`.
     func softwareVBlank(at t: Nanoseconds) -> VBlank {
-        let d = softwareAnchor
+        let d = softwareAnchor(at: t)
         guard refreshInterval > 0, t > d.timestamp else { return d }
         let at = { (k: UInt64) in Self.time(of: d.sequence &+ k, steppedFrom: d, self.refreshInterval) }
         var k = UInt64((Double(t &- d.timestamp) / refreshInterval).rounded(.down))
