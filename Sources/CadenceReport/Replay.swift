@@ -74,10 +74,21 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
     /// The vblank of the last flip completion delivered to the pacer (a display without a vblank
     /// interrupt steps its software vblanks from it).
     var lastDeliveredFlip: VBlank? = nil
+    /// A rotated log's later file without a vblank interrupt: the flip shown before the replay's
+    /// first frame (its record's interval back), when that came after the first callback. The
+    /// run's software grid moved to it (a late frame's flip, half a refresh off the grid); the
+    /// fresh replay has no frame of its own to show there, so the grid moves to it at its time.
+    var priorFlip: VBlank? = nil
     /// Whether the run's software vblanks were stepped from the completions it had read: a KMS
     /// display without a vblank interrupt (whole-µs flip events). The fake display's without one
     /// tick on its own grid whatever the pacer has read.
     let stepsFromReadCompletions: Bool
+    /// Whether the run's display was the simulator's without a vblank interrupt (nanosecond flip
+    /// events): its grid ticks by itself from the last flip completion, and a flip completes its
+    /// commit latency after the commit, counted as the nearest whole number of refreshes since
+    /// the completion before. A flip completing less than half a refresh after a tick takes
+    /// that tick's sequence: the run saw the vblank twice, first at the tick (``tickTime(of:)``).
+    let ticksBeforeFlips: Bool
     /// Whether a vblank event is read with the flip completion shown at that vblank
     /// (``flipReceivedAt``): a KMS display with a vblank interrupt (whole-µs flip events).
     let readsVBlankWithFlip: Bool
@@ -179,6 +190,7 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
         timeline.stepsFromEarlierPin = !hasHardwareVBlank && vrrRange == nil
         stepsFromReadCompletions = timeline.stepsFromEarlierPin && survey.microsecondFlips
         readsVBlankWithFlip = modelsEarlyEvents && survey.microsecondFlips
+        ticksBeforeFlips = timeline.stepsFromEarlierPin && !survey.microsecondFlips
         flipsOnly.stepsFromEarlierPin = timeline.stepsFromEarlierPin
         nextRecord = records
         self.whole = whole
@@ -207,7 +219,32 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
             {
                 at = t
             }
-            let s = timeline.sequence(near: first.callbackNs)
+            var s = timeline.sequence(near: first.callbackNs)
+            if vrrRange == nil {
+                // A rotated log's later file: the flip before its first frame (in the file before)
+                // moved the run's grid after the first callback; pinned, the vblanks after the
+                // callback step from it, as the run's did (bochs at 75 Hz, latency 2, frame 3 late
+                // by a refresh, a file every 8 KiB: frame 3's flip at 74.339 ms, half a refresh off
+                // the grid frame 4's callback ran on, 67.672 ms; stepped from that callback, the
+                // second file's replay aimed every frame 6.7 ms, then 2 refreshes, late).
+                if let p = Self.flipBefore(first), p.timestamp > first.callbackNs, p.sequence > 0,
+                    survey.firstFlipSequence.map({ p.sequence < $0 }) ?? false, timeline.pin(at: p.sequence) == nil
+                {
+                    timeline.set(p.sequence, p.timestamp)
+                    priorFlip = p
+                }
+                // The callback's vblank is the one its frame was aimed from: its target whole
+                // refreshes after it (the grid steps by whole nominal refreshes). Nearest on the
+                // flips' timeline, it may be the next one: the frame 3 above flipped half a
+                // refresh after frame 4's callback, 6.667146 ms after it against 6.667281 before.
+                if first.intent.targetTimeNs > first.callbackNs, refreshInterval > 0 {
+                    let k = (Double(first.intent.targetTimeNs &- first.callbackNs) / refreshInterval).rounded()
+                    let off = Double(first.intent.targetTimeNs &- first.callbackNs) - k * refreshInterval
+                    if abs(off) < 1_000, k < 64, UInt64(k) <= first.intent.targetSequence {
+                        s = first.intent.targetSequence &- UInt64(k)
+                    }
+                }
+            }
             if let s0 = survey.firstFlipSequence, timeline.pin(at: s) == nil && s < s0 {
                 timeline.set(s, at)
             }
@@ -280,6 +317,15 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
 
     /// Kernel timestamp of vblank `s` (recorded, else interpolated by sequence, else extrapolated).
     public func time(of s: UInt64) -> Nanoseconds { timeline.time(of: s) }
+
+    /// The flip shown before `r`'s, from `r`'s interval (nil when `r` has none: the run's first
+    /// shown frame, or not shown).
+    static func flipBefore(_ r: FrameRecord) -> VBlank? {
+        guard r.outcome == .onTime || r.outcome == .late, r.flipNs > 0, r.intervalNs > 0, r.intervalRefreshes > 0,
+            r.intervalNs < r.flipNs, UInt64(r.intervalRefreshes) <= r.sequence
+        else { return nil }
+        return VBlank(sequence: r.sequence &- UInt64(r.intervalRefreshes), timestamp: r.flipNs &- r.intervalNs)
+    }
 
     deinit { pixelBase.deallocate() }
 }

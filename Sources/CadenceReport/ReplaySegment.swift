@@ -32,7 +32,10 @@ enum ReplaySegment {
         // before the late frame before them).
         let ownFrames = Set(log.records.map(\.frame))
         let carried = c.carried.filter { !ownFrames.contains($0.frame) }
-        let start = carried.first ?? firstOwn
+        // The lowest carried frame: a frame discarded behind a late one is logged before it (75
+        // fps on bochs, frame 3 late by 2 refreshes: frame 4 carried first, and frame 3 was
+        // renumbered −1, which the replay refused).
+        let start = carried.min(by: { $0.frame < $1.frame }) ?? firstOwn
         let base = start.frame
         let idShift = start.id &- 1
         var inj: [String: Int] = [:]

@@ -111,6 +111,14 @@ struct ReplayTimeline {
             &+ clampedNanoseconds((Double(s &- seqs[seqs.count - 1]) * refreshInterval).rounded())
     }
 
+    /// Vblank `s` stepped by whole nominal intervals from the last pin before it (nil when there
+    /// is none): where a grid restarted at each flip completion ticked it.
+    func stepped(_ s: UInt64) -> Nanoseconds? {
+        let lo = index(s, in: seqs)
+        guard lo > 0 else { return nil }
+        return stamps[lo - 1] &+ clampedNanoseconds((Double(s &- seqs[lo - 1]) * refreshInterval).rounded())
+    }
+
     /// Vblank `s` from the nearest nanosecond-precision pin, stepped by the nominal interval
     /// (nil when there is none; the caller checks it against the flip timestamps around `s`).
     private func gridEstimate(_ s: UInt64) -> Nanoseconds? {
