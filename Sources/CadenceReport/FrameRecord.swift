@@ -86,7 +86,7 @@ public struct FrameRecord: Codable, Equatable, Sendable {
     public var lateVBlankEvents: [[Int64]]?
     /// Vblank timestamps the run learned from vblank events and queries (not flips) since the
     /// previous frame's line, on a fixed-refresh display with a vblank interrupt:
-    /// `[sequence, timestampNs]` pairs (``FrameReport/vblanks``). A replay puts its vblanks
+    /// `[sequence, timestampNs]` pairs (`FrameReport.vblanks`). A replay puts its vblanks
     /// there. Absent when none, and in logs written before it (whose replays interpolate the
     /// vblanks between the logged ones).
     public var vblanks: [[Int64]]?
