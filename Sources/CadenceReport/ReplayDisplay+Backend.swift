@@ -41,20 +41,14 @@ extension ReplayDisplay {
 
     /// Vblank `s` on the software grid (``softwareAnchor(at:of:)``); the anchor's own time at or before it.
     func softwareTime(of s: UInt64) -> Nanoseconds {
-        Self.time(of: s, steppedFrom: softwareAnchor(of: s), refreshInterval)
-    }
-
-    /// Vblank `s` stepped from `d` by whole `interval`s (`d`'s own time at or before it).
-    private static func time(of s: UInt64, steppedFrom d: VBlank, _ interval: Double) -> Nanoseconds {
-        guard s > d.sequence else { return d.timestamp }
-        return d.timestamp &+ clampedNanoseconds((Double(s &- d.sequence) * interval).rounded())
+        ReplayTimeline.time(of: s, steppedFrom: softwareAnchor(of: s), refreshInterval)
     }
 
     /// The last vblank of the software grid at or before `t`.
     func softwareVBlank(at t: Nanoseconds) -> VBlank {
         let d = softwareAnchor(at: t)
         guard refreshInterval > 0, t > d.timestamp else { return d }
-        let at = { (k: UInt64) in Self.time(of: d.sequence &+ k, steppedFrom: d, self.refreshInterval) }
+        let at = { (k: UInt64) in ReplayTimeline.time(of: d.sequence &+ k, steppedFrom: d, self.refreshInterval) }
         var k = UInt64((Double(t &- d.timestamp) / refreshInterval).rounded(.down))
         while at(k &+ 1) <= t { k &+= 1 }
         while k > 0 && at(k) > t { k &-= 1 }

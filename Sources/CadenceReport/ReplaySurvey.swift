@@ -151,9 +151,11 @@ struct ReplaySurvey {
         near(r.commitNs)
         near(r.receivedNs)
         near(r.intent.targetTimeNs)
-        for e in (r.lateVBlankEvents ?? []) + (r.vblanks ?? []) where e.count == 2 && e[1] != 0 {
-            minTime = Swift.min(minTime, e[1])
-            maxTime = Swift.max(maxTime, e[1])
+        for pairs in [r.lateVBlankEvents, r.vblanks] {
+            for e in pairs ?? [] where e.count == 2 && e[1] != 0 {
+                minTime = Swift.min(minTime, e[1])
+                maxTime = Swift.max(maxTime, e[1])
+            }
         }
         if r.flipNs > 0 && (r.outcome == .onTime || r.outcome == .late) {
             if firstFlipSequence == nil { firstFlipSequence = r.sequence }

@@ -95,7 +95,8 @@ struct ReplayTimeline {
             // Before `t1` always: a completion's sequence counts the nominal intervals since the
             // one before, rounded to the nearest (at least one), so s1 − 1 intervals end earlier.
             if stepsFromEarlierPin {
-                return Swift.min(t0 &+ clampedNanoseconds((Double(s &- s0) * refreshInterval).rounded()), t1 &- 1)
+                return Swift.min(
+                    Self.time(of: s, steppedFrom: VBlank(sequence: s0, timestamp: t0), refreshInterval), t1 &- 1)
             }
             let linear = t0 &+ clampedNanoseconds((Double(t1 &- t0) * Double(s &- s0) / Double(s1 &- s0)).rounded())
             // Flip events carry microseconds. When a nanosecond timestamp (from a vblank query)
@@ -116,7 +117,14 @@ struct ReplayTimeline {
     func stepped(_ s: UInt64) -> Nanoseconds? {
         let lo = index(s, in: seqs)
         guard lo > 0 else { return nil }
-        return stamps[lo - 1] &+ clampedNanoseconds((Double(s &- seqs[lo - 1]) * refreshInterval).rounded())
+        return Self.time(of: s, steppedFrom: VBlank(sequence: seqs[lo - 1], timestamp: stamps[lo - 1]), refreshInterval)
+    }
+
+    /// Vblank `s` stepped from `d` by whole `interval`s (`d`'s own time at or before it): a
+    /// software grid's vblanks, restarted at a flip completion.
+    static func time(of s: UInt64, steppedFrom d: VBlank, _ interval: Double) -> Nanoseconds {
+        guard s > d.sequence else { return d.timestamp }
+        return d.timestamp &+ clampedNanoseconds((Double(s &- d.sequence) * interval).rounded())
     }
 
     /// Vblank `s` from the nearest nanosecond-precision pin, stepped by the nominal interval

@@ -78,7 +78,10 @@ public struct RunLogHeader: Codable, Equatable, Sendable {
     }
 
     /// Describes a run about to start on `backend`, on the machine `system` describes.
-    public init(backend: any DisplayBackend, configuration c: RunConfiguration, startedAt: Date = Date(), system: SystemInfo? = nil) {
+    public init(
+        backend: any DisplayBackend, configuration c: RunConfiguration, startedAt: Date = Date(),
+        system: SystemInfo? = nil
+    ) {
         self.backend = backend.name
         refreshIntervalNs = backend.refreshInterval
         refreshHz = 1e9 / backend.refreshInterval
@@ -214,7 +217,11 @@ public struct RunLog: Sendable {
             let bytes = raw.assumingMemoryBound(to: UInt8.self)
             guard let base = bytes.baseAddress else { return }
             let rest = try lines.completeLines(base, count: bytes.count) { r, _ in records.append(r) }
-            if rest > 0, let r = try lines.lastLine(UnsafeBufferPointer(start: base + bytes.count - rest, count: rest), allowPartialLastLine: allowPartialLastLine) {
+            if rest > 0,
+                let r = try lines.lastLine(
+                    UnsafeBufferPointer(start: base + bytes.count - rest, count: rest),
+                    allowPartialLastLine: allowPartialLastLine)
+            {
                 records.append(r)
             }
         }
@@ -240,22 +247,20 @@ public struct RunLog: Sendable {
             ("callbackNs", r.callbackNs), ("wakeNs", r.wakeNs), ("deadlineNs", r.deadlineNs),
             ("renderStartNs", r.renderStartNs), ("renderEndNs", r.renderEndNs), ("commitNs", r.commitNs),
             ("flipNs", r.flipNs), ("receivedNs", r.receivedNs), ("intent.targetTimeNs", r.intent.targetTimeNs),
-            ("intent.requestedTimeNs", r.intent.requestedTimeNs ?? 0),
+            ("intent.requestedTimeNs", r.intent.requestedTimeNs ?? 0)
         ]
         for (k, v) in times where !(0...maxTimeNs).contains(v) { return k }
-        for e in r.lateVBlankEvents ?? [] {
-            guard e.count == 2, (0...Int64(maxIndex)).contains(e[0]), (0...maxTimeNs).contains(e[1]) else {
-                return "lateVBlankEvents"
-            }
-        }
-        for e in r.vblanks ?? [] {
-            guard e.count == 2, (0...Int64(maxIndex)).contains(e[0]), (0...maxTimeNs).contains(e[1]) else {
-                return "vblanks"
+        // [sequence, time] pairs.
+        for (name, pairs) in [("lateVBlankEvents", r.lateVBlankEvents), ("vblanks", r.vblanks)] {
+            for e in pairs ?? [] {
+                guard e.count == 2, (0...Int64(maxIndex)).contains(e[0]), (0...maxTimeNs).contains(e[1]) else {
+                    return name
+                }
             }
         }
         let spans: [(String, Int64)] = [
             ("intervalNs", r.intervalNs), ("hitchNs", r.hitchNs), ("schedulerDelayNs", r.schedulerDelayNs ?? 0),
-            ("intent.minDurationNs", r.intent.minDurationNs ?? 0),
+            ("intent.minDurationNs", r.intent.minDurationNs ?? 0)
         ]
         for (k, v) in spans where !(-maxTimeNs...maxTimeNs).contains(v) { return k }
         if !(0...maxIndex).contains(r.frame) { return "frame" }
@@ -263,7 +268,7 @@ public struct RunLog: Sendable {
         if r.intent.targetSequence > UInt64(maxIndex) { return "intent.targetSequence" }
         let counts: [(String, Int)] = [
             ("lateRefreshes", r.lateRefreshes), ("droppedRefreshes", r.droppedRefreshes),
-            ("intervalRefreshes", r.intervalRefreshes), ("busyRetries", r.busyRetries),
+            ("intervalRefreshes", r.intervalRefreshes), ("busyRetries", r.busyRetries)
         ]
         for (k, v) in counts where !(0...maxCount).contains(v) { return k }
         if !(0...16).contains(r.latency) { return "latency" }
