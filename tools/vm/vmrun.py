@@ -421,7 +421,15 @@ def run(args, kdir, vmlinux, busybox, qemu, qemu_dev, modules, run_dir, t_start)
     paths = {k: os.path.join(run_dir, k) for k in ("console", "stdout", "stderr", "status")}
     for p in paths.values():
         open(p, "wb").close()
-    cmd = [qemu, "-machine", "pc,accel=tcg", "-cpu", os.environ.get("CADENCE_VM_CPU", "max"), "-smp", "1",
+    # The guest's clock counts its instructions (1 ns each), not the host's time: a loaded host
+    # slows the whole guest down together, so it can no longer make a vblank timer fire while
+    # the guest's own work has not run. What the guest measures is what its kernel decided.
+    # Idle time still passes at the host's speed (sleep=on): a wait for the host (9p, virtio)
+    # takes as long as it really takes, it does not jump to the next timer.
+    # CADENCE_VM_ICOUNT=off runs on the host's clock (plain TCG), as before.
+    icount = os.environ.get("CADENCE_VM_ICOUNT", "shift=0,sleep=on")
+    accel = ["-machine", "pc,accel=tcg"] + (["-icount", icount] if icount != "off" else [])
+    cmd = [qemu] + accel + ["-cpu", os.environ.get("CADENCE_VM_CPU", "max"), "-smp", "1",
            "-m", str(args.mem), "-nodefaults", "-no-user-config", "-display", "none",
            "-no-reboot", "-kernel", vmlinux, "-initrd", initrd,
            "-append", "console=ttyS0 loglevel=4 panic=-1 rdinit=/init"]
