@@ -13,7 +13,8 @@
 # with a VT switch mid-run (tools/vm/seat.sh) and hotplug (tools/vm/hotplug.sh) on vkms and
 # several outputs on vkms2 (tools/vm/outputs.sh) and on two cards, vkms and virtio-gpu in one
 # guest (tools/vm/cards.sh), and the scanout truth from vkms' CRTC CRC (tools/vm/scanout.sh),
-# with a release build. The unit
+# with a release build (all of it tools/vm/all.sh, run beside the sanitizer, fuzz and
+# documentation steps from the raster tests on; its output is printed at the end). The unit
 # tests also run under AddressSanitizer and ThreadSanitizer (own build directories, .build-asan
 # and .build-tsan), and every libFuzzer target (tools/fuzz) runs 30 s. Each step prints its wall
 # time. Only the plain unit-test build and the release build (the VM's /metrics check) build
@@ -50,7 +51,8 @@ grep -E "^(✔|✘|━) Test run with|Executed .* tests" "$log" || tail -n 3 "$l
 took "build + unit tests"
 
 echo "== systemd unit: systemd-analyze verify tools/systemd/cadence-observe.service (any warning fails)"
-tools/systemd/verify.sh "$(swift build --show-bin-path)/cadence"
+debug_bin="$(swift build --show-bin-path)/cadence"
+tools/systemd/verify.sh "$debug_bin"
 
 echo "== raster and scene tests once per kernel path (CADENCE_ISA)"
 # Every path this CPU has (the cadence binary lists them) is held to the same goldens; the
@@ -67,6 +69,19 @@ for isa in $paths; do
     echo "CADENCE_ISA=$isa: $(grep -E "^(✔|✘|━) Test run with" "$log" || tail -n 1 "$log")"
 done
 took "raster tests per kernel path"
+
+# The real-kernel checks (tools/vm/all.sh: prepare, integration, a release build, the VM steps)
+# run beside the steps from here on. The guest runs on instruction time (tools/vm/vmrun.py: qemu
+# -icount), so the sanitizer builds loading the host make it slower, not different. Its output
+# is kept in a file and printed after the last step here; leaving early stops it.
+vm_pid=""
+if [ "$unit_only" = 0 ]; then
+    vm_log=$(mktemp /tmp/cadence-vm.XXXXXX)
+    setsid tools/vm/all.sh </dev/null >"$vm_log" 2>&1 &
+    vm_pid=$!
+    trap '[ -z "$vm_pid" ] || kill -- -"$vm_pid" 2>/dev/null || true' EXIT
+    echo "== VM checks started beside the steps below (tools/vm/all.sh; output: $vm_log, printed at the end)"
+fi
 
 echo "== unit tests under AddressSanitizer and ThreadSanitizer"
 # Separate scratch paths: a sanitized build would otherwise replace the plain one. LeakSanitizer
@@ -114,18 +129,18 @@ done
 
 echo "== PNG check with Pillow (cadence render)"
 python3 -c "import PIL" 2>/dev/null || python3 -m pip install -q pillow >/dev/null
-python3 tools/bench/check_png.py "$(swift build --show-bin-path)/cadence"
+python3 tools/bench/check_png.py "$debug_bin"
 took "PNG check"
 
 echo "== HTML report zoom in headless Chromium (tools/check-html-report.py)"
 # One line when it passes; every check's line when one fails.
-if ! html_out=$(python3 tools/check-html-report.py "$(swift build --show-bin-path)/cadence" 2>&1); then echo "$html_out"; exit 1; fi
+if ! html_out=$(python3 tools/check-html-report.py "$debug_bin" 2>&1); then echo "$html_out"; exit 1; fi
 echo "$html_out" | tail -n 1
 took "HTML report check"
 
 echo "== EDID corpus: cadence edid vs edid-decode, field by field (tools/edid)"
 tools/edid/corpus.sh
-python3 tools/edid/compare.py --cadence "$(swift build --show-bin-path)/cadence"
+python3 tools/edid/compare.py --cadence "$debug_bin"
 took "EDID corpus"
 
 echo "== fuzz: every libFuzzer target 30 s (tools/fuzz)"
@@ -209,52 +224,10 @@ rm -rf "$run_all_dir"
 
 [ "$unit_only" = 1 ] && exit 0
 
-echo "== VM integration tests (Debian kernel in qemu TCG: vkms, bochs, virtio-gpu)"
-tools/vm/prepare.sh
-tools/vm/integration.sh
-took "VM integration"
-
-echo "== VM pacing and validate checks (vkms; one release build for both)"
-t_vm=$(date +%s)
-swift build -c release --product cadence 2>&1 | tail -n 3
-release_bin="$(swift build -c release --show-bin-path)/cadence"
+echo "== VM checks (tools/vm/all.sh, running since the raster tests)"
 vm_rc=0
-# Each VM step's output is kept; the end of the run names the steps that failed and repeats
-# their failed checks, so the tail of a CI log says what failed.
-vm_failed=""
-vm_step() {
-    local name=$1; shift
-    local out="/tmp/cadence-vm-step-$name.log"
-    if ! "$@" 2>&1 | tee "$out"; then vm_failed="$vm_failed $name"; vm_rc=1; fi
-}
-vm_step pacing tools/vm/pacing.sh --bin "$release_bin"
-vm_step validate tools/vm/validate.sh --bin "$release_bin"
-vm_step observe tools/vm/observe.sh --bin "$release_bin"
-echo "pacing + validate wall time (release build included): $(( $(date +%s) - t_vm )) s"
-took "VM pacing + validate"
-echo "== VM fault checks (vkms, bochs, virtio-gpu; the release build)"
-vm_step faults tools/vm/faults.sh --bin "$release_bin"
-took "VM faults"
-echo "== VM seat sessions (vkms, seatd, chvt mid-run; the release build)"
-vm_step seat tools/vm/seat.sh --bin "$release_bin"
-took "VM seat"
-echo "== VM hotplug (vkms, Virtual-1 forced off/on: list --watch, run, validate; the release build)"
-vm_step hotplug tools/vm/hotplug.sh --bin "$release_bin"
-took "VM hotplug"
-echo "== VM several outputs (vkms2: vkms patched to two outputs; run/validate --connector all; the release build)"
-vm_step outputs tools/vm/outputs.sh --bin "$release_bin"
-took "VM outputs"
-echo "== VM two cards (vkms and virtio-gpu in one guest; run --connector all over both cards; the release build)"
-vm_step cards tools/vm/cards.sh --bin "$release_bin"
-took "VM cards"
-echo "== VM scanout truth (vkms' CRTC CRC through debugfs: run --verify crc, the stale-buffer fault; bochs refused; the release build)"
-vm_step scanout tools/vm/scanout.sh --bin "$release_bin"
-took "VM scanout"
-if [ -n "$vm_failed" ]; then
-    echo "== VM steps that failed:$vm_failed"
-    for name in $vm_failed; do
-        echo "-- $name: its failed checks (full output: /tmp/cadence-vm-step-$name.log)"
-        grep -E "^FAIL |FAIL:| failed|VM failed" "/tmp/cadence-vm-step-$name.log" | tail -n 20 || true
-    done
-fi
+wait "$vm_pid" || vm_rc=$?
+vm_pid=""
+cat "$vm_log"
+took "waiting for the VM checks"
 exit "$vm_rc"
