@@ -14,7 +14,9 @@ extension FramePacer {
             if let o = outstandingRequest, vb.sequence > o { outstandingRequest = nil }
         case .presented(let id, let vb, let receivedAt):
             observe(vb, flip: true)
-            if vb.sequence > lastVBlank.sequence || (vb.sequence == lastVBlank.sequence && vb.timestamp != lastVBlank.timestamp) {
+            if vb.sequence > lastVBlank.sequence
+                || (vb.sequence == lastVBlank.sequence && vb.timestamp != lastVBlank.timestamp)
+            {
                 lastVBlank = vb
             }
             lastCompletionDelay = receivedAt &- vb.timestamp
@@ -23,7 +25,8 @@ extension FramePacer {
             inFlight = false
             var r = ring[head]
             if !backend.hasHardwareVBlank && r.commitTime > 0 {
-                softwareCommitLead = Swift.min(Swift.max(0, vb.timestamp &- r.commitTime), Nanoseconds(refreshInterval / 2))
+                softwareCommitLead = Swift.min(
+                    Swift.max(0, vb.timestamp &- r.commitTime), Nanoseconds(refreshInterval / 2))
             }
             if vrrRange != nil && r.commitTime > 0 {
                 let took = Swift.max(0, vb.timestamp &- r.commitTime)
@@ -242,6 +245,11 @@ extension FramePacer {
             learnedVBlanks.removeAll(keepingCapacity: true)
         }
         if !scriptedRenderEnds.isEmpty { scriptedRenderEnds.remove(r.id) }
+        if let c = restoringAtCompletion, c.id == r.id {
+            restore(c.state)
+            restoringAtCompletion = nil
+        }
+        if recordsPacerState && vrrRange == nil { r.pacerStateAtCompletion = pacerState }
         onFrameCompleted?(r)
         if var d = drawables.removeValue(forKey: r.id) {
             d.complete(r)
@@ -255,8 +263,9 @@ extension FramePacer {
     func makeDrawable(_ link: DisplayLink, _ timing: DisplayLinkUpdate.Timing) -> Drawable {
         let d = spareDrawables.popLast() ?? Drawable()
         nextDrawableID &+= 1
-        d.bind(pacer: self, id: nextDrawableID, canvas: backend.surface ?? .empty, timing: timing,
-               frameIndex: link.callbacks, renderStart: backend.now())
+        d.bind(
+            pacer: self, id: nextDrawableID, canvas: backend.surface ?? .empty, timing: timing,
+            frameIndex: link.callbacks, renderStart: backend.now())
         return d
     }
 
@@ -307,7 +316,8 @@ extension FramePacer {
                 } else if floor == intendedSince, let t = discardedSinceTime {
                     expected = t
                 } else {
-                    expected = r.presentedTime &- clampedNanoseconds((Double(r.droppedRefreshes) * refreshInterval).rounded())
+                    expected =
+                        r.presentedTime &- clampedNanoseconds((Double(r.droppedRefreshes) * refreshInterval).rounded())
                 }
                 hitch = Swift.max(0, r.presentedTime &- expected)
             }

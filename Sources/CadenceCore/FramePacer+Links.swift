@@ -242,6 +242,16 @@ extension FramePacer {
         // Late through no fault of this link's own previous frame: the loop woke late.
         currentSchedulerDelay = link.lastHandlerEnd > planned ? 0 : Swift.max(0, currentWake &- planned)
         presentedInCallback = -1
+        // The callback at the vblank the run's began at: its timestamp may be the vblank event's
+        // nanoseconds where the run's was the flip's microseconds, or the other way round.
+        if let p = pendingPacerStateRestore, timing.timestamp &+ Nanoseconds(refreshInterval / 2) >= p.callbackTime {
+            if timing.timestamp &- Nanoseconds(refreshInterval / 2) < p.callbackTime {
+                restore(p.state)
+                restoringAtCompletion = p.completed.map { (nextID, $0) }
+            }
+            pendingPacerStateRestore = nil
+        }
+        callbackPacerState = recordsPacerState && vrrRange == nil ? pacerState : nil
         var drawable = makeDrawable(link, timing)
         link.callbacks += 1
         link.handler(DisplayLinkUpdate(timing: timing, drawable: drawable))

@@ -48,7 +48,7 @@ public final class FramePacer {
     var events: [BackendEvent] = []
     // Ring of frames not yet completed, in presentation order. Index 0..<submittedCount are in flight.
     var ring: [FrameReport]
-    var predicted: [UInt64]        // predicted sequence (fixed) or time (VRR) per ring slot
+    var predicted: [UInt64]  // predicted sequence (fixed) or time (VRR) per ring slot
     var head = 0
     var count = 0
     /// Display events handled so far (wrapping): ``PacingGroup`` reads it to see whether a turn
@@ -94,6 +94,20 @@ public final class FramePacer {
     /// Vblank timestamps learned from vblank events and queries since the last completed frame
     /// (handed to the next one's report, ``FrameReport/vblanks``).
     var learnedVBlanks: [VBlank] = []
+    /// Puts the prediction state, as it was when each frame's callback began and when the frame
+    /// completed, in the frame's ``FrameReport/pacerState`` and
+    /// ``FrameReport/pacerStateAtCompletion`` (a rotated run log writes them at each cut), on a
+    /// fixed-refresh display (under VRR nothing is predicted from a grid). Off by default:
+    /// each copy allocates ε's window once the pacer changes its own.
+    public var recordsPacerState = false
+    /// The prediction state when the callback running now began (``recordsPacerState``).
+    var callbackPacerState: PacerState? = nil
+    /// A state to restore when the link's callback at that time begins (a replay of a later
+    /// file of a rotated log; ``RunConfiguration/restoredPacerState``).
+    public var pendingPacerStateRestore: PacerStateRestore? = nil
+    /// The frame made in the callback a state was restored at, and the state to restore when it
+    /// completes (``PacerStateRestore/completed``).
+    var restoringAtCompletion: (id: FrameID, state: PacerState)? = nil
     /// Frames whose rendering was scripted to end at a fixed time past their deadline
     /// (``PacingRun``'s injected lateness): a late wake-up did not move that end, so their
     /// drop is never charged to the scheduler (``lateCause(_:)``). Emptied as they complete.
@@ -160,8 +174,13 @@ public final class FramePacer {
     /// aimed at its target presentation), or outside any callback with `update` nil.
     /// `renderStart`/`renderEnd` are when drawing began and ended (deadline accounting).
     @discardableResult
-    public func present(intent: PresentIntent = .nextOpportunity, update: DisplayLinkUpdate? = nil, frameIndex: Int, renderStart: Nanoseconds, renderEnd: Nanoseconds) throws -> FrameID {
-        try presentFrame(intent: intent, timing: update?.timing, drawable: nil, frameIndex: frameIndex, renderStart: renderStart, renderEnd: renderEnd)
+    public func present(
+        intent: PresentIntent = .nextOpportunity, update: DisplayLinkUpdate? = nil, frameIndex: Int,
+        renderStart: Nanoseconds, renderEnd: Nanoseconds
+    ) throws -> FrameID {
+        try presentFrame(
+            intent: intent, timing: update?.timing, drawable: nil, frameIndex: frameIndex, renderStart: renderStart,
+            renderEnd: renderEnd)
     }
 
     /// ``present(intent:update:frameIndex:renderStart:renderEnd:)`` for a frame whose rendering
@@ -186,8 +205,9 @@ public final class FramePacer {
     /// drawable as failed; the run loop then ends.
     func present(drawable d: Drawable, intent: PresentIntent) {
         do {
-            d.frameID = try presentFrame(intent: intent, timing: d.update, drawable: d, frameIndex: d.frameIndex,
-                                         renderStart: d.renderStart, renderEnd: backend.now())
+            d.frameID = try presentFrame(
+                intent: intent, timing: d.update, drawable: d, frameIndex: d.frameIndex,
+                renderStart: d.renderStart, renderEnd: backend.now())
         } catch {
             var r = FrameReport()
             r.frameIndex = d.frameIndex
@@ -213,6 +233,7 @@ public final class FramePacer {
         r.crtc = backend.crtcID
         let u = update.timing
         r.callbackTimestamp = u.timestamp
+        if currentUpdate == u { r.pacerState = callbackPacerState }
         (r.wakeTime, r.schedulerDelay) = callbackWake(update)
         r.latency = u.latency
         r.effectiveRateHz = u.rate.hz
@@ -229,7 +250,10 @@ public final class FramePacer {
         currentUpdate == update.timing ? (currentWake, currentSchedulerDelay) : (update.timing.timestamp, 0)
     }
 
-    private func presentFrame(intent: PresentIntent, timing update: DisplayLinkUpdate.Timing?, drawable: Drawable?, frameIndex: Int, renderStart: Nanoseconds, renderEnd: Nanoseconds) throws -> FrameID {
+    private func presentFrame(
+        intent: PresentIntent, timing update: DisplayLinkUpdate.Timing?, drawable: Drawable?, frameIndex: Int,
+        renderStart: Nanoseconds, renderEnd: Nanoseconds
+    ) throws -> FrameID {
         let id = nextID
         nextID &+= 1
         if deviceLost != nil { throw BackendFailure.deviceLost(deviceLost!) }
@@ -274,6 +298,7 @@ public final class FramePacer {
         r.deadline = plan.deadline
         let pred = plan.predicted
         let slot = (head + count) % ring.count
+        if let u = update, currentUpdate == u { r.pacerState = callbackPacerState }
         ring[slot] = r
         predicted[slot] = pred
         if let d = drawable { drawables[id] = d }

@@ -112,6 +112,13 @@ public struct FrameReport: Equatable, Sendable {
     /// vblanks between shown frames cannot be interpolated. A timestamp equal to the one already
     /// known for its vblank is not repeated.
     public var vblanks: [VBlank] = []
+    /// The pacer's prediction state when the callback that made the frame began; nil unless
+    /// ``FramePacer/recordsPacerState`` is on (a rotated run log writes it at each cut, so that a
+    /// replay of the next file starts from it) or the frame was not presented in a callback.
+    public var pacerState: PacerState? = nil
+    /// The pacer's prediction state when the frame completed (its flip shown, discarded or
+    /// failed, and every vblank before learned); nil unless ``FramePacer/recordsPacerState`` is on.
+    public var pacerStateAtCompletion: PacerState? = nil
     /// Refreshes per frame of the display link that made this frame when the link was presenting
     /// steadily (its previous callback presented too): the frame was due that many refreshes after
     /// the previous shown frame, whatever vblank its callback then aimed at. 0: no such cadence

@@ -57,9 +57,13 @@ public final class PacingRun {
         self.renderer = renderer
         pacer = try FramePacer(backend: backend)
         pacer.commitMargin = configuration.commitMargin
+        pacer.pendingPacerStateRestore = configuration.restoredPacerState
         accounting = FrameAccounting()
-        link = DisplayLink(preferredFrameRateRange: configuration.range, preferredFrameLatency: configuration.latency) { _ in }
-        adapter = configuration.adapt
+        link = DisplayLink(preferredFrameRateRange: configuration.range, preferredFrameLatency: configuration.latency) {
+            _ in
+        }
+        adapter =
+            configuration.adapt
             ? RateAdapter(range: configuration.range, refreshHz: 1e9 / pacer.refreshInterval, vrr: pacer.vrrRange) : nil
         link.handler = { [unowned self] u in self.produce(u) }
         pacer.onFrameCompleted = { [unowned self] r in
@@ -82,8 +86,9 @@ public final class PacingRun {
         let from = a.currentHz
         guard let change = a.frameCompleted(r, commitMargin: configuration.commitMargin) else { return }
         link.preferredFrameRateRange = a.currentRange
-        let s = RateSwitch(frame: produced, afterFrame: r.frameIndex, timeNs: backend.now(), fromHz: from,
-                           toHz: change.hz, direction: change.direction, reason: change.reason)
+        let s = RateSwitch(
+            frame: produced, afterFrame: r.frameIndex, timeNs: backend.now(), fromHz: from,
+            toHz: change.hz, direction: change.direction, reason: change.reason)
         rateSwitches.append(s)
         onRateSwitch?(s)
     }
@@ -92,7 +97,9 @@ public final class PacingRun {
     /// one), the content rate, or what the minimum duration allows (see ``PresentIntent``).
     public var intendedRateHz: Double {
         let refreshHz = 1e9 / pacer.refreshInterval
-        let linkRate = EffectiveRate.select(for: link.preferredFrameRateRange, refreshHz: refreshHz, vrr: pacer.vrrRange).hz
+        let linkRate = EffectiveRate.select(
+            for: link.preferredFrameRateRange, refreshHz: refreshHz, vrr: pacer.vrrRange
+        ).hz
         if let c = configuration.contentRate { return Swift.min(c, linkRate) }
         if let d = configuration.minimumDuration, d > 0 {
             if pacer.vrrRange != nil { return Swift.min(linkRate, 1e9 / Double(d)) }
@@ -160,7 +167,9 @@ public final class PacingRun {
     public func end(stopped: Bool) throws -> RunSummary {
         let deadline = startDrain()
         let remaining = Swift.max(0, maxLoopTurns - turns)
-        if try pacer.drain(until: Swift.max(deadline, backend.now()), maxTurns: remaining) >= remaining { stalled = true }
+        if try pacer.drain(until: Swift.max(deadline, backend.now()), maxTurns: remaining) >= remaining {
+            stalled = true
+        }
         let end: RunEnd
         if let why = pacer.outputDisconnected {
             end = .disconnected(why)
@@ -186,8 +195,9 @@ public final class PacingRun {
 
     /// The summary of what has completed so far.
     public func summary(end: RunEnd) -> RunSummary {
-        var s = RunSummary(accounting: accounting, backend: backend.name, refreshHz: 1e9 / pacer.refreshInterval,
-                           vrr: pacer.vrrRange, effectiveRateHz: intendedRateHz, latency: effectiveLatency, end: end)
+        var s = RunSummary(
+            accounting: accounting, backend: backend.name, refreshHz: 1e9 / pacer.refreshInterval,
+            vrr: pacer.vrrRange, effectiveRateHz: intendedRateHz, latency: effectiveLatency, end: end)
         if adapter != nil { s.rateSwitches = rateSwitches.count }
         var gaps = sessionGaps, total = sessionGapTotal
         if let since = pacer.sessionPausedAt {
@@ -212,9 +222,10 @@ public final class PacingRun {
         }
         let seconds = Double(now &- lastStatusTime) / 1e9
         let shown = accounting.presented - lastStatusPresented
-        var status = RunStatus(elapsedSeconds: Double(now &- (firstTarget ?? now)) / 1e9, fps: Double(shown) / seconds,
-                               effectiveRateHz: intendedRateHz, droppedRefreshes: accounting.droppedRefreshes,
-                               dropEvents: accounting.dropEvents, hitchTimeRatio: accounting.hitchTimeRatio)
+        var status = RunStatus(
+            elapsedSeconds: Double(now &- (firstTarget ?? now)) / 1e9, fps: Double(shown) / seconds,
+            effectiveRateHz: intendedRateHz, droppedRefreshes: accounting.droppedRefreshes,
+            dropEvents: accounting.dropEvents, hitchTimeRatio: accounting.hitchTimeRatio)
         status.sessionPaused = pacer.sessionPausedAt != nil
         onStatus(status)
         lastStatusPresented = accounting.presented
@@ -271,9 +282,10 @@ public final class PacingRun {
         if firstTarget == nil { firstTarget = target }
         let renderStart = backend.now()
         if let r = renderer, let surface = backend.surface {
-            let ctx = FrameContext(frameIndex: n, time: Double(target &- (firstTarget ?? target)) / 1e9,
-                                   targetPresentationTime: target, deadline: u.timing.deadline,
-                                   refreshHz: 1e9 / pacer.refreshInterval, effectiveRateHz: u.rate.hz)
+            let ctx = FrameContext(
+                frameIndex: n, time: Double(target &- (firstTarget ?? target)) / 1e9,
+                targetPresentationTime: target, deadline: u.timing.deadline,
+                refreshHz: 1e9 / pacer.refreshInterval, effectiveRateHz: u.rate.hz)
             r(surface, ctx)
         }
         if let cost = configuration.renderCost(of: n) {

@@ -10,6 +10,9 @@ public struct RunConfiguration: Equatable, Sendable {
     /// Where ``contentRate``'s content clock stands when the run starts; nil (the usual start):
     /// t0 is the first frame's target and frame n is content frame n.
     public var contentClock: ContentClock?
+    /// A replay of a later file of a rotated run log: the pacer's prediction state to restore
+    /// when the callback the run began with that state begins (``PacerState``). Nil in a run.
+    public var restoredPacerState: PacerStateRestore? = nil
     /// Frame latency 1–3.
     public var latency: Int
     /// Stop after this many frames.

@@ -18,7 +18,7 @@
 /// measured, and under VRR (no grid to measure against), ε is the 1 µs floor.
 ///
 /// Fixed storage, no allocation after `init`.
-public struct TimestampUncertainty: Sendable {
+public struct TimestampUncertainty: Codable, Equatable, Sendable {
     /// The floor of ε: the kernel's page-flip timestamps carry microseconds.
     public static let resolution: Nanoseconds = 1_000
     /// The cap of ε as a fraction of the refresh interval (0.5%).
@@ -74,7 +74,9 @@ public struct TimestampUncertainty: Sendable {
 
     /// Fixed refresh: the refreshes a frame presented with a minimum duration `d` waits after the
     /// previous shown frame: the smallest n ≥ 1 with n × `refreshInterval` ≥ d − `epsilon`.
-    public static func refreshes(forMinimumDuration d: Nanoseconds, refreshInterval: Double, epsilon: Nanoseconds) -> UInt64 {
+    public static func refreshes(
+        forMinimumDuration d: Nanoseconds, refreshInterval: Double, epsilon: Nanoseconds
+    ) -> UInt64 {
         let n = (Double(d &- epsilon) / refreshInterval).rounded(.up)
         return n > 1 ? UInt64(n) : 1
     }

@@ -13,7 +13,7 @@
 /// Until the observations span ``minimumSpan`` refreshes the fit is not used (``isEstablished``):
 /// a short baseline under jitter is worse than the last vblank and the nominal period. Coordinates are kept relative to a recent origin (re-centred as they grow), so
 /// day-long runs keep nanosecond precision. Fixed storage, no allocation.
-struct VBlankGrid {
+struct VBlankGrid: Codable, Equatable, Sendable {
     /// The number of observations the fit effectively remembers (forgetting 1 − 1/window).
     static let window = 1024.0
     /// The span of sequences (in refreshes) the observations must cover before their slope is

@@ -125,6 +125,9 @@ public final class RunLogWriter {
     /// the next file's continuation line, so that a replay of that file knows of a gap among
     /// the frames it carries.
     private var recentSessions: [SessionChange] = []
+    /// The pacer's state at the callback of each of ``recent`` (nil: not recorded): the next
+    /// file's continuation line carries the one of its lowest frame, where its replay starts.
+    private var recentPacerStates: [PacerStateRestore?] = []
     /// The last frame written was cut off by a seat pause (its line comes next, in this file).
     private var lastWasCutOff = false
     /// Room kept after a frame a pause cut off, for the pause's line (about 110 bytes).
@@ -145,13 +148,18 @@ public final class RunLogWriter {
         encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         file.trailer = { [unowned self] segment in
-            let line = [UInt8](try self.encoder.encode(LogRotated(segment: segment, frames: self.frames - self.framesBeforeSegment)))
+            let line = [UInt8](
+                try self.encoder.encode(LogRotated(segment: segment, frames: self.frames - self.framesBeforeSegment)))
             self.framesBeforeSegment = self.frames
             return line
         }
         file.preamble = { [unowned self] segment in
-            let c = LogContinuation(segment: segment, framesBefore: self.frames, carried: self.recent)
-            return [self.headerLine, [UInt8](try self.encoder.encode(c))] + (try self.recentSessions.map { [UInt8](try self.encoder.encode($0)) })
+            let c = LogContinuation(
+                segment: segment, framesBefore: self.frames, carried: self.recent,
+                pacer: self.recent.indices.min(by: { self.recent[$0].frame < self.recent[$1].frame })
+                    .flatMap { self.recentPacerStates[$0] })
+            return [self.headerLine, [UInt8](try self.encoder.encode(c))]
+                + (try self.recentSessions.map { [UInt8](try self.encoder.encode($0)) })
         }
     }
 
@@ -161,8 +169,13 @@ public final class RunLogWriter {
         try file.write(line: headerLine, record: false, mayRotate: false)
     }
 
-    /// Writes one frame (after the CRC lines read before it).
-    public func write(_ record: FrameRecord) throws {
+    /// Writes one frame (after the CRC lines read before it). `pacerState` and
+    /// `completedPacerState` are the pacer's state when the frame's callback began and when it
+    /// completed (`FrameReport.pacerState`, `FrameReport.pacerStateAtCompletion`): written in the continuation
+    /// line of a later file of a rotated log that carries this frame as its lowest.
+    public func write(
+        _ record: FrameRecord, pacerState: PacerState? = nil, completedPacerState: PacerState? = nil
+    ) throws {
         try flushCRC()
         // The frames a seat pause cut off (at most latency 3's frames in flight) come just before
         // the pause's line, and they stay in one file with it: a file ending in session-paused
@@ -176,8 +189,15 @@ public final class RunLogWriter {
         lastWasCutOff = cutOff
         frames += 1
         if file.rotation != nil {
-            if recent.count == LogContinuation.carriedFrames { recent.removeFirst() }
+            if recent.count == LogContinuation.carriedFrames {
+                recent.removeFirst()
+                recentPacerStates.removeFirst()
+            }
             recent.append(record)
+            recentPacerStates.append(
+                pacerState.map {
+                    PacerStateRestore(callbackTime: record.callbackNs, state: $0, completed: completedPacerState)
+                })
             if let oldest = recent.first, !recentSessions.isEmpty {
                 let since = oldest.callbackNs > 0 ? oldest.callbackNs : oldest.renderStartNs
                 recentSessions.removeAll { $0.timeNs < since }

@@ -14,14 +14,13 @@ import Foundation
 /// (vblank, kernel timestamp, outcome, dropped refreshes) and as a summary.
 ///
 /// A display link held back by a late frame at latency ≥ 2 is rebuilt by starting the replay
-/// earlier (see ``heldBack(_:header:)``). Some of the state is not rebuilt, and a replay of a
-/// file of such a run may differ (its note names which): `--adapt`'s rate and window
-/// (a fresh run starts at the preferred rate), and ε, the window of the last 64 vblank
-/// residuals, refilled from the carried frames only (a jittery display's ε can differ, which
-/// moves `present(at:)` and `--min-duration` decisions that fall within ε of a vblank). On a
-/// jittery display the predicted target times, fitted from fewer vblanks at the start of a
-/// file, can differ by microseconds too: the on-time error statistics of such a file may then
-/// differ while every frame's vblank, outcome and dropped refreshes are the same.
+/// earlier (see ``heldBack(_:header:)``). The pacer's prediction state (its fitted vblank grid
+/// and ε's window of residuals, fitted from every vblank of the run) is restored from the
+/// continuation line when the callback of the first carried frame begins (``LogContinuation/pacer``);
+/// a log written before it was kept refits them from the carried frames, and a file of a jittery
+/// display may then replay other tie decisions. Some state is not rebuilt, and a replay of a
+/// file of such a run may differ (its note names which): `--adapt`'s rate and window (a fresh
+/// run starts at the preferred rate).
 enum ReplaySegment {
     static func run(_ log: RunLog, continuation c: LogContinuation, forceWhole: Bool = false) throws -> ReplayResult {
         guard var header = log.header, let firstOwn = log.records.min(by: { $0.frame < $1.frame }) else {
@@ -75,6 +74,14 @@ enum ReplaySegment {
             clock = ContentClock(
                 start: requested &- clampedNanoseconds((Double(base) * 1e9 / rate).rounded()), firstFrame: base)
         }
+        // The pacer's prediction state at the callback of the lowest carried frame (written at
+        // the cut): restored when the replay's callback at that vblank begins, so that its vblank
+        // grid and ε are the run's, fitted from every vblank before, not from the carried frames'.
+        let restore = c.pacer
+        let adjust: (inout RunConfiguration) -> Void = {
+            $0.contentClock = clock
+            $0.restoredPacerState = restore
+        }
         let held = heldBack(start, header: header)
         let later = held == 0 ? startsLater(start, header: header) : 0
         var result: ReplayResult
@@ -86,11 +93,11 @@ enum ReplaySegment {
             try ReplayLimits.check(fresh)
             result = try Replay.once(
                 Replay.source(fresh, forceWhole: forceWhole), startBetweenVBlanks: false,
-                adjust: { $0.contentClock = clock }, refreshesEarlier: held, refreshesLater: later, keep: true,
+                adjust: adjust, refreshesEarlier: held, refreshesLater: later, keep: true,
                 out: nil
             ).0
         } else {
-            result = try Replay.run(fresh, forceWhole: forceWhole, adjust: { $0.contentClock = clock })
+            result = try Replay.run(fresh, forceWhole: forceWhole, adjust: adjust)
         }
         // Back to the run's numbering (for --log-out), this file's frames only.
         result.records = result.records.compactMap { r in

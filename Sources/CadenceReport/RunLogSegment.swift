@@ -16,15 +16,22 @@ public struct LogContinuation: Codable, Equatable, Sendable {
     /// file's frames: what a replay of this file starts from, so that the frames in flight
     /// and the display link's phase at the cut are played again before this file's first frame.
     public var carried: [FrameRecord]
+    /// The pacer's prediction state (the fitted vblank grid, ε's residuals) when the callback of
+    /// the lowest carried frame began, and that callback's time: a replay of this file starts
+    /// there and restores it, so that it predicts from the whole run's vblanks as the run did,
+    /// not from the few it replays. Absent in logs written before it existed and for a first line
+    /// not made in a callback; such a file's replay fits from the carried frames' vblanks.
+    public var pacer: PacerStateRestore?
 
     /// Frame records carried into the next file's continuation line: latency 3 keeps up to 3
     /// frames in the pipeline; 8 also covers the two frames a replay's start cannot place.
     public static let carriedFrames = 8
 
-    public init(segment: Int, framesBefore: Int, carried: [FrameRecord]) {
+    public init(segment: Int, framesBefore: Int, carried: [FrameRecord], pacer: PacerStateRestore? = nil) {
         self.segment = segment
         self.framesBefore = framesBefore
         self.carried = carried
+        self.pacer = pacer
     }
 }
 

@@ -41,6 +41,8 @@ public final class LogSink: FrameSink {
     /// on (version 3: `RunLogHeader.carryCRCs(source:)`), those read before the run first.
     public func open(_ context: SinkContext) {
         self.context = context
+        // A rotated log starts each file with the pacer's state (LogContinuation.pacer).
+        if writer.file.rotation != nil { context.run.pacer.recordsPacerState = true }
         let backend = context.run.backend
         do {
             var header = RunLogHeader(backend: backend, configuration: context.run.configuration, system: system)
@@ -65,7 +67,9 @@ public final class LogSink: FrameSink {
         guard !stopped else { return }
         var record = FrameRecord(report)
         record.connector = context?.connector
-        do { try writer.write(record) } catch { failed(error) }
+        do {
+            try writer.write(record, pacerState: report.pacerState, completedPacerState: report.pacerStateAtCompletion)
+        } catch { failed(error) }
     }
 
     /// Writes a context record (temperatures, frequencies).

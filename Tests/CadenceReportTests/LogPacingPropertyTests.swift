@@ -60,30 +60,42 @@ import Testing
     /// latency 2, content 24 Hz, −500 ppm, jitter 45 µs, seed 748483: 4 dropped refreshes in 2
     /// events (flip-late) in the replay, none in the run. Each frame's line now holds the vblank
     /// timestamps the pacer learned from vblank events and queries (`vblanks`), and the replay
-    /// gives its vblanks those: 300 configurations replay exactly (unrotated: a rotated file is
-    /// the next test's).
+    /// gives its vblanks those: 300 configurations replay exactly (unrotated: rotated files are
+    /// the next tests').
     @Test func replayOfContentOnAJitteryDisplayIsExact() async throws {
         await check(count: 300, exact: true, noisyContentOnly: true)
     }
 
-    /// Known issue (issue 21): a rotated log's later file starts the pacer's vblank fit and ε
-    /// afresh, where the run had fitted them from every vblank since the start: on a drifting,
-    /// jittery display a content frame within ε of a vblank can then be aimed at another vblank.
-    /// 60 Hz, latency 1, 60 frames, 24 fps content, −130 ppm, 29 µs of jitter, a file every
-    /// 8 KiB (17 files, found by the property above once rotation was allowed): file 2's replay
-    /// shows a frame a refresh late (on-time error max 16,666.667 µs against 32.542). A file
-    /// would need the fit's state where it starts.
+    /// Found by the property above once rotation was allowed (issue 21, fixed): a rotated log's
+    /// later file started the pacer's vblank fit and ε afresh, where the run had fitted them from
+    /// every vblank since the start, and on a drifting, jittery display a content frame within ε
+    /// of a vblank was then aimed at another vblank. 60 Hz, latency 1, 60 frames, 24 fps content,
+    /// −130 ppm, 29 µs of jitter, a file every 8 KiB (17 files): file 2's replay showed a frame a
+    /// refresh late (on-time error max 16,666.667 µs against 32.542). A continuation line now
+    /// carries the pacer's state at the callback where its replay starts (`LogContinuation.pacer`).
     @Test func aRotatedLogOfContentOnAJitteryDisplayReplaysExactly() throws {
         let k = PacingGen.Knobs(
             refresh: 0, latency: 1, frames: 60, mode: 1, range: (0, 0, 0, 0), param: (0, 0), late: [], gaps: [],
             noise: (3, 6376, 1100, 979938))
-        withKnownIssue("issue 21: a rotated file of a jittery display starts its vblank fit afresh") {
+        try Self.check(k, rotate: 3, exact: true, noisyContentOnly: true)
+    }
+
+    /// Known issue (issue 21), found by the property above with rotation allowed, once a file
+    /// started from the run's pacer state: 60 fps content on a 60 Hz display −209 ppm slow with
+    /// 49 µs of jitter (a tie at every frame), latency 1, 60 frames in 4 files. The run showed a
+    /// frame of file 2 a refresh late (on-time error max 16,572.224 µs) and the replay did not
+    /// (94.443). Not explained yet: the property leaves rotated logs out.
+    @Test func aRotatedLogOfContentAtTheRefreshOnAJitteryDisplayReplaysExactly() throws {
+        let k = PacingGen.Knobs(
+            refresh: 0, latency: 1, frames: 60, mode: 1, range: (0, 0, 0, 0), param: (0, 512), late: [], gaps: [],
+            noise: (3, 33324, 54211, 585547))
+        withKnownIssue("issue 21: a rotated file of content at the refresh on a jittery display") {
             try Self.check(k, rotate: 3, exact: true, noisyContentOnly: true)
         }
     }
 
     /// `noisyContentOnly`: content on a drifting, jittery display only, its logs never rotated
-    /// (``aRotatedLogOfContentOnAJitteryDisplayReplaysExactly()``).
+    /// (``aRotatedLogOfContentAtTheRefreshOnAJitteryDisplayReplaysExactly()``).
     func check(count: Int, exact: Bool, noisyContentOnly: Bool = false) async {
         await propertyCheck(count: count, input: PacingGen.knobs(frames: 60...160), Gen.int(in: 0...3)) { k, rotate in
             var k = k
@@ -106,10 +118,14 @@ import Testing
         let display = FakeDisplay(s.fakeDisplay)
         let config = s.runConfiguration()
         let run = try PacingRun(backend: display, configuration: config)
+        run.pacer.recordsPacerState = rotation != nil
         try writer.begin(RunLogHeader(backend: display, configuration: config))
         var failures: [String] = []
         run.onFrame = { r in
-            do { try writer.write(FrameRecord(r)) } catch { failures.append("\(error)") }
+            do {
+                try writer.write(
+                    FrameRecord(r), pacerState: r.pacerState, completedPacerState: r.pacerStateAtCompletion)
+            } catch { failures.append("\(error)") }
         }
         run.onRateSwitch = { try? writer.write($0) }
         run.onSessionChange = { try? writer.write($0) }
