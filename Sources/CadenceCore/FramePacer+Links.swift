@@ -244,8 +244,9 @@ extension FramePacer {
         presentedInCallback = -1
         // The callback at the vblank the run's began at: its timestamp may be the vblank event's
         // nanoseconds where the run's was the flip's microseconds, or the other way round.
-        if let p = pendingPacerStateRestore, timing.timestamp &+ Nanoseconds(refreshInterval / 2) >= p.callbackTime {
-            if timing.timestamp &- Nanoseconds(refreshInterval / 2) < p.callbackTime {
+        let halfRefresh = Nanoseconds(refreshInterval / 2)
+        if let p = pendingPacerStateRestore, timing.timestamp &+ halfRefresh >= p.callbackTime {
+            if timing.timestamp &- halfRefresh < p.callbackTime {
                 restore(p.state)
                 restoringAtCompletion = p.completed.map { (nextID, $0) }
             }

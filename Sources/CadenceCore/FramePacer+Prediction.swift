@@ -29,10 +29,11 @@ extension FramePacer {
     /// vblank must not find its frame due at that vblank one callback later (already passed).
     public func sequence(at t: Nanoseconds, nearest: Bool = false) -> UInt64 {
         let answer = predictedSequence(at: t, nearest: nearest)
-        if let m = lastAnswer, m.time == t, m.nearest == nearest, m.sequence > answer, m.sequence > lastVBlank.sequence {
+        if let m = lastAnswer, m.time == t, m.nearest == nearest, m.sequence > answer, m.sequence > lastVBlank.sequence
+        {
             return m.sequence
         }
-        lastAnswer = (t, nearest, answer)
+        lastAnswer = PacerState.Answer(time: t, nearest: nearest, sequence: answer)
         return answer
     }
 
@@ -196,7 +197,8 @@ extension FramePacer {
     /// Fixed refresh: how many refreshes after the previous shown frame a frame presented with
     /// `present(afterMinimumDuration: d)` is shown (the smallest n ≥ 1 with n·refresh ≥ d − ε).
     public func minimumDurationRefreshes(_ d: Nanoseconds) -> UInt64 {
-        TimestampUncertainty.refreshes(forMinimumDuration: d, refreshInterval: refreshInterval, epsilon: timestampUncertainty)
+        TimestampUncertainty.refreshes(
+            forMinimumDuration: d, refreshInterval: refreshInterval, epsilon: timestampUncertainty)
     }
 
     /// Learns a vblank newer than (or a second timestamp of) ``lastVBlank``: its residual against
@@ -222,12 +224,15 @@ extension FramePacer {
     /// The deadline is the frame's *own*: its target minus the commit margin, never earlier than
     /// the callback's (a frame whose minimum duration or `present(at:)` time puts it after the
     /// callback's target has until then; lateness and its cause are judged from it).
-    func plan(intent: PresentIntent, update: DisplayLinkUpdate.Timing?) -> (targetSequence: UInt64, targetTime: Nanoseconds, deadline: Nanoseconds, predicted: UInt64) {
+    func plan(
+        intent: PresentIntent, update: DisplayLinkUpdate.Timing?
+    ) -> (targetSequence: UInt64, targetTime: Nanoseconds, deadline: Nanoseconds, predicted: UInt64) {
         let prev: UInt64? = count > 0 ? predicted[(head + count - 1) % ring.count] : nil
         if vrrRange != nil {
             // Times stored as UInt64 bit patterns of Nanoseconds.
             let nowT = backend.now()
-            let prevT = prev.map { Nanoseconds(bitPattern: $0) } ?? (havePresented ? lastPresentedTime : lastVBlank.timestamp)
+            let prevT =
+                prev.map { Nanoseconds(bitPattern: $0) } ?? (havePresented ? lastPresentedTime : lastVBlank.timestamp)
             let minGap = Nanoseconds(refreshInterval.rounded())
             let earliest = Swift.max(nowT, prevT &+ minGap)
             var target: Nanoseconds
@@ -238,8 +243,10 @@ extension FramePacer {
                 target = Swift.max(update?.targetPresentationTimestamp ?? earliest, prevT &+ d &- timestampUncertainty)
             }
             let own = target &- commitMargin
-            return (update?.targetSequence ?? 0, target, update.map { Swift.max($0.deadline, own) } ?? own,
-                    UInt64(bitPattern: Swift.max(target, earliest)))
+            return (
+                update?.targetSequence ?? 0, target, update.map { Swift.max($0.deadline, own) } ?? own,
+                UInt64(bitPattern: Swift.max(target, earliest))
+            )
         }
         let prevSeq = prev ?? (havePresented ? Swift.max(lastPresentedSeq, lastVBlank.sequence) : lastVBlank.sequence)
         let earliest = Swift.max(lastVBlank.sequence &+ 1, prevSeq &+ 1)

@@ -67,7 +67,7 @@ public final class FramePacer {
     /// The fitted vblank grid predictions come from (fixed refresh with hardware vblank).
     var grid: VBlankGrid
     /// The last answer of ``sequence(at:nearest:)``: the same question gets no earlier answer.
-    var lastAnswer: (time: Nanoseconds, nearest: Bool, sequence: UInt64)? = nil
+    var lastAnswer: PacerState.Answer? = nil
     /// False right after a mode change: the next vblank re-anchors the grid without a residual.
     var gridAnchored = true
     var nextID: FrameID = 1

@@ -45,9 +45,7 @@ public struct PacerStateRestore: Codable, Equatable, Sendable {
 extension FramePacer {
     /// The prediction state now (see ``PacerState``).
     public var pacerState: PacerState {
-        PacerState(
-            grid: grid, uncertainty: uncertainty, gridAnchored: gridAnchored,
-            lastAnswer: lastAnswer.map { PacerState.Answer(time: $0.time, nearest: $0.nearest, sequence: $0.sequence) })
+        PacerState(grid: grid, uncertainty: uncertainty, gridAnchored: gridAnchored, lastAnswer: lastAnswer)
     }
 
     /// Replaces the prediction state with `s` (a replay starting where a run's log file starts).
@@ -55,6 +53,6 @@ extension FramePacer {
         grid = s.grid
         uncertainty = s.uncertainty
         gridAnchored = s.gridAnchored
-        lastAnswer = s.lastAnswer.map { ($0.time, $0.nearest, $0.sequence) }
+        lastAnswer = s.lastAnswer
     }
 }

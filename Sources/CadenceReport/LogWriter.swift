@@ -119,15 +119,13 @@ public final class RunLogWriter {
     /// Frame records written before the current file.
     public private(set) var framesBeforeSegment = 0
     private var headerLine: [UInt8] = []
-    /// The last ``LogContinuation/carriedFrames`` frame records, for the next file's continuation line.
-    private var recent: [FrameRecord] = []
+    /// The last ``LogContinuation/carriedFrames`` frame records, for the next file's continuation
+    /// line, each with the pacer's state at its callback and completion (nil: not recorded).
+    private var recent: [(record: FrameRecord, pacer: PacerStateRestore?)] = []
     /// Session records (seat pauses and resumes) since the oldest of ``recent``: repeated after
     /// the next file's continuation line, so that a replay of that file knows of a gap among
     /// the frames it carries.
     private var recentSessions: [SessionChange] = []
-    /// The pacer's state at the callback of each of ``recent`` (nil: not recorded): the next
-    /// file's continuation line carries the one of its lowest frame, where its replay starts.
-    private var recentPacerStates: [PacerStateRestore?] = []
     /// The last frame written was cut off by a seat pause (its line comes next, in this file).
     private var lastWasCutOff = false
     /// Room kept after a frame a pause cut off, for the pause's line (about 110 bytes).
@@ -155,9 +153,8 @@ public final class RunLogWriter {
         }
         file.preamble = { [unowned self] segment in
             let c = LogContinuation(
-                segment: segment, framesBefore: self.frames, carried: self.recent,
-                pacer: self.recent.indices.min(by: { self.recent[$0].frame < self.recent[$1].frame })
-                    .flatMap { self.recentPacerStates[$0] })
+                segment: segment, framesBefore: self.frames, carried: self.recent.map(\.record),
+                pacer: self.recent.min(by: { $0.record.frame < $1.record.frame })?.pacer)
             return [self.headerLine, [UInt8](try self.encoder.encode(c))]
                 + (try self.recentSessions.map { [UInt8](try self.encoder.encode($0)) })
         }
@@ -189,16 +186,12 @@ public final class RunLogWriter {
         lastWasCutOff = cutOff
         frames += 1
         if file.rotation != nil {
-            if recent.count == LogContinuation.carriedFrames {
-                recent.removeFirst()
-                recentPacerStates.removeFirst()
+            if recent.count == LogContinuation.carriedFrames { recent.removeFirst() }
+            let pacer = pacerState.map {
+                PacerStateRestore(callbackTime: record.callbackNs, state: $0, completed: completedPacerState)
             }
-            recent.append(record)
-            recentPacerStates.append(
-                pacerState.map {
-                    PacerStateRestore(callbackTime: record.callbackNs, state: $0, completed: completedPacerState)
-                })
-            if let oldest = recent.first, !recentSessions.isEmpty {
+            recent.append((record, pacer))
+            if let oldest = recent.first?.record, !recentSessions.isEmpty {
                 let since = oldest.callbackNs > 0 ? oldest.callbackNs : oldest.renderStartNs
                 recentSessions.removeAll { $0.timeNs < since }
             }
