@@ -13,8 +13,8 @@
 # with a VT switch mid-run (tools/vm/seat.sh) and hotplug (tools/vm/hotplug.sh) on vkms and
 # several outputs on vkms2 (tools/vm/outputs.sh) and on two cards, vkms and virtio-gpu in one
 # guest (tools/vm/cards.sh), and the scanout truth from vkms' CRTC CRC (tools/vm/scanout.sh),
-# with a release build (all of it tools/vm/all.sh, run beside the PNG, fuzz and documentation
-# steps after the sanitizer steps; its output is printed at the end). The unit
+# with a release build (all of it tools/vm/all.sh, run beside the sanitizer, PNG, fuzz and
+# documentation steps; its output is printed at the end). The unit
 # tests also run under AddressSanitizer and ThreadSanitizer (own build directories, .build-asan
 # and .build-tsan), and every libFuzzer target (tools/fuzz) runs 30 s. Each step prints its wall
 # time. Only the plain unit-test build and the release build (the VM's /metrics check) build
@@ -70,6 +70,23 @@ for isa in $paths; do
 done
 took "raster tests per kernel path"
 
+# The real-kernel checks (tools/vm/all.sh: prepare, a release build, integration, the VM steps)
+# run beside every step from here on (the sanitizer steps, PNG, HTML, EDID, fuzz, lint, DocC,
+# Examples). The guest runs on instruction time (tools/vm/vmrun.py: qemu -icount), so the load
+# of those steps makes it slower, not different. The unit tests' wall-time limits that only
+# guard against a hang are four times longer under a sanitizer (Tests/CLITests/CLISupport.swift:
+# a TSan-built `cadence run` of 600 frames with writeback captures once passed 120 s beside the
+# VM part). Its output is kept in a file and printed after the last step here; leaving early
+# stops it.
+vm_pid=""
+if [ "$unit_only" = 0 ]; then
+    vm_log=$(mktemp /tmp/cadence-vm.XXXXXX)
+    setsid tools/vm/all.sh </dev/null >"$vm_log" 2>&1 &
+    vm_pid=$!
+    trap '[ -z "$vm_pid" ] || kill -- -"$vm_pid" 2>/dev/null || true' EXIT
+    echo "== VM checks started beside the steps below (tools/vm/all.sh; output: $vm_log, printed at the end)"
+fi
+
 echo "== unit tests under AddressSanitizer and ThreadSanitizer"
 # Separate scratch paths: a sanitized build would otherwise replace the plain one. LeakSanitizer
 # runs with tools/sanitizers/lsan.supp (leaks inside Foundation and XCTest, not Cadence's).
@@ -113,22 +130,6 @@ for san in address thread; do
     echo "--sanitize=$san: $(grep -E "^(✔|✘|━) Test run with" "$log" || tail -n 1 "$log")"
     took "unit tests --sanitize=$san"
 done
-
-# The real-kernel checks (tools/vm/all.sh: prepare, integration, a release build, the VM steps)
-# run beside the steps from here on (PNG, HTML, EDID, fuzz, lint, DocC, Examples). The guest
-# runs on instruction time (tools/vm/vmrun.py: qemu -icount), so the load of those steps makes
-# it slower, not different. Not beside the sanitizer steps: in a local run with the VM part
-# (and other jobs) beside them, a TSan-built `cadence run` of 600 frames with writeback captures
-# passed WritebackCLITests' 120 s limit. Its output is kept in a file and printed after the last
-# step here; leaving early stops it.
-vm_pid=""
-if [ "$unit_only" = 0 ]; then
-    vm_log=$(mktemp /tmp/cadence-vm.XXXXXX)
-    setsid tools/vm/all.sh </dev/null >"$vm_log" 2>&1 &
-    vm_pid=$!
-    trap '[ -z "$vm_pid" ] || kill -- -"$vm_pid" 2>/dev/null || true' EXIT
-    echo "== VM checks started beside the steps below (tools/vm/all.sh; output: $vm_log, printed at the end)"
-fi
 
 echo "== PNG check with Pillow (cadence render)"
 python3 -c "import PIL" 2>/dev/null || python3 -m pip install -q pillow >/dev/null
@@ -227,7 +228,7 @@ rm -rf "$run_all_dir"
 
 [ "$unit_only" = 1 ] && exit 0
 
-echo "== VM checks (tools/vm/all.sh, running since the sanitizer steps ended)"
+echo "== VM checks (tools/vm/all.sh, running since the raster tests ended)"
 vm_rc=0
 wait "$vm_pid" || vm_rc=$?
 vm_pid=""

@@ -42,9 +42,10 @@ final class CadenceProcess {
 
     func signal(_ sig: Int32) { kill(process.processIdentifier, sig) }
 
-    /// Waits for the exit (killing it after `timeout` seconds) and returns (status, stdout, stderr).
+    /// Waits for the exit (killing it after `timeout` seconds, four times that under a
+    /// sanitizer: ``hangLimitScale``) and returns (status, stdout, stderr).
     func finish(timeout: Double = 120) -> (status: Int32, out: String, err: String) {
-        let end = Date().addingTimeInterval(timeout)
+        let end = Date().addingTimeInterval(timeout * hangLimitScale)
         while process.isRunning && Date() < end { usleep(20_000) }
         if process.isRunning { signal(SIGKILL); process.waitUntilExit() }
         let out = (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? ""
@@ -77,10 +78,21 @@ func lines(_ text: String) -> [Substring] { text.split(separator: "\n") }
 /// `--sanitize=thread`: the TSan runtime's entry point is linked in.
 let underThreadSanitizer: Bool = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
 
-/// Waits up to 30 s for the file at `path` to hold `n` complete lines (a run's log filling up);
+/// True when this test process (and so the `cadence` it runs) is built with a sanitizer
+/// (`--sanitize=address` or `thread`).
+let underSanitizer: Bool =
+    underThreadSanitizer || dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
+
+/// How much longer a wall-time limit that only guards against a hang (a process that never
+/// exits, a file that never fills) waits under a sanitizer: its build runs several times slower,
+/// and in CI the real-kernel checks (tools/vm/all.sh) run beside the sanitizer steps on the same
+/// cores. A TSan-built `cadence run` of 600 frames with writeback captures once passed 120 s there.
+let hangLimitScale: Double = underSanitizer ? 4 : 1
+
+/// Waits up to 30 s (``hangLimitScale`` times that under a sanitizer) for the file at `path` to hold `n` complete lines (a run's log filling up);
 /// records an issue if it never does.
 func waitForLines(_ path: String, _ n: Int) throws {
-    let end = Date().addingTimeInterval(30)
+    let end = Date().addingTimeInterval(30 * hangLimitScale)
     while Date() < end {
         if let d = FileManager.default.contents(atPath: path), d.filter({ $0 == 10 }).count >= n { return }
         usleep(20_000)

@@ -72,7 +72,7 @@ import Glibc
             ], in: dir)
         let path = dir + "/run.jsonl.zst"
         // The first flush, a second after the log was opened.
-        let end = Date().addingTimeInterval(30)
+        let end = Date().addingTimeInterval(30 * hangLimitScale)
         while Date() < end, (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 == 0 {
             usleep(20_000)
         }

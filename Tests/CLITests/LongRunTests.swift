@@ -51,7 +51,7 @@ import Glibc
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let p = try CadenceProcess(["run", "--backend", "fake", "--scene", "solid", "--duration", "0", "--log", "run.jsonl",
                                     "--log-max-size", "64K", "--log-keep", "2", "--json", "--quiet"], in: dir)
-        let end = Date().addingTimeInterval(60)
+        let end = Date().addingTimeInterval(60 * hangLimitScale)
         var rotations = 0
         while Date() < end {
             if let d = FileManager.default.contents(atPath: dir + "/run.jsonl"), let l = try? RunLog.parse(d, name: "run.jsonl", allowPartialLastLine: true),

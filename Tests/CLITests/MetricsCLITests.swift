@@ -211,7 +211,7 @@ func scrape(port: Int) -> String? {
         let p = try CadenceProcess(["run", "--backend", "fake", "--fake-clock", "wall", "--quiet", "--duration", "3", "--json",
                                     "--metrics-port", String(port), "--metrics-textfile", "m.prom"], in: dir)
         var mid: [String: Double]?
-        let end = Date().addingTimeInterval(60)
+        let end = Date().addingTimeInterval(60 * hangLimitScale)
         while mid == nil && Date() < end && p.process.isRunning {
             if let body = scrape(port: port), let v = exposition(body)["cadence_frames_presented_total\(fake)"], v > 0 {
                 mid = exposition(body)
