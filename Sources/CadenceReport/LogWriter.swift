@@ -120,8 +120,9 @@ public final class RunLogWriter {
     public private(set) var framesBeforeSegment = 0
     private var headerLine: [UInt8] = []
     /// The last ``LogContinuation/carriedFrames`` frame records, for the next file's continuation
-    /// line, each with the pacer's state at its callback and completion (nil: not recorded).
-    private var recent: [(record: FrameRecord, pacer: PacerStateRestore?)] = []
+    /// line, each with the pacer's state at its callback and completion and the run's last
+    /// status time at its callback (nil: not recorded).
+    private var recent: [(record: FrameRecord, pacer: PacerStateRestore?, status: Nanoseconds?)] = []
     /// Session records (seat pauses and resumes) since the oldest of ``recent``: repeated after
     /// the next file's continuation line, so that a replay of that file knows of a gap among
     /// the frames it carries.
@@ -152,9 +153,10 @@ public final class RunLogWriter {
             return line
         }
         file.preamble = { [unowned self] segment in
+            let lowest = self.recent.min(by: { $0.record.frame < $1.record.frame })
             let c = LogContinuation(
                 segment: segment, framesBefore: self.frames, carried: self.recent.map(\.record),
-                pacer: self.recent.min(by: { $0.record.frame < $1.record.frame })?.pacer)
+                pacer: lowest?.pacer, statusNs: lowest?.status)
             return [self.headerLine, [UInt8](try self.encoder.encode(c))]
                 + (try self.recentSessions.map { [UInt8](try self.encoder.encode($0)) })
         }
@@ -168,10 +170,13 @@ public final class RunLogWriter {
 
     /// Writes one frame (after the CRC lines read before it). `pacerState` and
     /// `completedPacerState` are the pacer's state when the frame's callback began and when it
-    /// completed (`FrameReport.pacerState`, `FrameReport.pacerStateAtCompletion`): written in the continuation
-    /// line of a later file of a rotated log that carries this frame as its lowest.
+    /// completed (`FrameReport.pacerState`, `FrameReport.pacerStateAtCompletion`), `statusTime`
+    /// when the run had last reported its status as that callback began (`FrameReport.statusTime`):
+    /// written in the continuation line of a later file of a rotated log that carries this
+    /// frame as its lowest.
     public func write(
-        _ record: FrameRecord, pacerState: PacerState? = nil, completedPacerState: PacerState? = nil
+        _ record: FrameRecord, pacerState: PacerState? = nil, completedPacerState: PacerState? = nil,
+        statusTime: Nanoseconds? = nil
     ) throws {
         try flushCRC()
         // The frames a seat pause cut off (at most latency 3's frames in flight) come just before
@@ -190,7 +195,7 @@ public final class RunLogWriter {
             let pacer = pacerState.map {
                 PacerStateRestore(callbackTime: record.callbackNs, state: $0, completed: completedPacerState)
             }
-            recent.append((record, pacer))
+            recent.append((record, pacer, statusTime))
             if let oldest = recent.first?.record, !recentSessions.isEmpty {
                 let since = oldest.callbackNs > 0 ? oldest.callbackNs : oldest.renderStartNs
                 recentSessions.removeAll { $0.timeNs < since }
