@@ -129,6 +129,9 @@ public final class RunLogWriter {
     private var recentSessions: [SessionChange] = []
     /// The last frame written was cut off by a seat pause (its line comes next, in this file).
     private var lastWasCutOff = false
+    /// A session line is being written: a file it starts says how many of the session lines
+    /// before it are repeated (``LogContinuation/sessions``).
+    private var writingSession = false
     /// Room kept after a frame a pause cut off, for the pause's line (about 110 bytes).
     static let sessionLineReserve = 256
     /// CRC lines not written yet, newline-separated, and how many.
@@ -156,7 +159,8 @@ public final class RunLogWriter {
             let lowest = self.recent.min(by: { $0.record.frame < $1.record.frame })
             let c = LogContinuation(
                 segment: segment, framesBefore: self.frames, carried: self.recent.map(\.record),
-                pacer: lowest?.pacer, statusNs: lowest?.status)
+                pacer: lowest?.pacer, statusNs: lowest?.status,
+                sessions: self.writingSession ? self.recentSessions.count : nil)
             return [self.headerLine, [UInt8](try self.encoder.encode(c))]
                 + (try self.recentSessions.map { [UInt8](try self.encoder.encode($0)) })
         }
@@ -213,6 +217,8 @@ public final class RunLogWriter {
     /// flushed at once: no line may come until the session resumes.
     public func write(_ session: SessionChange) throws {
         try flushCRC()
+        writingSession = true
+        defer { writingSession = false }
         try file.write(line: [UInt8](try encoder.encode(session)), record: false, mayRotate: !lastWasCutOff)
         lastWasCutOff = false
         try file.compressedFile?.flush()

@@ -29,6 +29,12 @@ public struct LogContinuation: Codable, Equatable, Sendable {
     /// starts its status clock there. Absent in logs written before it existed (their replays
     /// start it at their start) and for a first line not made in a callback.
     public var statusNs: Int64?
+    /// How many of the session lines right after this line repeat those of the files before
+    /// (seat pauses and resumes since the first carried frame's callback; see
+    /// ``RunLog/carriedSessions``). Written when a session line started this file: that line
+    /// comes right after the repeated ones and is not one of them. Absent otherwise (and in logs
+    /// written before it): every session line right after this one repeats one.
+    public var sessions: Int?
 
     /// Frame records carried into the next file's continuation line: latency 3 keeps up to 3
     /// frames in the pipeline; 8 also covers the two frames a replay's start cannot place.
@@ -36,13 +42,14 @@ public struct LogContinuation: Codable, Equatable, Sendable {
 
     public init(
         segment: Int, framesBefore: Int, carried: [FrameRecord], pacer: PacerStateRestore? = nil,
-        statusNs: Int64? = nil
+        statusNs: Int64? = nil, sessions: Int? = nil
     ) {
         self.segment = segment
         self.framesBefore = framesBefore
         self.carried = carried
         self.pacer = pacer
         self.statusNs = statusNs
+        self.sessions = sessions
     }
 }
 
