@@ -253,6 +253,7 @@ extension FramePacer {
             pendingPacerStateRestore = nil
         }
         callbackPacerState = recordsPacerState && vrrRange == nil ? pacerState : nil
+        callbackStatusTime = recordsPacerState ? loopStatusTime : nil
         var drawable = makeDrawable(link, timing)
         link.callbacks += 1
         link.handler(DisplayLinkUpdate(timing: timing, drawable: drawable))

@@ -102,6 +102,11 @@ public final class FramePacer {
     public var recordsPacerState = false
     /// The prediction state when the callback running now began (``recordsPacerState``).
     var callbackPacerState: PacerState? = nil
+    /// When the loop driving the pacer last reported its status (``PacingRun`` sets it; nil
+    /// outside one), and what it was when the callback running now began
+    /// (``FrameReport/statusTime``, with ``recordsPacerState``).
+    var loopStatusTime: Nanoseconds? = nil
+    var callbackStatusTime: Nanoseconds? = nil
     /// A state to restore when the link's callback at that time begins (a replay of a later
     /// file of a rotated log; ``RunConfiguration/restoredPacerState``).
     public var pendingPacerStateRestore: PacerStateRestore? = nil
@@ -233,7 +238,10 @@ public final class FramePacer {
         r.crtc = backend.crtcID
         let u = update.timing
         r.callbackTimestamp = u.timestamp
-        if currentUpdate == u { r.pacerState = callbackPacerState }
+        if currentUpdate == u {
+            r.pacerState = callbackPacerState
+            r.statusTime = callbackStatusTime
+        }
         (r.wakeTime, r.schedulerDelay) = callbackWake(update)
         r.latency = u.latency
         r.effectiveRateHz = u.rate.hz
@@ -298,7 +306,10 @@ public final class FramePacer {
         r.deadline = plan.deadline
         let pred = plan.predicted
         let slot = (head + count) % ring.count
-        if let u = update, currentUpdate == u { r.pacerState = callbackPacerState }
+        if let u = update, currentUpdate == u {
+            r.pacerState = callbackPacerState
+            r.statusTime = callbackStatusTime
+        }
         ring[slot] = r
         predicted[slot] = pred
         if let d = drawable { drawables[id] = d }

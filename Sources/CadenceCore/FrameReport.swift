@@ -119,6 +119,13 @@ public struct FrameReport: Equatable, Sendable {
     /// The pacer's prediction state when the frame completed (its flip shown, discarded or
     /// failed, and every vblank before learned); nil unless ``FramePacer/recordsPacerState`` is on.
     public var pacerStateAtCompletion: PacerState? = nil
+    /// When the run's loop had last reported its status (``PacingRun/onStatus``, about once a
+    /// second) as the callback that made the frame began; nil unless
+    /// ``FramePacer/recordsPacerState`` is on, outside a ``PacingRun`` or when the frame was
+    /// not presented in a callback. The loop waits no longer than until a second after it, and
+    /// wakes then with nothing to read: a rotated run log writes it at each cut, so that a
+    /// replay of the next file wakes when the run did.
+    public var statusTime: Nanoseconds? = nil
     /// Refreshes per frame of the display link that made this frame when the link was presenting
     /// steadily (its previous callback presented too): the frame was due that many refreshes after
     /// the previous shown frame, whatever vblank its callback then aimed at. 0: no such cadence

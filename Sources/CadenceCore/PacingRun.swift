@@ -47,7 +47,9 @@ public final class PacingRun {
     private var contentStart: Nanoseconds? = nil
     private var firstTarget: Nanoseconds? = nil
     private var lastStatusPresented = 0
-    private var lastStatusTime: Nanoseconds = 0
+    /// When the status was last reported; the loop waits no longer than a second after it
+    /// (the pacer keeps it for its frames' ``FrameReport/statusTime``).
+    private var lastStatusTime: Nanoseconds = 0 { didSet { pacer.loopStatusTime = lastStatusTime } }
     private let adapter: RateAdapter?
 
     public init(backend: any DisplayBackend, configuration: RunConfiguration, renderer: FrameRenderer? = nil) throws {
@@ -131,6 +133,11 @@ public final class PacingRun {
         let start = backend.now()
         runEnd = configuration.duration.map { start &+ $0 } ?? .max
         lastStatusTime = start
+        if let s = configuration.restoredStatusTime {
+            // Where the run's status clock stood (a replay starting in the middle of a run): a
+            // status after this start came a second after the one before.
+            lastStatusTime = s <= start ? s : s &- 1_000_000_000
+        }
         pacer.add(link)
         tick = Nanoseconds(pacer.refreshInterval.rounded())
         turns = 0

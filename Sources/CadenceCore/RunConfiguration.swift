@@ -13,6 +13,11 @@ public struct RunConfiguration: Equatable, Sendable {
     /// A replay of a later file of a rotated run log: the pacer's prediction state to restore
     /// when the callback the run began with that state begins (``PacerState``). Nil in a run.
     public var restoredPacerState: PacerStateRestore? = nil
+    /// A replay of a later file of a rotated run log: when the run had last reported its status
+    /// as the callback the replay starts at began (``FrameReport/statusTime``): the replay's
+    /// status, and the loop's waits bounded by it, come when the run's did. Nil in a run (its
+    /// status clock starts when it does).
+    public var restoredStatusTime: Nanoseconds? = nil
     /// Frame latency 1–3.
     public var latency: Int
     /// Stop after this many frames.

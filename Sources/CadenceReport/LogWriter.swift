@@ -120,14 +120,18 @@ public final class RunLogWriter {
     public private(set) var framesBeforeSegment = 0
     private var headerLine: [UInt8] = []
     /// The last ``LogContinuation/carriedFrames`` frame records, for the next file's continuation
-    /// line, each with the pacer's state at its callback and completion (nil: not recorded).
-    private var recent: [(record: FrameRecord, pacer: PacerStateRestore?)] = []
+    /// line, each with the pacer's state at its callback and completion and the run's last
+    /// status time at its callback (nil: not recorded).
+    private var recent: [(record: FrameRecord, pacer: PacerStateRestore?, status: Nanoseconds?)] = []
     /// Session records (seat pauses and resumes) since the oldest of ``recent``: repeated after
     /// the next file's continuation line, so that a replay of that file knows of a gap among
     /// the frames it carries.
     private var recentSessions: [SessionChange] = []
     /// The last frame written was cut off by a seat pause (its line comes next, in this file).
     private var lastWasCutOff = false
+    /// A session line is being written: a file it starts says how many of the session lines
+    /// before it are repeated (``LogContinuation/sessions``).
+    private var writingSession = false
     /// Room kept after a frame a pause cut off, for the pause's line (about 110 bytes).
     static let sessionLineReserve = 256
     /// CRC lines not written yet, newline-separated, and how many.
@@ -152,9 +156,11 @@ public final class RunLogWriter {
             return line
         }
         file.preamble = { [unowned self] segment in
+            let lowest = self.recent.min(by: { $0.record.frame < $1.record.frame })
             let c = LogContinuation(
                 segment: segment, framesBefore: self.frames, carried: self.recent.map(\.record),
-                pacer: self.recent.min(by: { $0.record.frame < $1.record.frame })?.pacer)
+                pacer: lowest?.pacer, statusNs: lowest?.status,
+                sessions: self.writingSession ? self.recentSessions.count : nil)
             return [self.headerLine, [UInt8](try self.encoder.encode(c))]
                 + (try self.recentSessions.map { [UInt8](try self.encoder.encode($0)) })
         }
@@ -168,10 +174,13 @@ public final class RunLogWriter {
 
     /// Writes one frame (after the CRC lines read before it). `pacerState` and
     /// `completedPacerState` are the pacer's state when the frame's callback began and when it
-    /// completed (`FrameReport.pacerState`, `FrameReport.pacerStateAtCompletion`): written in the continuation
-    /// line of a later file of a rotated log that carries this frame as its lowest.
+    /// completed (`FrameReport.pacerState`, `FrameReport.pacerStateAtCompletion`), `statusTime`
+    /// when the run had last reported its status as that callback began (`FrameReport.statusTime`):
+    /// written in the continuation line of a later file of a rotated log that carries this
+    /// frame as its lowest.
     public func write(
-        _ record: FrameRecord, pacerState: PacerState? = nil, completedPacerState: PacerState? = nil
+        _ record: FrameRecord, pacerState: PacerState? = nil, completedPacerState: PacerState? = nil,
+        statusTime: Nanoseconds? = nil
     ) throws {
         try flushCRC()
         // The frames a seat pause cut off (at most latency 3's frames in flight) come just before
@@ -190,7 +199,7 @@ public final class RunLogWriter {
             let pacer = pacerState.map {
                 PacerStateRestore(callbackTime: record.callbackNs, state: $0, completed: completedPacerState)
             }
-            recent.append((record, pacer))
+            recent.append((record, pacer, statusTime))
             if let oldest = recent.first?.record, !recentSessions.isEmpty {
                 let since = oldest.callbackNs > 0 ? oldest.callbackNs : oldest.renderStartNs
                 recentSessions.removeAll { $0.timeNs < since }
@@ -208,6 +217,8 @@ public final class RunLogWriter {
     /// flushed at once: no line may come until the session resumes.
     public func write(_ session: SessionChange) throws {
         try flushCRC()
+        writingSession = true
+        defer { writingSession = false }
         try file.write(line: [UInt8](try encoder.encode(session)), record: false, mayRotate: !lastWasCutOff)
         lastWasCutOff = false
         try file.compressedFile?.flush()

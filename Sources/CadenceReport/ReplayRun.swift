@@ -210,11 +210,18 @@ public enum Replay {
         config.renderCost = []
         let maxFrame = survey.maxFrame
         // A file the run continued in the next one (``RunLog/rotated``, or a later file's
-        // replay through ``ReplaySegment``): the frame after its last is made too, as in the
-        // run (a late render there holds up the receipt of the file's last completion: frame
-        // 17, followed by a frame 4 refreshes late, replayed flip-late), and not compared.
+        // replay through ``ReplaySegment``): the frames after its last are made too, as in the
+        // run, until every frame of the file has completed (below), and not compared. A late
+        // render of the frame after the file's last holds up the receipt of the file's last
+        // completion (frame 17, followed by a frame 4 refreshes late, replayed flip-late). And
+        // the run's loop went on waiting as a producing loop does (no more than 4 refreshes at
+        // a time), not as a draining one: a 30 Hz link at 60 Hz, latency 2, the process stalled
+        // for 67 ms after frame 41's commit at 2.4667 s; the run woke at 2.5333 s, read a later
+        // vblank and put the flip's timeout off, then read its completion at the stall's end
+        // (2.5503 s); the replay, draining after frame 42's callback, waited until the timeout
+        // (2.5500 s) and gave the flip up (unconfirmed, flip-late).
         let continues = log.rotated != nil && (header.frames ?? Int.max) > maxFrame + 1
-        config.frames = maxFrame + (continues ? 2 : 1)
+        config.frames = continues ? header.frames : maxFrame + 1
         if continues { display.pastTheLogAfter = survey.maxID }
         display.inAnotherFile = survey.missingIDs
         // Rendering ends when it ended in the recording (at once when the replay is already past
@@ -260,7 +267,8 @@ public enum Replay {
         let refreshes = Double(config.duration!) / display.refreshInterval
         let maxTurns = 8 * (survey.count + 16) + Int(Swift.min(refreshes, 1e9)) / 2
         run.maxLoopTurns = maxTurns
-        var replayed = try run.run()
+        // A continued file ends where its own frames have (`count` counts only those).
+        var replayed = try run.run(shouldStop: { continues && count >= survey.count })
         if let e = display.readError ?? failure { throw e }
         // The file's own frames, with its session gaps and rate switches (a first file's gap was
         // lost: measuredRateHz 38.6 vs 60.0, the span over the gap instead of the mean interval).

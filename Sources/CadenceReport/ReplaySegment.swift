@@ -18,7 +18,8 @@ import Foundation
 /// and ε's window of residuals, fitted from every vblank of the run) is restored from the
 /// continuation line when the callback of the first carried frame begins (``LogContinuation/pacer``);
 /// a log written before it was kept refits them from the carried frames, and a file of a jittery
-/// display may then replay other tie decisions. Some state is not rebuilt, and a replay of a
+/// display may then replay other tie decisions. The run's status clock (its loop's once-a-second
+/// wake) starts where the run's stood (``LogContinuation/statusNs``). Some state is not rebuilt, and a replay of a
 /// file of such a run may differ (its note names which): `--adapt`'s rate and window (a fresh
 /// run starts at the preferred rate).
 enum ReplaySegment {
@@ -78,9 +79,16 @@ enum ReplaySegment {
         // the cut): restored when the replay's callback at that vblank begins, so that its vblank
         // grid and ε are the run's, fitted from every vblank before, not from the carried frames'.
         let restore = c.pacer
+        // And where the run's status clock stood then: with nothing to read (a stalled process)
+        // its loop woke at the status (75 Hz, latency 1, a 27 ms stall: the run woke at 2.0000 s,
+        // learned of a vblank and committed a frame at its deadline, flip-late; the replay of the
+        // file, its status clock started at 1.64 s, waited for the held-back vblank event and
+        // committed 0.33 ms after the deadline, scheduler-late).
+        let status = c.statusNs
         let adjust: (inout RunConfiguration) -> Void = {
             $0.contentClock = clock
             $0.restoredPacerState = restore
+            $0.restoredStatusTime = status
         }
         let held = heldBack(start, header: header)
         let later = held == 0 ? startsLater(start, header: header) : 0

@@ -121,8 +121,13 @@ struct RunLogLineDecoder {
                 do { log.sessions.append(try decoder.decode(SessionChange.self, from: d)) } catch {
                     throw Invalid("\(name): line \(number): malformed session record")
                 }
-                // Between the continuation line and the first frame line: repeated from the file before.
-                if log.continuation != nil && frames == 0 && log.carriedSessions == log.sessions.count - 1 {
+                // Right after the continuation line (and the ones repeated before it): repeated from
+                // the file before, as many as it says. Not a session line after a context line, nor
+                // the one that started this file (a pause right after the cut: `report` of all the
+                // files lost the gap, `sessionGaps` 0 against 1).
+                if let c = log.continuation, frames == 0, log.carriedSessions == log.sessions.count - 1,
+                    number == 3 + log.carriedSessions, log.carriedSessions < (c.sessions ?? .max)
+                {
                     log.carriedSessions += 1
                 }
             case "crc":

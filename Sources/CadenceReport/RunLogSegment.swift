@@ -22,16 +22,34 @@ public struct LogContinuation: Codable, Equatable, Sendable {
     /// not from the few it replays. Absent in logs written before it existed and for a first line
     /// not made in a callback; such a file's replay fits from the carried frames' vblanks.
     public var pacer: PacerStateRestore?
+    /// When the run had last reported its status (about once a second) as the callback of the
+    /// lowest carried frame began (``FrameReport/statusTime``): the run's loop waits no longer
+    /// than a second after it, and with nothing to read (the process stalled, its events held
+    /// back) it wakes then, queries the vblank and commits what is due. A replay of this file
+    /// starts its status clock there. Absent in logs written before it existed (their replays
+    /// start it at their start) and for a first line not made in a callback.
+    public var statusNs: Int64?
+    /// How many of the session lines right after this line repeat those of the files before
+    /// (seat pauses and resumes since the first carried frame's callback; see
+    /// ``RunLog/carriedSessions``). Written when a session line started this file: that line
+    /// comes right after the repeated ones and is not one of them. Absent otherwise (and in logs
+    /// written before it): every session line right after this one repeats one.
+    public var sessions: Int?
 
     /// Frame records carried into the next file's continuation line: latency 3 keeps up to 3
     /// frames in the pipeline; 8 also covers the two frames a replay's start cannot place.
     public static let carriedFrames = 8
 
-    public init(segment: Int, framesBefore: Int, carried: [FrameRecord], pacer: PacerStateRestore? = nil) {
+    public init(
+        segment: Int, framesBefore: Int, carried: [FrameRecord], pacer: PacerStateRestore? = nil,
+        statusNs: Int64? = nil, sessions: Int? = nil
+    ) {
         self.segment = segment
         self.framesBefore = framesBefore
         self.carried = carried
         self.pacer = pacer
+        self.statusNs = statusNs
+        self.sessions = sessions
     }
 }
 

@@ -68,7 +68,9 @@ public final class LogSink: FrameSink {
         var record = FrameRecord(report)
         record.connector = context?.connector
         do {
-            try writer.write(record, pacerState: report.pacerState, completedPacerState: report.pacerStateAtCompletion)
+            try writer.write(
+                record, pacerState: report.pacerState, completedPacerState: report.pacerStateAtCompletion,
+                statusTime: report.statusTime)
         } catch { failed(error) }
     }
 

@@ -124,7 +124,8 @@ import Testing
         run.onFrame = { r in
             do {
                 try writer.write(
-                    FrameRecord(r), pacerState: r.pacerState, completedPacerState: r.pacerStateAtCompletion)
+                    FrameRecord(r), pacerState: r.pacerState, completedPacerState: r.pacerStateAtCompletion,
+                    statusTime: r.statusTime)
             } catch { failures.append("\(error)") }
         }
         run.onRateSwitch = { try? writer.write($0) }
