@@ -263,15 +263,20 @@ public final class ReplayDisplay: DisplayBackend, WorkSimulating {
             // replay starts at a carried frame, the frame aimed one interval after the previous
             // target, and its callback ran when the previous flip's event was read (the driver's
             // event latency after the flip): start where a fresh link aims at the recorded target.
-            // That is up to one frame interval before the callback: a frame whose predecessor was
-            // handed over late is aimed one interval after that handover, where its callback ran
-            // (6.52 Hz at latency 2, frame 3 late: a later file's first frame).
+            // That is less than the link's lead (`latency` intervals) before the callback: a
+            // frame whose predecessor was handed over late is aimed one interval after that
+            // handover, where its callback ran (6.52 Hz at latency 2, frame 3 late: a later file's
+            // first frame); at latency 3 a late render holds back the callbacks of the two frames
+            // after it, run together when it ends and aimed one and two intervals ahead (3 Hz,
+            // frame 39 late: frame 40 called back at 15.003 s for 15.337 s; started at the
+            // callback, the fresh link aimed it at 16.003 s, and the file's frames were called
+            // back 0.69 s late and shown late, flip-late).
             let rate = EffectiveRate.select(for: first.intent.range, refreshHz: 1e9 / refreshInterval, vrr: vrr)
             let latency = Swift.max(1, Swift.min(log.header?.latency ?? first.latency, 1 + queueCapacity))
             let lead = Nanoseconds(latency) &* clampedNanoseconds(rate.frameInterval.rounded())
             let aim = first.intent.targetTimeNs &- lead
             if rate.isVariable && first.intent.targetTimeNs > 0 && aim < clock
-                && clock &- aim <= clampedNanoseconds(rate.frameInterval.rounded())
+                && clock &- aim < lead
             {
                 clock = aim
             }

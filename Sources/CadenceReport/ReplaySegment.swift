@@ -14,7 +14,9 @@ import Foundation
 /// (vblank, kernel timestamp, outcome, dropped refreshes) and as a summary.
 ///
 /// A display link held back by a late frame at latency ≥ 2 is rebuilt by starting the replay
-/// earlier (see ``heldBack(_:header:)``). The pacer's prediction state (its fitted vblank grid
+/// earlier (see ``heldBack(_:header:)``; under VRR the replay display starts the link where it
+/// aims the first carried frame at its recorded target, less than the link's lead before the
+/// frame's callback). The pacer's prediction state (its fitted vblank grid
 /// and ε's window of residuals, fitted from every vblank of the run) is restored from the
 /// continuation line when the callback of the first carried frame begins (``LogContinuation/pacer``);
 /// a log written before it was kept refits them from the carried frames, and a file of a jittery
