@@ -224,13 +224,23 @@ extension ReplayDisplay {
     /// at its own time, a pause before the completion's receipt (the run was drawing until
     /// then) flushed the frame as session-paused that the run showed (latency 2 at 30 Hz, frame
     /// 4 late: discarded 2 vs 1).
+    /// A resume due before that receipt is read with it, after the pause: delivered at its own
+    /// time it came before the held pause, and the replay stayed paused to its end (30 Hz,
+    /// latency 2, frame 3 late by 5, a pause at 1.2 s for 0.1 s during its render: 4 frames
+    /// replayed of 60).
     func holdPauses(behindFlipAt flip: Nanoseconds, readAt read: Nanoseconds) {
         var held: [BackendEvent] = []
-        outbox.removeAll { e in
-            guard case .sessionPaused(let at) = e.event, at >= flip, e.at < read else { return false }
-            held.append(e.event)
-            return true
+        var kept: [(at: Nanoseconds, order: Int, event: BackendEvent)] = []
+        kept.reserveCapacity(outbox.count)
+        for e in outbox {
+            switch e.event {
+            case .sessionPaused(let at) where at >= flip && e.at < read: held.append(e.event)
+            case .sessionResumed where !held.isEmpty && e.at < read: held.append(e.event)
+            default: kept.append(e)
+            }
         }
+        guard !held.isEmpty else { return }
+        outbox = kept
         for e in held { enqueue(e, at: read, order: 2) }
     }
 
