@@ -23,7 +23,7 @@ public struct LogContinuation: Codable, Equatable, Sendable {
     /// not made in a callback; such a file's replay fits from the carried frames' vblanks.
     public var pacer: PacerStateRestore?
     /// When the run had last reported its status (about once a second) as the callback of the
-    /// lowest carried frame began (``FrameReport/statusTime``): the run's loop waits no longer
+    /// lowest carried frame began (`FrameReport.statusTime`): the run's loop waits no longer
     /// than a second after it, and with nothing to read (the process stalled, its events held
     /// back) it wakes then, queries the vblank and commits what is due. A replay of this file
     /// starts its status clock there. Absent in logs written before it existed (their replays
