@@ -107,6 +107,13 @@ public final class FramePacer {
     /// (``FrameReport/statusTime``, with ``recordsPacerState``).
     var loopStatusTime: Nanoseconds? = nil
     var callbackStatusTime: Nanoseconds? = nil
+
+    /// Gives `r` what was recorded as the callback running now began (its pacer state and
+    /// status time).
+    func stampCallbackState(_ r: inout FrameReport) {
+        r.pacerState = callbackPacerState
+        r.statusTime = callbackStatusTime
+    }
     /// A state to restore when the link's callback at that time begins (a replay of a later
     /// file of a rotated log; ``RunConfiguration/restoredPacerState``).
     public var pendingPacerStateRestore: PacerStateRestore? = nil
@@ -238,10 +245,7 @@ public final class FramePacer {
         r.crtc = backend.crtcID
         let u = update.timing
         r.callbackTimestamp = u.timestamp
-        if currentUpdate == u {
-            r.pacerState = callbackPacerState
-            r.statusTime = callbackStatusTime
-        }
+        if currentUpdate == u { stampCallbackState(&r) }
         (r.wakeTime, r.schedulerDelay) = callbackWake(update)
         r.latency = u.latency
         r.effectiveRateHz = u.rate.hz
@@ -306,10 +310,7 @@ public final class FramePacer {
         r.deadline = plan.deadline
         let pred = plan.predicted
         let slot = (head + count) % ring.count
-        if let u = update, currentUpdate == u {
-            r.pacerState = callbackPacerState
-            r.statusTime = callbackStatusTime
-        }
+        if let u = update, currentUpdate == u { stampCallbackState(&r) }
         ring[slot] = r
         predicted[slot] = pred
         if let d = drawable { drawables[id] = d }

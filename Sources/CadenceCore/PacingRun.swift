@@ -47,9 +47,12 @@ public final class PacingRun {
     private var contentStart: Nanoseconds? = nil
     private var firstTarget: Nanoseconds? = nil
     private var lastStatusPresented = 0
-    /// When the status was last reported; the loop waits no longer than a second after it
-    /// (the pacer keeps it for its frames' ``FrameReport/statusTime``).
-    private var lastStatusTime: Nanoseconds = 0 { didSet { pacer.loopStatusTime = lastStatusTime } }
+    /// When the status was last reported; the loop waits no longer than a second after it.
+    /// Kept by the pacer, for its frames' ``FrameReport/statusTime``.
+    private var lastStatusTime: Nanoseconds {
+        get { pacer.loopStatusTime ?? 0 }
+        set { pacer.loopStatusTime = newValue }
+    }
     private let adapter: RateAdapter?
 
     public init(backend: any DisplayBackend, configuration: RunConfiguration, renderer: FrameRenderer? = nil) throws {

@@ -125,8 +125,10 @@ struct RunLogLineDecoder {
                 // the file before, as many as it says. Not a session line after a context line, nor
                 // the one that started this file (a pause right after the cut: `report` of all the
                 // files lost the gap, `sessionGaps` 0 against 1).
-                if let c = log.continuation, frames == 0, log.carriedSessions == log.sessions.count - 1,
-                    number == 3 + log.carriedSessions, log.carriedSessions < (c.sessions ?? .max)
+                // (Line 1 is the header, 2 the continuation: a session line at 3 + the count so far
+                // follows only repeated ones.)
+                if let c = log.continuation, number == 3 + log.carriedSessions,
+                    log.carriedSessions < (c.sessions ?? .max)
                 {
                     log.carriedSessions += 1
                 }
