@@ -233,10 +233,14 @@ public final class RunLogWriter {
         try file.write(line: bytes, record: false)
     }
 
-    /// Writes a context line (temperature, frequency).
+    /// Writes a context line (temperature, frequency), in the current file even when it takes it
+    /// past the limit (by its hundred bytes or so): a file it started held no frame when the run
+    /// ended before the next one, and read as no log at all ("no frame records"; a session
+    /// paused near the end of 60 frames rotated every 8 KiB: its last file held the context
+    /// and end lines only). The next frame line starts the next file.
     public func write(_ context: ContextRecord) throws {
         try flushCRC()
-        try file.write(line: [UInt8](try encoder.encode(context)), record: false)
+        try file.write(line: [UInt8](try encoder.encode(context)), record: false, mayRotate: false)
     }
 
     /// Writes the end line with the summary and closes the file.
