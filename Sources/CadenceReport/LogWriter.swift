@@ -122,12 +122,19 @@ public final class RunLogWriter {
     /// The last ``LogContinuation/carriedFrames`` frame records, for the next file's continuation
     /// line, each with the pacer's state at its callback and completion (nil: not recorded).
     private var recent: [(record: FrameRecord, pacer: PacerStateRestore?)] = []
+    /// The vblanks (`[sequence, flipNs]`) of the last shown frames before ``recent``: the ones
+    /// after the lowest carried frame's callback go in the continuation line
+    /// (``LogContinuation/vblanks``).
+    private var shownBefore: [[Int64]] = []
     /// Session records (seat pauses and resumes) since the oldest of ``recent``: repeated after
     /// the next file's continuation line, so that a replay of that file knows of a gap among
     /// the frames it carries.
     private var recentSessions: [SessionChange] = []
     /// The last frame written was cut off by a seat pause (its line comes next, in this file).
     private var lastWasCutOff = false
+    /// Shown frames before the carried ones kept for ``LogContinuation/vblanks``: at most
+    /// 1 + the queue's capacity frames are in the pipeline at a callback.
+    static let shownBeforeKept = 4
     /// Room kept after a frame a pause cut off, for the pause's line (about 110 bytes).
     static let sessionLineReserve = 256
     /// CRC lines not written yet, newline-separated, and how many.
@@ -152,9 +159,12 @@ public final class RunLogWriter {
             return line
         }
         file.preamble = { [unowned self] segment in
+            let lowest = self.recent.min(by: { $0.record.frame < $1.record.frame })
+            let after = lowest.map { $0.record.callbackNs > 0 ? $0.record.callbackNs : $0.record.renderStartNs } ?? .max
+            let vblanks = self.shownBefore.filter { $0[1] > after }
             let c = LogContinuation(
                 segment: segment, framesBefore: self.frames, carried: self.recent.map(\.record),
-                pacer: self.recent.min(by: { $0.record.frame < $1.record.frame })?.pacer)
+                pacer: lowest?.pacer, vblanks: vblanks.isEmpty ? nil : vblanks)
             return [self.headerLine, [UInt8](try self.encoder.encode(c))]
                 + (try self.recentSessions.map { [UInt8](try self.encoder.encode($0)) })
         }
@@ -186,7 +196,13 @@ public final class RunLogWriter {
         lastWasCutOff = cutOff
         frames += 1
         if file.rotation != nil {
-            if recent.count == LogContinuation.carriedFrames { recent.removeFirst() }
+            if recent.count == LogContinuation.carriedFrames {
+                let r = recent.removeFirst().record
+                if r.flipNs > 0 && (r.outcome == .onTime || r.outcome == .late) {
+                    if shownBefore.count == Self.shownBeforeKept { shownBefore.removeFirst() }
+                    shownBefore.append([Int64(bitPattern: r.sequence), r.flipNs])
+                }
+            }
             let pacer = pacerState.map {
                 PacerStateRestore(callbackTime: record.callbackNs, state: $0, completed: completedPacerState)
             }

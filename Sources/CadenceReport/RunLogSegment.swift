@@ -22,16 +22,27 @@ public struct LogContinuation: Codable, Equatable, Sendable {
     /// not from the few it replays. Absent in logs written before it existed and for a first line
     /// not made in a callback; such a file's replay fits from the carried frames' vblanks.
     public var pacer: PacerStateRestore?
+    /// `[sequence, timestampNs]` of the vblanks that frames before the carried ones were shown
+    /// at after the lowest carried frame's callback (at latency 2 and 3, the frames then in
+    /// flight): a replay of this file starts at that callback without those frames, and its
+    /// vblanks between the carried frames' are the run's only with these (interpolated, a
+    /// jittery panel's were off by its jitter, and the pacer predicted from them). Absent when
+    /// there are none and in logs written before it existed.
+    public var vblanks: [[Int64]]?
 
     /// Frame records carried into the next file's continuation line: latency 3 keeps up to 3
     /// frames in the pipeline; 8 also covers the two frames a replay's start cannot place.
     public static let carriedFrames = 8
 
-    public init(segment: Int, framesBefore: Int, carried: [FrameRecord], pacer: PacerStateRestore? = nil) {
+    public init(
+        segment: Int, framesBefore: Int, carried: [FrameRecord], pacer: PacerStateRestore? = nil,
+        vblanks: [[Int64]]? = nil
+    ) {
         self.segment = segment
         self.framesBefore = framesBefore
         self.carried = carried
         self.pacer = pacer
+        self.vblanks = vblanks
     }
 }
 
