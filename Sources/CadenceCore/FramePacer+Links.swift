@@ -249,6 +249,7 @@ extension FramePacer {
             if timing.timestamp &- halfRefresh < p.callbackTime {
                 restore(p.state)
                 restoringAtCompletion = p.completed.map { (nextID, $0) }
+                if count == 0 { restoredQueued = p.state.lastQueued }
             }
             pendingPacerStateRestore = nil
         }
@@ -257,6 +258,7 @@ extension FramePacer {
         var drawable = makeDrawable(link, timing)
         link.callbacks += 1
         link.handler(DisplayLinkUpdate(timing: timing, drawable: drawable))
+        restoredQueued = nil
         if !drawable.isPresented { recycle(&drawable) }
         link.lastHandlerEnd = presentedInCallback >= 0 ? presentedCopyEnd : backend.now()
         currentUpdate = nil

@@ -58,9 +58,8 @@ extension FramePacer {
     func notBeforeTarget(_ t: Nanoseconds) -> UInt64 {
         let target = peekSequence(at: t)
         let p: UInt64, before: PresentIntent
-        if count > 0 {
-            let last = (head + count - 1) % ring.count
-            (p, before) = (predicted[last], ring[last].intent)
+        if let q = newestQueued {
+            (p, before) = q
         } else if havePresented {
             (p, before) = (lastPresentedSeq, lastShownIntent)
         } else {
@@ -85,7 +84,7 @@ extension FramePacer {
     ) -> (hidden: Bool, cause: DropCause?) {
         let own = notBeforeTarget(t)
         var taken: UInt64 = havePresented ? lastPresentedSeq : 0
-        if count > 0 { taken = predicted[(head + count - 1) % ring.count] }
+        if let q = newestQueued { taken = q.predicted }
         let earliest = Swift.max(taken, lastVBlank.sequence) &+ 1
         let shownAt = Swift.max(own, earliest)
         let nextAt = peekSequence(at: next)
@@ -155,8 +154,8 @@ extension FramePacer {
     /// across a tie that frame took: its own time was within the tie tolerance of vblank p − 1
     /// and `t` is within ``tieMargin`` of vblank p, or after it.
     func followsATakenTie(_ t: Nanoseconds, predecessorAt p: UInt64) -> Bool {
-        guard p > 0, count > 0 else { return false }
-        guard case .at(let tp, false) = ring[(head + count - 1) % ring.count].intent else { return false }
+        guard p > 0, let q = newestQueued else { return false }
+        guard case .at(let tp, false) = q.intent else { return false }
         return tookTheLaterOfATie(tp, at: p) && isTiedTo(t, p)
     }
 
@@ -227,7 +226,7 @@ extension FramePacer {
     func plan(
         intent: PresentIntent, update: DisplayLinkUpdate.Timing?
     ) -> (targetSequence: UInt64, targetTime: Nanoseconds, deadline: Nanoseconds, predicted: UInt64) {
-        let prev: UInt64? = count > 0 ? predicted[(head + count - 1) % ring.count] : nil
+        let prev = newestQueued?.predicted
         if vrrRange != nil {
             // Times stored as UInt64 bit patterns of Nanoseconds.
             let nowT = backend.now()

@@ -120,6 +120,11 @@ public final class FramePacer {
     /// The frame made in the callback a state was restored at, and the state to restore when it
     /// completes (``PacerStateRestore/completed``).
     var restoringAtCompletion: (id: FrameID, state: PacerState)? = nil
+    /// The run's newest queued frame when a state was restored at a callback (``PacerState/lastQueued``),
+    /// standing in for it until the callback queues a frame of its own or ends: a replay that
+    /// starts at a rotated log's cut has no frame in flight there (it is in the file before),
+    /// and at latency 2 a frame at a tie follows the one in flight across it.
+    var restoredQueued: PacerState.Queued? = nil
     /// Frames whose rendering was scripted to end at a fixed time past their deadline
     /// (``PacingRun``'s injected lateness): a late wake-up did not move that end, so their
     /// drop is never charged to the scheduler (``lateCause(_:)``). Emptied as they complete.
@@ -315,6 +320,7 @@ public final class FramePacer {
         predicted[slot] = pred
         if let d = drawable { drawables[id] = d }
         count += 1
+        restoredQueued = nil
         if currentUpdate != nil {
             presentedInCallback = slot
             presentedCopyEnd = copyEnd

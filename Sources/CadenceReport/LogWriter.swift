@@ -123,6 +123,10 @@ public final class RunLogWriter {
     /// line, each with the pacer's state at its callback and completion and the run's last
     /// status time at its callback (nil: not recorded).
     private var recent: [(record: FrameRecord, pacer: PacerStateRestore?, status: Nanoseconds?)] = []
+    /// The vblanks (`[sequence, flipNs]`) of the last shown frames before ``recent``: the ones
+    /// after the lowest carried frame's callback go in the continuation line
+    /// (``LogContinuation/vblanks``).
+    private var shownBefore: [[Int64]] = []
     /// Session records (seat pauses and resumes) since the oldest of ``recent``: repeated after
     /// the next file's continuation line, so that a replay of that file knows of a gap among
     /// the frames it carries.
@@ -132,6 +136,9 @@ public final class RunLogWriter {
     /// A session line is being written: a file it starts says how many of the session lines
     /// before it are repeated (``LogContinuation/sessions``).
     private var writingSession = false
+    /// Shown frames before the carried ones kept for ``LogContinuation/vblanks``: at most
+    /// 1 + the queue's capacity frames are in the pipeline at a callback.
+    static let shownBeforeKept = 4
     /// Room kept after a frame a pause cut off, for the pause's line (about 110 bytes).
     static let sessionLineReserve = 256
     /// CRC lines not written yet, newline-separated, and how many.
@@ -157,10 +164,13 @@ public final class RunLogWriter {
         }
         file.preamble = { [unowned self] segment in
             let lowest = self.recent.min(by: { $0.record.frame < $1.record.frame })
+            let after = lowest.map { $0.record.callbackNs > 0 ? $0.record.callbackNs : $0.record.renderStartNs } ?? .max
+            let vblanks = self.shownBefore.filter { $0[1] > after }
             let c = LogContinuation(
                 segment: segment, framesBefore: self.frames, carried: self.recent.map(\.record),
                 pacer: lowest?.pacer, statusNs: lowest?.status,
-                sessions: self.writingSession ? self.recentSessions.count : nil)
+                sessions: self.writingSession ? self.recentSessions.count : nil,
+                vblanks: vblanks.isEmpty ? nil : vblanks)
             return [self.headerLine, [UInt8](try self.encoder.encode(c))]
                 + (try self.recentSessions.map { [UInt8](try self.encoder.encode($0)) })
         }
@@ -195,7 +205,13 @@ public final class RunLogWriter {
         lastWasCutOff = cutOff
         frames += 1
         if file.rotation != nil {
-            if recent.count == LogContinuation.carriedFrames { recent.removeFirst() }
+            if recent.count == LogContinuation.carriedFrames {
+                let r = recent.removeFirst().record
+                if r.flipNs > 0 && (r.outcome == .onTime || r.outcome == .late) {
+                    if shownBefore.count == Self.shownBeforeKept { shownBefore.removeFirst() }
+                    shownBefore.append([Int64(bitPattern: r.sequence), r.flipNs])
+                }
+            }
             let pacer = pacerState.map {
                 PacerStateRestore(callbackTime: record.callbackNs, state: $0, completed: completedPacerState)
             }
@@ -244,10 +260,14 @@ public final class RunLogWriter {
         try file.write(line: bytes, record: false)
     }
 
-    /// Writes a context line (temperature, frequency).
+    /// Writes a context line (temperature, frequency), in the current file even when it takes it
+    /// past the limit (by its hundred bytes or so): a file it started held no frame when the run
+    /// ended before the next one, and read as no log at all ("no frame records"; a session
+    /// paused near the end of 60 frames rotated every 8 KiB: its last file held the context
+    /// and end lines only). The next frame line starts the next file.
     public func write(_ context: ContextRecord) throws {
         try flushCRC()
-        try file.write(line: [UInt8](try encoder.encode(context)), record: false)
+        try file.write(line: [UInt8](try encoder.encode(context)), record: false, mayRotate: false)
     }
 
     /// Writes the end line with the summary and closes the file.

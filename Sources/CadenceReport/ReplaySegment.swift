@@ -56,6 +56,12 @@ enum ReplaySegment {
             records[i].frame -= base
             records[i].id &-= idShift
         }
+        // The vblanks frames before the carried ones were shown at after the replay's first
+        // callback: the replay display has them with the first carried frame's, as the run's
+        // pacer learned them (from those frames' flips), not interpolated.
+        if let v = c.vblanks, !v.isEmpty, let i = records.firstIndex(where: { $0.id == start.id &- idShift }) {
+            records[i].vblanks = (records[i].vblanks ?? []) + v
+        }
         var fresh = RunLog(header: header, records: records, end: nil)
         fresh.rotated = log.rotated
         // Seat-session gaps: this file's, and those among the carried frames (repeated after

@@ -176,6 +176,17 @@ struct RunLogLineDecoder {
                                 "\(name): line \(number): carried frame record field \(field) is out of range")
                         }
                     }
+                    let vblanks = c.vblanks ?? []
+                    if vblanks.count > 64
+                        || !vblanks.allSatisfy({
+                            $0.count == 2 && (0...Int64(RunLog.maxIndex)).contains($0[0])
+                                && (0...RunLog.maxTimeNs).contains($0[1])
+                        })
+                    {
+                        throw Invalid(
+                            "\(name): line \(number): continuation record: vblanks out of range (at most 64 [sequence, ns] pairs)"
+                        )
+                    }
                 }
             case "rotated":
                 guard log.end == nil, log.rotated == nil else {

@@ -35,6 +35,13 @@ public struct LogContinuation: Codable, Equatable, Sendable {
     /// comes right after the repeated ones and is not one of them. Absent otherwise (and in logs
     /// written before it): every session line right after this one repeats one.
     public var sessions: Int?
+    /// `[sequence, timestampNs]` of the vblanks that frames before the carried ones were shown
+    /// at after the lowest carried frame's callback (at latency 2 and 3, the frames then in
+    /// flight): a replay of this file starts at that callback without those frames, and its
+    /// vblanks between the carried frames' are the run's only with these (interpolated, a
+    /// jittery panel's were off by its jitter, and the pacer predicted from them). Absent when
+    /// there are none and in logs written before it existed.
+    public var vblanks: [[Int64]]?
 
     /// Frame records carried into the next file's continuation line: latency 3 keeps up to 3
     /// frames in the pipeline; 8 also covers the two frames a replay's start cannot place.
@@ -42,7 +49,7 @@ public struct LogContinuation: Codable, Equatable, Sendable {
 
     public init(
         segment: Int, framesBefore: Int, carried: [FrameRecord], pacer: PacerStateRestore? = nil,
-        statusNs: Int64? = nil, sessions: Int? = nil
+        statusNs: Int64? = nil, sessions: Int? = nil, vblanks: [[Int64]]? = nil
     ) {
         self.segment = segment
         self.framesBefore = framesBefore
@@ -50,6 +57,7 @@ public struct LogContinuation: Codable, Equatable, Sendable {
         self.pacer = pacer
         self.statusNs = statusNs
         self.sessions = sessions
+        self.vblanks = vblanks
     }
 }
 

@@ -9,8 +9,10 @@ import Testing
 @Suite struct LogRotationTests {
     /// Records `config` on the fake display with a rotating log (as `cadence run --log
     /// --log-max-size` does); returns the summary.
-    func recordRotated(_ config: RunConfiguration, fake: FakeDisplayConfiguration = .init(), path: String,
-                       rotation: LogRotation) throws -> RunSummary {
+    func recordRotated(
+        _ config: RunConfiguration, fake: FakeDisplayConfiguration = .init(), path: String,
+        rotation: LogRotation
+    ) throws -> RunSummary {
         let writer = try RunLogWriter(path: path, rotation: rotation)
         let display = FakeDisplay(fake)
         let run = try PacingRun(backend: display, configuration: config)
@@ -29,14 +31,16 @@ import Testing
 
     /// The files of a rotated log, oldest first.
     func segments(_ path: String, keep: Int) -> [String] {
-        (0...keep).reversed().map { LogRotation.path(path, age: $0) }.filter { FileManager.default.fileExists(atPath: $0) }
+        (0...keep).reversed().map { LogRotation.path(path, age: $0) }.filter {
+            FileManager.default.fileExists(atPath: $0)
+        }
     }
 
     func bytes(_ path: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) }
 
     /// The file without its last line: what must fit under the limit.
     func sizeBeforeLastLine(_ b: [UInt8]) -> Int {
-        let body = b.dropLast()   // the final newline
+        let body = b.dropLast()  // the final newline
         return (body.lastIndex(of: 0x0A) ?? -1) + 1
     }
 
@@ -49,7 +53,9 @@ import Testing
         for bad in ["", "M", "1.5M", "-5", "10X", "10 MB extra", "99999999999999999999", "9999999999999G"] {
             #expect(throws: LogRotation.Invalid.self, "\(bad)") { try LogRotation.parseSize(bad) }
         }
-        #expect(LogRotation.path("run.jsonl", age: 0) == "run.jsonl" && LogRotation.path("run.jsonl", age: 3) == "run.jsonl.3")
+        #expect(
+            LogRotation.path("run.jsonl", age: 0) == "run.jsonl"
+                && LogRotation.path("run.jsonl", age: 3) == "run.jsonl.3")
     }
 
     /// The replay cases, each recorded whole and with a 16 KiB rotating log: every file is under
@@ -84,7 +90,11 @@ import Testing
             #expect(log.segment == (files.count > 1 ? i + 1 : nil))
             #expect((log.continuation?.segment ?? 1) == i + 1)
             #expect(log.continuation?.framesBefore ?? 0 == frames.count)
-            if i > 0 { #expect(log.continuation?.carried == Array(frames.suffix(LogContinuation.carriedFrames)), "the last frames before the cut") }
+            if i > 0 {
+                #expect(
+                    log.continuation?.carried == Array(frames.suffix(LogContinuation.carriedFrames)),
+                    "the last frames before the cut")
+            }
             #expect((log.rotated != nil) == (i < files.count - 1) && (log.end != nil) == (i == files.count - 1))
             if let r = log.rotated { #expect(r.frames == log.records.count) }
             // What `report` shows: this file's frames.
@@ -158,6 +168,44 @@ import Testing
 
     /// A rotation that cannot rename (PATH.1 is a non-empty directory): the log stops as a
     /// failed write does; the current file keeps its lines and reads like a killed run's log.
+    /// A context line never starts a file: a run that ends just after one that no longer fits
+    /// (a session's status tick, then the end line) leaves its last file with frames, readable,
+    /// not with the context and end lines only ("no frame records").
+    @Test func aContextLineNeverStartsAFile() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let recorded = try RunLog.read(path: try recordRun(config(frames: 60), in: dir, name: "whole.jsonl").path)
+        let path = dir + "/run.jsonl"
+        let rotation = LogRotation(maxBytes: 8 << 10, keep: 100)
+        let writer = try RunLogWriter(path: path, rotation: rotation)
+        try writer.begin(recorded.header!)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Longer than a frame line (16 CPUs' frequencies): it does not fit after some frame.
+        let context = ContextRecord(
+            timeNs: 1, cpuTemperatureC: 50, thermal: [],
+            cpuFrequencyMHz: (0..<16).map { ContextRecord.Frequency(cpu: $0, mhz: 3_200.5) })
+        let contextBytes = try encoder.encode(context).count + 1
+        var ended = false
+        for r in recorded.records {
+            try writer.write(r)
+            // A second file, and the context line would not fit in it.
+            if writer.file.segment >= 2,
+                writer.file.bytesWritten + Int64(contextBytes) + RotatingLineFile.trailerReserve > rotation.maxBytes
+            {
+                try writer.write(context)
+                ended = true
+                break
+            }
+        }
+        #expect(ended)
+        try writer.end(recorded.end!.summary)
+        let files = segments(path, keep: rotation.keep)
+        #expect(files.count >= 2)
+        for f in files { #expect(try !RunLog.read(path: f).records.isEmpty, "\(f)") }
+        #expect(try RunLog.read(path: files.last!).end != nil)
+    }
+
     @Test func failedRotationStopsTheLog() throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -174,7 +222,9 @@ import Testing
         }
         _ = try run.run()
         #expect(errors.count == 100 - writer.frames && writer.frames > 0)
-        #expect(Set(errors).count == 1 && errors[0].contains("cannot rotate") && errors[0].contains("run.jsonl.1"), "\(errors.first ?? "")")
+        #expect(
+            Set(errors).count == 1 && errors[0].contains("cannot rotate") && errors[0].contains("run.jsonl.1"),
+            "\(errors.first ?? "")")
         let log = try RunLog.read(path: path)
         #expect(log.records.count == writer.frames && log.end == nil && log.rotated == nil && log.continuation == nil)
     }

@@ -53,6 +53,25 @@ import Testing
         #expect(Set(states.map { "\($0)" }).count == states.count, "every file starts from another state")
     }
 
+    /// A continuation line's `vblanks` (where frames before the carried ones were shown after
+    /// the lowest carried frame's callback) read back; pairs no run writes are refused.
+    @Test func aContinuationsVBlanksReadAndAreChecked() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let text = try String(contentsOfFile: try recordRun(config(frames: 3), in: dir).path, encoding: .utf8)
+        let lines = text.split(separator: "\n").map(String.init)
+        let file = { (v: String) in
+            let c =
+                #"{"carried":[],"framesBefore":12,"record":"continuation","segment":2,"version":3,"vblanks":"# + v + "}"
+            return Data(([lines[0], c] + lines.dropFirst()).joined(separator: "\n").utf8 + [0x0A])
+        }
+        let log = try RunLog.parse(file("[[1013,1433243909]]"), name: "x.jsonl")
+        #expect(log.continuation?.vblanks == [[1013, 1_433_243_909]])
+        for bad in ["[[1013,-1]]", "[[-1,1433243909]]", "[[1013]]"] {
+            #expect(throws: RunLog.Invalid.self, "\(bad)") { try RunLog.parse(file(bad), name: "x.jsonl") }
+        }
+    }
+
     /// A continuation line written before the state existed reads as before: no state.
     @Test func aContinuationWithoutAStateReadsAsNone() throws {
         let line = #"{"carried":[],"framesBefore":12,"record":"continuation","segment":2,"version":3}"#
