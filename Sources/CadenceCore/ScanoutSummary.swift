@@ -55,13 +55,15 @@ public struct ScanoutSummary: Codable, Equatable, Sendable {
     public var missingLines = 0
     /// Lines for a vblank already seen (ignored).
     public var repeatedLines = 0
-    /// Lines a driver's catch-up filled with a later vblank's CRC.
+    /// Lines a driver wrote late: those a catch-up filled with a later vblank's CRC, and late
+    /// lines, composed after their buffer was drawn again (``ScanoutVerifier``'s notes).
     public var catchUpLines = 0
     /// Vblanks after the first flip, up to the last, whose CRC equals the previous vblank's: the
     /// refreshes that showed a frame again, by the CRCs alone (at one frame per refresh, the
     /// dropped refreshes, plus one per stale frame).
     public var repeatedRefreshes = 0
-    /// Vblanks in that span that cannot be told: a line missing on either side, or a catch-up.
+    /// Vblanks in that span that cannot be told: a line missing on either side, a catch-up, or a
+    /// late line.
     public var unjudgedVBlanks = 0
     /// The first stale frames (up to 10).
     public var staleFrames: [FrameID] = []

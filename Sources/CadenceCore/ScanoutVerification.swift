@@ -1,4 +1,4 @@
-// The verifier's state machine alone, one file at 370 lines: its state is private to it and
+// The verifier's state machine alone, one file at 450 lines: its state is private to it and
 // every judging step reads and changes all of it. What comes in and goes out is in
 // ScanoutVerifier+Records.swift; the frozen-stretch rule is in ScanoutSummary.swift.
 
@@ -20,18 +20,37 @@
 ///   of each unchanged flip after it came in the same read (the driver wrote them together),
 ///   after that flip's timestamp; those frames are **inexact** (catch-up), not mismatches. Lines
 ///   read promptly (every vblank) keep a stale frame from passing for a catch-up.
+/// - vkms composes a vblank's CRC in that worker from the plane's buffer as it is when the
+///   worker runs: a worker that runs late, after the next flip released that buffer and the app
+///   drew a later frame into it, writes that later frame's CRC for the vblank, a change that
+///   never reached the screen. A change at a vblank with no flip is taken for such a **late
+///   line** when it was read after the timestamp of the first flip after it (the flip that
+///   released its buffer) and its CRC is the one the lines show at the vblank of one of the
+///   ``lateLineLaterFlips`` flips after that one (the frame drawn into the reused buffer: one
+///   to three flips later with two to four buffers), all within ``lateLineReach`` vblanks of it.
+///   Its vblank is not judged (counted in ``ScanoutSummary/catchUpLines``), and the next one is
+///   compared with the line before it. A line read before that first flip's timestamp was
+///   composed before its buffer could be drawn again: its change stays a change without a flip.
 ///
 /// The verifier judges as it goes: a vblank is judged once the newest sample or flip is
 /// ``margin`` vblanks past it, and only those vblanks (their lines and flips) are kept, so its
 /// memory stays bounded however long the run (``retained``). A line or a flip may come up to
 /// ``margin`` vblanks late (behind the newest sample or flip) and still count as if it had come
-/// at once; one that comes later is not judged (its frame is inexact). Samples must be added in
-/// the order they were read, each with the time of its read.
+/// at once; one that comes later is not judged (its frame is inexact). A change without a flip
+/// waits, besides, until the flips after it (and their lines) that may make it a late line are
+/// in: at most ``lateLineReach`` vblanks more. Samples must be added in the order they were read,
+/// each with the time of its read.
 ///
 /// The verifier is a pure function of its inputs: it knows nothing of DRM or debugfs.
 public struct ScanoutVerifier: Sendable {
     /// Vblanks behind the newest sample or flip that stay open for late lines and flips.
     public let margin: UInt64
+    /// How many vblanks past a change without a flip the flips that may make it a late line
+    /// (see the type's notes) are looked for: 120 (2 s at 60 Hz).
+    public static let lateLineReach: UInt64 = 120
+    /// The flips after the first one past a change without a flip whose content a late line may
+    /// show: 3 (a buffer is drawn again one to three flips after it was released).
+    public static let lateLineLaterFlips = 3
     /// CRC samples added so far.
     public private(set) var sampleCount = 0
     /// Flips added so far.
@@ -217,8 +236,10 @@ public struct ScanoutVerifier: Sendable {
         if let end = lastLine, var c = cursor {
             let limit = horizon.map { min($0, end) } ?? end
             while c < limit {
+                // A change without a flip waits for what tells whether it is a late line.
+                guard let late = lateLine(at: c + 1, horizon: horizon) else { return }
                 c += 1
-                judge(c)
+                judge(c, late: late)
             }
         }
         // Flips no line can reach in time: outside the lines read, or at a missing line.
@@ -239,8 +260,48 @@ public struct ScanoutVerifier: Sendable {
         }
     }
 
-    /// Judges vblank `v` (the one after ``cursor``).
-    private mutating func judge(_ v: UInt64) {
+    /// Whether vblank `v`, the next to judge, is a late line (see the type's notes): false
+    /// unless it is a change without a flip; nil while flips or lines that tell may still come
+    /// (up to the margin late: those past `horizon`). Never nil at the end (`horizon` nil).
+    private func lateLine(at v: UInt64, horizon: UInt64?) -> Bool? {
+        guard linesHead < lines.count, let prev = previous else { return false }
+        let cur = lines[linesHead]
+        guard cur.sequence == v, cur.crc != prev.crc else { return false }
+        func known(_ s: UInt64) -> Bool { horizon.map { s <= $0 } ?? true }
+        let reach = v + Self.lateLineReach
+        var released = false
+        var later = 0
+        // Flips past the cursor, in vblank order: at most the first and a few after it are read.
+        for f in pending {
+            if f.sequence == v { return false }
+            if f.sequence > reach { break }
+            guard known(f.sequence) else { return nil }
+            if !released {
+                // The first flip after `v` released its buffer: a line read by then was composed
+                // before the buffer could be drawn again.
+                guard cur.receivedAt > f.timestamp else { return false }
+                released = true
+            } else {
+                if let l = line(at: f.sequence), l.crc == cur.crc { return true }
+                later += 1
+                if later == Self.lateLineLaterFlips { return false }
+            }
+        }
+        return known(reach) ? false : nil
+    }
+
+    /// The line of vblank `s` among those past the cursor, if it came.
+    private func line(at s: UInt64) -> Sample? {
+        var lo = linesHead, hi = lines.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if lines[mid].sequence < s { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < lines.count && lines[lo].sequence == s ? lines[lo] : nil
+    }
+
+    /// Judges vblank `v` (the one after ``cursor``); `late`: its line is a late line.
+    private mutating func judge(_ v: UInt64, late: Bool = false) {
         var current: Sample?
         if linesHead < lines.count, lines[linesHead].sequence == v {
             current = lines[linesHead]
@@ -267,6 +328,15 @@ public struct ScanoutVerifier: Sendable {
         }
         guard let prev = before else {
             if let f = flip { give(f, .inexact) }
+            tell(v, .unjudged)
+            return
+        }
+        if late {
+            // Not what was on screen: not judged, and the next vblank is compared with the line
+            // before it. Like any change, it ends an open catch-up.
+            previous = before
+            closeChain()
+            counts.catchUpLines += 1
             tell(v, .unjudged)
             return
         }

@@ -9,10 +9,12 @@ import Testing
 @Suite struct ScanoutStreamingTests {
     static let period: Nanoseconds = 16_666_667
 
-    /// Random runs: flips (some stale, some twice at one vblank), changes without a flip, missing
-    /// lines, driver catch-ups, repeated lines, lines read in batches, flip events late, lines
-    /// starting after the first flips or stopping before the last. The streaming verdict
-    /// (summary and every frame's) equals the batch model's.
+    /// Random runs: flips (some stale, some twice at one vblank, now and then far apart), changes
+    /// without a flip, missing lines, driver catch-ups, late lines (and lines like them read
+    /// before the flip that released their buffer, or showing a frame no buffer's reuse
+    /// explains), repeated lines, lines read in batches, flip events late, lines starting after
+    /// the first flips or stopping before the last. The streaming verdict (summary and every
+    /// frame's) equals the batch model's.
     @Test func judgingAsItGoesGivesTheBatchVerdicts() async {
         let input = zip(
             Gen.int(in: 0...Int(Int32.max)), Gen.int(in: 20...400), Gen.int(in: 0...7), Gen.int(in: 0...4),
@@ -38,6 +40,34 @@ import Testing
                 byFrame[x.frame] = x.kind
             }
             #expect(byFrame == expected.frames, "\(t): per-frame verdicts differ")
+        }
+    }
+
+    /// Runs whose only fault is the driver's late lines (each read after the flip that released
+    /// its buffer, showing the frame drawn into it 1 to 3 flips later): no mismatch, every late
+    /// line counted and not judged, and the CRCs' repeats those of the flips' timestamps within
+    /// the vblanks not judged (scanout.sh's check); the streaming verdict is the batch model's.
+    @Test func lateLinesAreNeverMismatches() async {
+        let input = zip(Gen.int(in: 0...Int(Int32.max)), Gen.int(in: 20...400), Gen.int(in: 2...8), Gen.int(in: 0...4))
+        await propertyCheck(count: 1_000, input: input) { t in
+            let run = StreamGen.run(
+                seed: UInt64(t.0), vblanks: t.1, faults: 0, readEvery: t.3, flipDelay: 2, lateLines: t.2)
+            let expected = BatchModel.judge(samples: run.samples, flips: run.flips)
+            var v = ScanoutVerifier(margin: run.lateness + 1, keepsVerdicts: true)
+            for input in run.order {
+                switch input {
+                case .sample(let k): v.add(run.samples[k])
+                case .flip(let k): v.add(run.flips[k])
+                }
+            }
+            let got = v.finish()
+            #expect(got == expected.summary, "\(t): \(got) vs model \(expected.summary)")
+            #expect(
+                got.mismatches == 0 && got.catchUpLines == run.lateLines, "\(t): \(run.lateLines) late lines: \(got)")
+            var repeats = 0
+            for (a, b) in zip(run.flips, run.flips.dropFirst()) { repeats += Int(b.sequence - a.sequence) - 1 }
+            #expect(
+                abs(got.repeatedRefreshes - repeats) <= got.unjudgedVBlanks, "\(t): flips repeat \(repeats): \(got)")
         }
     }
 
@@ -106,6 +136,9 @@ struct StreamRun {
     var order: [Input] = []
     /// The most vblanks an input came behind the newest sequence handed over before it.
     var lateness: UInt64 = 0
+    /// Late lines made: with `lateLines`, each one the rule takes for one; with other faults,
+    /// lines like them too.
+    var lateLines = 0
 }
 
 enum StreamGen {
@@ -121,18 +154,22 @@ enum StreamGen {
 
     /// `faults` picks how often each fault happens (0: a clean run); lines are read every
     /// `readEvery` vblanks or so (0: at random), flip events come up to `flipDelay` vblanks late.
-    static func run(seed: UInt64, vblanks: Int, faults: Int, readEvery: Int, flipDelay: Int) -> StreamRun {
+    /// `lateLines` (with no other fault) makes only late lines the rule takes for one, that often.
+    static func run(
+        seed: UInt64, vblanks: Int, faults: Int, readEvery: Int, flipDelay: Int, lateLines: Int = 0
+    ) -> StreamRun {
         var r = SplitMix(state: seed)
         let period = ScanoutStreamingTests.period
         let base = UInt64(r.int(0...1_000_000))
         let rate = faults == 0 ? 0 : max(3, 40 / faults)
+        let lateRate = lateLines > 0 ? max(3, 40 / lateLines) : rate
         // Content at each vblank and the flips latched there.
         var content: UInt64 = 1
         var nextContent: UInt64 = 2
         var frame: FrameID = 1
         var crcs: [UInt64] = []
         var flipsAt: [[ScanoutVerifier.Flip]] = []
-        let flipEvery = r.int(1...3)
+        let flipEvery = r.oneIn(10) ? r.int(4...40) : r.int(1...3)
         for i in 0..<vblanks {
             let seq = base + UInt64(i)
             var here: [ScanoutVerifier.Flip] = []
@@ -163,6 +200,8 @@ enum StreamGen {
         let firstLine = r.oneIn(3) ? r.int(0...min(20, vblanks - 1)) : 0
         let lastLine = r.oneIn(3) ? r.int(firstLine...(vblanks - 1)) : vblanks - 1
         var lines: [(seq: UInt64, crc: UInt64, readAt: Nanoseconds)] = []
+        let flipIndices = flipsAt.indices.filter { !flipsAt[$0].isEmpty }
+        var lateCount = 0
         var i = firstLine
         var readAt = Nanoseconds(base + UInt64(i)) * period + 500_000
         while i <= lastLine {
@@ -175,7 +214,29 @@ enum StreamGen {
                 for k in i...batchEnd { lines.append((base + UInt64(k), crcs[batchEnd], readAt)) }
             } else {
                 for k in i...batchEnd where !r.oneIn(rate) {
-                    lines.append((base + UInt64(k), crcs[k], readAt))
+                    var crc = crcs[k]
+                    if flipsAt[k].isEmpty, k > firstLine, r.oneIn(lateRate) {
+                        // A late line: the worker ran after the next flip released the buffer
+                        // and the app drew a later frame (1 to 3 flips after that one) into it.
+                        // With other faults, also such lines read before that flip, or showing
+                        // the frame of that flip or of a fourth one.
+                        let after = Array(flipIndices.drop { $0 <= k })
+                        let m = lateLines > 0 ? r.int(1...3) : r.int(0...4)
+                        if m < after.count,
+                            lateLines == 0
+                                || (after[m] <= lastLine && after[m] - k <= Int(ScanoutVerifier.lateLineReach))
+                        {
+                            crc = crcs[after[m]]
+                            let released = flipsAt[after[0]][0].timestamp
+                            if lateLines > 0 || !r.oneIn(3) {
+                                readAt = max(readAt, released + Nanoseconds(r.int(1...3_000_000)))
+                            } else {
+                                readAt = max(readAt, released - Nanoseconds(r.int(1...1_000_000)))
+                            }
+                            lateCount += 1
+                        }
+                    }
+                    lines.append((base + UInt64(k), crc, readAt))
                 }
             }
             if r.oneIn(rate), let old = lines.last, old.seq > base + 2 {
@@ -187,6 +248,7 @@ enum StreamGen {
         // Hand-over order: lines at their read, flip events at their vblank plus a delay.
         var events: [(at: Nanoseconds, input: StreamRun.Input, seq: UInt64)] = []
         var run = StreamRun()
+        run.lateLines = lateCount
         for l in lines {
             events.append((l.readAt, .sample(run.samples.count), l.seq))
             run.samples.append(ScanoutVerifier.Sample(sequence: l.seq, crc: l.crc, receivedAt: l.readAt))
@@ -249,23 +311,45 @@ enum BatchModel {
         var flipAt: [UInt64: Int] = [:]
         for (i, f) in flips.enumerated() where flipAt[f.sequence] == nil { flipAt[f.sequence] = i }
 
-        enum Kind { case flipChanged, flipUnchanged, changeWithoutFlip }
+        // Late lines: a change without a flip read after the first flip past it, showing the
+        // content of one of the 3 flips after that one (all within 120 vblanks).
+        let flipVBlanks = flipAt.keys.sorted()
+        func isLate(_ v: UInt64, _ line: ScanoutVerifier.Sample) -> Bool {
+            let after = flipVBlanks.filter { $0 > v && $0 <= v + 120 }
+            guard let released = after.first, line.receivedAt > flips[flipAt[released]!].timestamp else { return false }
+            return after.dropFirst().prefix(3).contains { crc[$0]?.crc == line.crc }
+        }
+
+        enum Kind { case flipChanged, flipUnchanged, changeWithoutFlip, lateLine }
         var events: [(v: UInt64, kind: Kind)] = []
         var inexact = Set<Int>()
         var firstSeen: [Int: UInt64] = [:]
+        // The line each vblank is compared with: the one before it, or before a late line.
+        var comparedWith: [UInt64: ScanoutVerifier.Sample] = [:]
+        var late = Set<UInt64>()
         if first < end {
+            var previous = crc[first]
             for v in (first + 1)...end {
                 let flip = flipAt[v]
+                let before = previous
+                previous = crc[v]
                 guard let cur = crc[v] else {
                     s.missingLines += 1
                     if let f = flip { inexact.insert(f) }
                     continue
                 }
-                guard let prev = crc[v - 1] else {
+                guard let prev = before else {
                     if let f = flip { inexact.insert(f) }
                     continue
                 }
+                comparedWith[v] = prev
                 let changed = cur.crc != prev.crc
+                if flip == nil, changed, isLate(v, cur) {
+                    late.insert(v)
+                    previous = prev
+                    events.append((v, .lateLine))
+                    continue
+                }
                 switch (flip, changed) {
                 case (let f?, true): events.append((v, .flipChanged)); firstSeen[f] = v
                 case (_?, false): events.append((v, .flipUnchanged))
@@ -281,6 +365,11 @@ enum BatchModel {
             let e = events[i]
             guard e.kind != .flipUnchanged else {
                 staleVBlanks.append(e.v)
+                i += 1
+                continue
+            }
+            // A late line ends the catch-up before it (as a change does) and is no change itself.
+            guard e.kind != .lateLine else {
                 i += 1
                 continue
             }
@@ -314,14 +403,17 @@ enum BatchModel {
             if s.staleFrames.count < 10 { s.staleFrames.append(flips[f].frame) }
         }
         s.longestFrozen = ScanoutVerifier.longestFrozen(
-            stale: staleVBlanks, changes: events.filter { $0.kind != .flipUnchanged }.map(\.v), firstLine: first)
+            stale: staleVBlanks,
+            changes: events.filter { $0.kind == .flipChanged || $0.kind == .changeWithoutFlip }.map(\.v),
+            firstLine: first)
+        s.catchUpLines += late.count
         s.frames = flips.count
         let outside = flips.indices.filter { flips[$0].sequence <= first || flips[$0].sequence > end }
         s.inexact = inexact.count + outside.count
         s.verified = flips.indices.filter { firstSeen[$0] != nil && !inexact.contains($0) }.count
         if let lo = flips.map(\.sequence).min(), let hi = flips.map(\.sequence).max(), lo < hi {
             for v in (lo + 1)...hi {
-                guard let cur = crc[v], let prev = crc[v - 1], !catchUp.contains(v) else {
+                guard let cur = crc[v], let prev = comparedWith[v], !catchUp.contains(v), !late.contains(v) else {
                     s.unjudgedVBlanks += 1
                     continue
                 }

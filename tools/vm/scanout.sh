@@ -28,7 +28,10 @@
 # software while its CRC runs, and a loaded host delays the qemu vCPU): the checks compare the
 # CRCs with the flips of the same run, whatever they dropped, so nothing is retried. The runs'
 # logs stay in the kept outputs of a failed check (each frame's vblank, to read against the CRCs). A vblank
-# whose CRC line is missing cannot be told either way: the repeat check then allows that many.
+# whose CRC line is missing cannot be told either way, nor can one whose line vkms' worker wrote
+# late (a catch-up, or a late line: composed after the next flip released its buffer and a later
+# frame was drawn into it, docs/scanout.md): the repeat check then allows that many
+# (`unjudgedVBlanks`).
 #
 # Usage: tools/vm/scanout.sh [--bin PATH/TO/cadence] [--keep DIR]
 #   --bin   cadence binary (default: `swift build -c release --product cadence`)
