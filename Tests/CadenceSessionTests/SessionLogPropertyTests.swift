@@ -494,7 +494,13 @@ import Testing
     /// frame 2, shown at 1008, is in no carried record): the replay shows frame 4 late
     /// (flip-late, a dropped refresh), its link then calls back 2 refreshes ahead and every other
     /// frame is discarded, and the file's own frames differ: 24 of 25 files (the whole log and
-    /// the first file replay equal). Latency 2, or the link's own rate, replay equal.
+    /// the first file replay equal). Latency 2, or the link's own rate, replay equal. Still so
+    /// once continuation lines carried `vblanks` (file 2's has frame 2's, 1008): after the stall
+    /// the run's callbacks came one refresh before their targets (held back 2 of latency 3's
+    /// 3), and its frames were committed at their target's vblank and shown a refresh later, on
+    /// time; the replay of file 2 starts a fresh link 2 refreshes before frame 4's callback, and
+    /// by frame 12 its callbacks come two refreshes ahead (1.2333 s against the run's 1.2500 s):
+    /// frame 12 is shown at the same vblank (1017) but late, flip-late, and frame 13 discarded.
     @Test func aRotatedLogAfterAStallAtLatency3ReplaysExactly() throws {
         var c = Self.pinned(display: 4, hz: 60, latency: 3, mode: .content(59.94))
         c.stall = (5, 34_000_000)
