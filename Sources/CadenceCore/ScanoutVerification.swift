@@ -36,7 +36,9 @@
 /// ``margin`` vblanks past it, and only those vblanks (their lines and flips) are kept, so its
 /// memory stays bounded however long the run (``retained``). A line or a flip may come up to
 /// ``margin`` vblanks late (behind the newest sample or flip) and still count as if it had come
-/// at once; one that comes later is not judged (its frame is inexact). A change without a flip
+/// at once; one that comes later is not judged (its frame is inexact), and a line that comes
+/// for the vblank of a flip given up on that way is not judged either (its change is that
+/// flip's, never a change without a flip). A change without a flip
 /// waits, besides, until the flips after it (and their lines) that may make it a late line are
 /// in: at most ``lateLineReach`` vblanks more. Samples must be added in the order they were read,
 /// each with the time of its read.
@@ -74,6 +76,13 @@ public struct ScanoutVerifier: Sendable {
     /// Later flips of vblanks given up on (past the last line then) that count as inexact unless
     /// lines come past them.
     private var heldDuplicates: [PendingFlip] = []
+    /// The vblanks of flips given up on before their line came (past the last line then, the
+    /// lines more than ``margin`` vblanks behind the flips), in order: a line that comes for one
+    /// later shows that flip's change, which is not judged (the frame is inexact already), never
+    /// a change without a flip. At most ``givenUpKept``.
+    private var givenUp: [(sequence: UInt64, timestamp: Nanoseconds)] = []
+    /// How many vblanks of given-up flips are kept for lines still to come.
+    static let givenUpKept = 1_024
     private var lowestFlip: UInt64?
     private var highestFlip: UInt64?
     private var chain: Chain?
@@ -107,7 +116,7 @@ public struct ScanoutVerifier: Sendable {
     /// bounded by ``margin`` (and the lines of one read) however long the run.
     public var retained: Int {
         (lines.count - linesHead) + pending.count + heldDuplicates.count + deferred.count + verdicts.count
-            + pending.reduce(0) { $0 + $1.duplicateFrames.count } + changeVerdicts.count
+            + pending.reduce(0) { $0 + $1.duplicateFrames.count } + changeVerdicts.count + givenUp.count
     }
 
     /// The verdicts given since the last call, in the order they were reached (empty unless
@@ -246,6 +255,10 @@ public struct ScanoutVerifier: Sendable {
         while let f = pending.first, horizon.map({ f.sequence <= $0 }) ?? true {
             pending.removeFirst()
             give(f, .inexact)
+            if !final, f.sequence > lastLine ?? 0 {
+                if givenUp.count == Self.givenUpKept { givenUp.removeFirst() }
+                givenUp.append((f.sequence, f.timestamp))
+            }
             if firstLine == nil || final {
                 giveDuplicates(f, .inexact)
             } else if f.duplicates > 0 {
@@ -266,15 +279,23 @@ public struct ScanoutVerifier: Sendable {
     private func lateLine(at v: UInt64, horizon: UInt64?) -> Bool? {
         guard linesHead < lines.count, let prev = previous else { return false }
         let cur = lines[linesHead]
-        guard cur.sequence == v, cur.crc != prev.crc else { return false }
+        guard cur.sequence == v, cur.crc != prev.crc, !givenUp.contains(where: { $0.sequence == v }) else {
+            return false
+        }
         func known(_ s: UInt64) -> Bool { horizon.map { s <= $0 } ?? true }
         let reach = v + Self.lateLineReach
         var released = false
         var later = 0
-        // Flips past the cursor, in vblank order: at most the first and a few after it are read.
+        // Flips past the cursor, in vblank order (those given up on before their lines came
+        // too): at most the first and a few after it are read.
+        var after = givenUp.filter { $0.sequence > v && $0.sequence <= reach }
         for f in pending {
+            if f.sequence > reach || after.count > Self.lateLineLaterFlips + givenUp.count { break }
+            after.append((f.sequence, f.timestamp))
+        }
+        after.sort { $0.sequence < $1.sequence }
+        for f in after {
             if f.sequence == v { return false }
-            if f.sequence > reach { break }
             guard known(f.sequence) else { return nil }
             if !released {
                 // The first flip after `v` released its buffer: a line read by then was composed
@@ -282,12 +303,28 @@ public struct ScanoutVerifier: Sendable {
                 guard cur.receivedAt > f.timestamp else { return false }
                 released = true
             } else {
-                if let l = line(at: f.sequence), l.crc == cur.crc { return true }
+                if let l = line(at: f.sequence) {
+                    if l.crc == cur.crc { return true }
+                } else if let h = horizon, h < reach, (lastLine ?? 0) < f.sequence {
+                    // Its line may still come (lines behind the flips by more than the margin).
+                    return nil
+                }
                 later += 1
                 if later == Self.lateLineLaterFlips { return false }
             }
         }
         return known(reach) ? false : nil
+    }
+
+    /// Whether a flip at vblank `v` was given up on before its line came (and forgets those
+    /// before `v`).
+    private mutating func tookGivenUp(_ v: UInt64) -> Bool {
+        guard !givenUp.isEmpty else { return false }
+        var k = 0
+        while k < givenUp.count, givenUp[k].sequence < v { k += 1 }
+        let found = k < givenUp.count && givenUp[k].sequence == v
+        givenUp.removeFirst(found ? k + 1 : k)
+        return found
     }
 
     /// The line of vblank `s` among those past the cursor, if it came.
@@ -344,6 +381,16 @@ public struct ScanoutVerifier: Sendable {
         if let c = chain, cur.receivedAt > c.receivedAt {
             // Read after the change's line: nothing from here on is part of its catch-up.
             closeChain()
+        }
+        if flip == nil, tookGivenUp(v) {
+            // Its flip was given up on before this line came: the flip's change (or its lack)
+            // is not judged, the frame being inexact already.
+            if changed {
+                closeChain()
+                lastChange = v
+            }
+            if let c = chain, v > c.sequence { deferred.append((v, .unjudged)) } else { tell(v, .unjudged) }
+            return
         }
         switch (flip, changed) {
         case (let f?, false):
