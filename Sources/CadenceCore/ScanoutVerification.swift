@@ -1,6 +1,7 @@
-// The verifier's state machine alone, one file at 450 lines: its state is private to it and
-// every judging step reads and changes all of it. What comes in and goes out is in
-// ScanoutVerifier+Records.swift; the frozen-stretch rule is in ScanoutSummary.swift.
+// The verifier's state machine alone, one file at about 500 lines: its state is private to it
+// and every judging step (the late-line and given-up-flip lookups included) reads and changes
+// all of it, so splitting it would widen that state to the module. What comes in and goes out
+// is in ScanoutVerifier+Records.swift; the frozen-stretch rule is in ScanoutSummary.swift.
 
 /// Scanout truth from the CRTC's CRC: per vblank, did the content change exactly where a flip
 /// latched a new frame, and nowhere else?
